@@ -1,0 +1,171 @@
+/*
+ * index_memory.c: the in-memory index, an open-addressing hash table.
+ *
+ * Fingerprints are already uniformly distributed hashes, so a slot is
+ * found from the fingerprint's top bits directly, with linear probing. A
+ * slot whose group is 0 is empty (groups start at 1), which leaves every
+ * fingerprint value usable as a key. The table doubles at 70% load.
+ * Group ids live in one growing arena, referenced by offset.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "index.h"
+
+struct slot {
+	uint64_t	 fp;
+	uint64_t	 group;		/* 0: empty */
+};
+
+struct group {
+	size_t		 id_off;
+	size_t		 id_len;
+};
+
+struct memory_index {
+	struct nsd_index	 base;		/* must be first */
+	struct slot		*slots;
+	size_t			 nslots;	/* a power of two */
+	unsigned		 shift;		/* 64 - log2(nslots) */
+	size_t			 used;
+	struct group		*groups;
+	size_t			 ngroups;
+	size_t			 groups_cap;
+	struct nsd_buf		 ids;
+};
+
+static size_t
+slot_of(const struct memory_index *m, uint64_t fp)
+{
+	/* Fibonacci hashing spreads keys even if fingerprints were not uniform. */
+	return ((size_t)((fp * 0x9E3779B97F4A7C15ULL) >> m->shift));
+}
+
+static struct slot *
+find(struct memory_index *m, uint64_t fp)
+{
+	size_t	 i = slot_of(m, fp), mask = m->nslots - 1;
+
+	while (m->slots[i].group != 0 && m->slots[i].fp != fp)
+		i = (i + 1) & mask;
+	return (&m->slots[i]);
+}
+
+static void
+grow(struct memory_index *m)
+{
+	struct slot	*old = m->slots, *s;
+	size_t		 n = m->nslots, i;
+
+	m->nslots *= 2;
+	m->shift--;
+	m->slots = xcalloc(m->nslots, sizeof *m->slots);
+	for (i = 0; i < n; i++) {
+		if (old[i].group == 0)
+			continue;
+		s = find(m, old[i].fp);
+		*s = old[i];
+	}
+	free(old);
+}
+
+static int
+memory_lookup(struct nsd_index *ix, uint64_t fp, uint64_t *group, struct nsd_error *err)
+{
+	struct memory_index	*m = (struct memory_index *)ix;
+
+	(void)err;
+	*group = find(m, fp)->group;
+	return (0);
+}
+
+static int
+memory_claim(struct nsd_index *ix, uint64_t fp, uint64_t group, struct nsd_error *err)
+{
+	struct memory_index	*m = (struct memory_index *)ix;
+	struct slot		*s;
+
+	(void)err;
+	if ((s = find(m, fp))->group != 0)
+		return (0);		/* first claim wins */
+	s->fp = fp;
+	s->group = group;
+	if (++m->used * 10 > m->nslots * 7)
+		grow(m);
+	return (0);
+}
+
+static int
+memory_group_new(struct nsd_index *ix, const char *id, size_t len, uint64_t *group,
+    struct nsd_error *err)
+{
+	struct memory_index	*m = (struct memory_index *)ix;
+
+	(void)err;
+	if (m->ngroups == m->groups_cap) {
+		m->groups_cap = m->groups_cap ? m->groups_cap * 2 : 1024;
+		m->groups = xreallocarray(m->groups, m->groups_cap, sizeof *m->groups);
+	}
+	m->groups[m->ngroups].id_off = m->ids.len;
+	m->groups[m->ngroups].id_len = len;
+	nsd_buf_append(&m->ids, id, len);
+	*group = ++m->ngroups;
+	return (0);
+}
+
+static int
+memory_group_id(struct nsd_index *ix, uint64_t group, const char **id, size_t *len,
+    struct nsd_error *err)
+{
+	struct memory_index	*m = (struct memory_index *)ix;
+
+	if (group == 0 || group > m->ngroups)
+		return (nsd_error_set(err, NSD_EXIT_NOMEM, "no group %llu",
+		    (unsigned long long)group));
+	*id = m->ids.data + m->groups[group - 1].id_off;
+	*len = m->groups[group - 1].id_len;
+	return (0);
+}
+
+static int
+memory_commit(struct nsd_index *ix, struct nsd_error *err)
+{
+	(void)ix;
+	(void)err;
+	return (0);
+}
+
+static void
+memory_close(struct nsd_index *ix)
+{
+	struct memory_index	*m = (struct memory_index *)ix;
+
+	free(m->slots);
+	free(m->groups);
+	nsd_buf_free(&m->ids);
+	free(m);
+}
+
+static const struct nsd_index_ops memory_ops = {
+	memory_lookup, memory_claim, memory_group_new, memory_group_id,
+	memory_commit, memory_close
+};
+
+int
+nsd_index_open_memory(struct nsd_index **ixp, const struct nsd_index_params *p,
+    struct nsd_error *err)
+{
+	struct memory_index	*m;
+
+	(void)err;
+	m = xcalloc(1, sizeof *m);
+	m->base.ops = &memory_ops;
+	m->base.params = *p;
+	m->nslots = 1 << 16;
+	m->shift = 64 - 16;
+	m->slots = xcalloc(m->nslots, sizeof *m->slots);
+	*ixp = &m->base;
+	return (0);
+}

@@ -1,0 +1,604 @@
+/*
+ * json.c: the strict RFC 8259 scanner behind NDJSON records.
+ *
+ * One forward pass over the line validates everything (grammar, string
+ * escapes, UTF-8) and, at the same time, tracks where the requested fields
+ * are. The parser is a loop over an explicit stack rather than recursion,
+ * so nesting depth is bounded only by memory, never by the C stack.
+ *
+ * Finding fields while validating: each query holds a path of tokens and
+ * the number of them that the currently open containers have matched
+ * ("matched"). A container at depth D is on a query's path exactly when
+ * matched == D - 1; only then are its member names (or array indices)
+ * compared with token D - 1. A match marks the next value as "pending";
+ * if that value ends the path it is captured, and if it is a container
+ * that the path continues into, matched grows by one until it closes.
+ * Queries therefore cost nothing inside containers off their paths.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "utf8.h"
+
+/* Bytes that may appear in a string as themselves and need no checking. */
+static unsigned char	 plain_byte[256];
+static int		 plain_ready;
+
+static void
+plain_init(void)
+{
+	int	 c;
+
+	for (c = 0x20; c < 0x80; c++)
+		plain_byte[c] = c != '"' && c != '\\';
+	plain_ready = 1;
+}
+
+int
+nsd_json_path_parse(struct nsd_json_path *path, const char *field, struct nsd_error *err)
+{
+	const char	*p, *end;
+	struct nsd_buf	 tok = { 0 };
+	size_t		 i;
+
+	if (field[0] != '/') {
+		nsd_json_path_member(path, field);
+		return (0);
+	}
+	memset(path, 0, sizeof *path);
+	for (p = field; *p == '/'; p = end) {
+		tok.len = 0;
+		for (end = p + 1; *end != '\0' && *end != '/'; end++) {
+			if (*end != '~') {
+				nsd_buf_putc(&tok, *end);
+				continue;
+			}
+			if (end[1] != '0' && end[1] != '1') {
+				nsd_buf_free(&tok);
+				nsd_json_path_free(path);
+				return (nsd_error_set(err, NSD_EXIT_USAGE,
+				    "invalid JSON Pointer '%s': '~' must be followed by 0 or 1",
+				    field));
+			}
+			nsd_buf_putc(&tok, end[1] == '0' ? '~' : '/');
+			end++;
+		}
+		path->tokens = xreallocarray(path->tokens, path->ntokens + 1,
+		    sizeof *path->tokens);
+		path->tokens[path->ntokens].name = xstrndup(tok.len ? tok.data : "", tok.len);
+		path->tokens[path->ntokens].len = tok.len;
+		path->tokens[path->ntokens].index = -1;
+		/* RFC 6901 array indices: "0" or digits without a leading zero. */
+		if (tok.len > 0 && tok.len < 19 &&
+		    (tok.len == 1 || tok.data[0] != '0')) {
+			int64_t	 v = 0;
+
+			for (i = 0; i < tok.len && tok.data[i] >= '0' && tok.data[i] <= '9'; i++)
+				v = v * 10 + (tok.data[i] - '0');
+			if (i == tok.len)
+				path->tokens[path->ntokens].index = v;
+		}
+		path->ntokens++;
+	}
+	nsd_buf_free(&tok);
+	return (0);
+}
+
+void
+nsd_json_path_member(struct nsd_json_path *path, const char *name)
+{
+	memset(path, 0, sizeof *path);
+	path->tokens = xcalloc(1, sizeof *path->tokens);
+	path->tokens[0].name = xstrdup(name);
+	path->tokens[0].len = strlen(name);
+	path->tokens[0].index = -1;
+	path->ntokens = 1;
+}
+
+void
+nsd_json_path_free(struct nsd_json_path *path)
+{
+	size_t	 i;
+
+	for (i = 0; i < path->ntokens; i++)
+		free(path->tokens[i].name);
+	free(path->tokens);
+	memset(path, 0, sizeof *path);
+}
+
+void
+nsd_json_scanner_init(struct nsd_json_scanner *sc, struct nsd_json_query *q, size_t nq)
+{
+	memset(sc, 0, sizeof *sc);
+	sc->queries = q;
+	sc->nqueries = nq;
+	if (!plain_ready)
+		plain_init();
+}
+
+void
+nsd_json_scanner_free(struct nsd_json_scanner *sc)
+{
+	size_t	 i;
+
+	for (i = 0; i < sc->nqueries; i++) {
+		free(sc->queries[i].spans);
+		sc->queries[i].spans = NULL;
+		sc->queries[i].spans_cap = 0;
+	}
+	free(sc->stack);
+	nsd_buf_free(&sc->key);
+}
+
+const char *
+nsd_json_type_name(enum nsd_json_type t)
+{
+	static const char *names[] = {
+		"nothing", "a string", "a number", "an object", "an array",
+		"true", "false", "null"
+	};
+
+	return (names[t]);
+}
+
+/* Record a failure; a NUL or a bad UTF-8 byte is named as such, being the likelier story. */
+static int
+fail(struct nsd_json_scanner *sc, const unsigned char *s, size_t n, size_t i,
+    const char *reason)
+{
+	if (i < n && s[i] == '\0')
+		reason = "NUL byte";
+	else if (i < n && s[i] >= 0x80 && nsd_utf8_seqlen(s + i, n - i) == 0)
+		reason = "invalid UTF-8";
+	else if (i >= n)
+		reason = "unexpected end of line";
+	sc->error = reason;
+	sc->error_at = i;
+	return (-1);
+}
+
+static int
+is_hex(unsigned char c)
+{
+	return ((c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f'));
+}
+
+/*
+ * Scan the string token starting at s[*pos] == '"'. On success *pos is one
+ * past the closing quote and *escaped says whether a backslash was seen.
+ */
+static int
+scan_string(struct nsd_json_scanner *sc, const unsigned char *s, size_t n,
+    size_t *pos, int *escaped)
+{
+	size_t	 i = *pos + 1, len;
+
+	*escaped = 0;
+	for (;;) {
+		while (i < n && plain_byte[s[i]])
+			i++;
+		if (i >= n)
+			return (fail(sc, s, n, i, "unterminated string"));
+		switch (s[i]) {
+		case '"':
+			*pos = i + 1;
+			return (0);
+		case '\\':
+			*escaped = 1;
+			if (i + 1 >= n)
+				return (fail(sc, s, n, i + 1, "unterminated string"));
+			switch (s[i + 1]) {
+			case '"': case '\\': case '/': case 'b':
+			case 'f': case 'n': case 'r': case 't':
+				i += 2;
+				break;
+			case 'u':
+				if (i + 5 >= n || !is_hex(s[i + 2]) || !is_hex(s[i + 3]) ||
+				    !is_hex(s[i + 4]) || !is_hex(s[i + 5]))
+					return (fail(sc, s, n, i, "invalid \\u escape in string"));
+				i += 6;
+				break;
+			default:
+				return (fail(sc, s, n, i, "invalid escape in string"));
+			}
+			break;
+		default:
+			if (s[i] < 0x20)
+				return (fail(sc, s, n, i, "control character in string"));
+			if ((len = nsd_utf8_seqlen(s + i, n - i)) == 0)
+				return (fail(sc, s, n, i, "invalid UTF-8"));
+			i += len;
+			break;
+		}
+	}
+}
+
+static size_t
+scan_number(const unsigned char *s, size_t n, size_t i)
+{
+	size_t	 start;
+
+	if (i < n && s[i] == '-')
+		i++;
+	if (i < n && s[i] == '0')
+		i++;
+	else if (i < n && s[i] >= '1' && s[i] <= '9') {
+		while (i < n && s[i] >= '0' && s[i] <= '9')
+			i++;
+	} else
+		return (0);
+	if (i < n && s[i] == '.') {
+		start = ++i;
+		while (i < n && s[i] >= '0' && s[i] <= '9')
+			i++;
+		if (i == start)
+			return (0);
+	}
+	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+		i++;
+		if (i < n && (s[i] == '+' || s[i] == '-'))
+			i++;
+		start = i;
+		while (i < n && s[i] >= '0' && s[i] <= '9')
+			i++;
+		if (i == start)
+			return (0);
+	}
+	return (i);
+}
+
+static size_t
+skip_space(const unsigned char *s, size_t n, size_t i)
+{
+	while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r'))
+		i++;
+	return (i);
+}
+
+static void
+push_span(struct nsd_json_query *q, size_t start, size_t len, enum nsd_json_type t)
+{
+	q->found.start = start;
+	q->found.len = len;
+	q->found.type = t;
+	if (!q->all)
+		return;
+	if (q->nspans == q->spans_cap) {
+		q->spans_cap = q->spans_cap ? q->spans_cap * 2 : 4;
+		q->spans = xreallocarray(q->spans, q->spans_cap, sizeof *q->spans);
+	}
+	q->spans[q->nspans++] = q->found;
+}
+
+/* A member name at depth d has been read: mark the queries whose path it continues. */
+static void
+match_key(struct nsd_json_scanner *sc, const unsigned char *s, size_t start,
+    size_t end, int escaped, size_t d)
+{
+	const char	*name = (const char *)s + start + 1;
+	size_t		 len = end - start - 2, i;
+	int		 decoded = 0;
+
+	for (i = 0; i < sc->nqueries; i++) {
+		struct nsd_json_query	*q = &sc->queries[i];
+		const struct nsd_json_token *t;
+
+		q->pending = 0;
+		if (q->matched != d - 1 || d - 1 >= q->path->ntokens)
+			continue;
+		if (escaped && !decoded) {
+			sc->key.len = 0;
+			nsd_json_decode_string((const char *)s + start, end - start, &sc->key);
+			name = sc->key.data;
+			len = sc->key.len;
+			decoded = 1;
+		}
+		t = &q->path->tokens[d - 1];
+		if (t->len == len && memcmp(t->name, name, len) == 0)
+			q->pending = d;
+	}
+}
+
+/* An array element with this index starts at depth d. */
+static void
+match_index(struct nsd_json_scanner *sc, int64_t index, size_t d)
+{
+	size_t	 i;
+
+	for (i = 0; i < sc->nqueries; i++) {
+		struct nsd_json_query	*q = &sc->queries[i];
+
+		q->pending = 0;
+		if (q->matched == d - 1 && d - 1 < q->path->ntokens &&
+		    q->path->tokens[d - 1].index == index)
+			q->pending = d;
+	}
+}
+
+/* A value at depth d starts; containers open a new frame at depth d + 1. */
+static void
+match_value_start(struct nsd_json_scanner *sc, size_t d, int container)
+{
+	size_t	 i;
+
+	for (i = 0; i < sc->nqueries; i++) {
+		struct nsd_json_query	*q = &sc->queries[i];
+
+		if (d == 0 || q->pending != d)
+			continue;
+		if (container) {
+			if (d == q->path->ntokens)
+				q->capture = d + 1;
+			else
+				q->matched = d;
+			q->pending = 0;
+		}
+	}
+}
+
+/* A scalar value at depth d spans s[start..end): capture it where a path ends here. */
+static void
+match_scalar(struct nsd_json_scanner *sc, size_t d, size_t start, size_t end,
+    enum nsd_json_type t)
+{
+	size_t	 i;
+
+	for (i = 0; i < sc->nqueries; i++) {
+		struct nsd_json_query	*q = &sc->queries[i];
+
+		if (d != 0 && q->pending == d) {
+			if (d == q->path->ntokens)
+				push_span(q, start, end - start, t);
+			q->pending = 0;
+		}
+	}
+}
+
+/* The container at depth d, which began at start, closes at end. */
+static void
+match_close(struct nsd_json_scanner *sc, size_t d, size_t start, size_t end,
+    enum nsd_json_type t)
+{
+	size_t	 i;
+
+	for (i = 0; i < sc->nqueries; i++) {
+		struct nsd_json_query	*q = &sc->queries[i];
+
+		if (q->capture == d) {
+			push_span(q, start, end - start, t);
+			q->capture = 0;
+		}
+		if (d >= 2 && q->matched == d - 1)
+			q->matched = d - 2;
+	}
+}
+
+static void
+push_frame(struct nsd_json_scanner *sc, size_t depth, char kind, size_t start)
+{
+	if (depth >= sc->stack_cap) {
+		sc->stack_cap = sc->stack_cap ? sc->stack_cap * 2 : 64;
+		sc->stack = xreallocarray(sc->stack, sc->stack_cap, sizeof *sc->stack);
+	}
+	sc->stack[depth].kind = kind;
+	sc->stack[depth].count = 0;
+	sc->stack[depth].start = start;
+}
+
+int
+nsd_json_scan(struct nsd_json_scanner *sc, const char *line, size_t n, int object_only)
+{
+	const unsigned char	*s = (const unsigned char *)line;
+	size_t			 i, depth = 0, start, end, q;
+	int			 escaped;
+
+	for (q = 0; q < sc->nqueries; q++) {
+		memset(&sc->queries[q].found, 0, sizeof sc->queries[q].found);
+		sc->queries[q].nspans = 0;
+		sc->queries[q].matched = 0;
+		sc->queries[q].pending = 0;
+		sc->queries[q].capture = 0;
+	}
+	sc->has_members = 0;
+	sc->insert_at = 0;
+	sc->error = NULL;
+	sc->error_at = 0;
+	sc->top = NSD_JSON_NONE;
+
+	i = skip_space(s, n, 0);
+	if (object_only && (i >= n || s[i] != '{')) {
+		if (i < n && (s[i] == '[' || s[i] == '"' || s[i] == '-' ||
+		    (s[i] >= '0' && s[i] <= '9') || s[i] == 't' || s[i] == 'f' ||
+		    s[i] == 'n'))
+			return (fail(sc, s, n, i, "not a JSON object"));
+		return (fail(sc, s, n, i, "expected a JSON object"));
+	}
+
+value:
+	/* A value at depth "depth" starts at s[i]. */
+	if (i >= n)
+		return (fail(sc, s, n, i, "expected a value"));
+	start = i;
+	switch (s[i]) {
+	case '{':
+		if (depth == 0)
+			sc->top = NSD_JSON_OBJECT;
+		match_value_start(sc, depth, 1);
+		push_frame(sc, depth, '{', i);
+		depth++;
+		i = skip_space(s, n, i + 1);
+		if (i < n && s[i] == '}') {
+			if (depth == 1)
+				sc->insert_at = i;
+			i++;
+			goto close;
+		}
+		goto member;
+	case '[':
+		if (depth == 0)
+			sc->top = NSD_JSON_ARRAY;
+		match_value_start(sc, depth, 1);
+		push_frame(sc, depth, '[', i);
+		depth++;
+		i = skip_space(s, n, i + 1);
+		if (i < n && s[i] == ']') {
+			i++;
+			goto close;
+		}
+		match_index(sc, 0, depth);
+		goto value;
+	case '"':
+		if (scan_string(sc, s, n, &i, &escaped) == -1)
+			return (-1);
+		match_scalar(sc, depth, start, i, NSD_JSON_STRING);
+		if (depth == 0)
+			sc->top = NSD_JSON_STRING;
+		goto next;
+	case 't':
+		if (n - i < 4 || memcmp(s + i, "true", 4) != 0)
+			return (fail(sc, s, n, i, "invalid literal"));
+		i += 4;
+		match_scalar(sc, depth, start, i, NSD_JSON_TRUE);
+		goto next;
+	case 'f':
+		if (n - i < 5 || memcmp(s + i, "false", 5) != 0)
+			return (fail(sc, s, n, i, "invalid literal"));
+		i += 5;
+		match_scalar(sc, depth, start, i, NSD_JSON_FALSE);
+		goto next;
+	case 'n':
+		if (n - i < 4 || memcmp(s + i, "null", 4) != 0)
+			return (fail(sc, s, n, i, "invalid literal"));
+		i += 4;
+		match_scalar(sc, depth, start, i, NSD_JSON_NULL);
+		goto next;
+	default:
+		if (s[i] != '-' && (s[i] < '0' || s[i] > '9'))
+			return (fail(sc, s, n, i, "expected a value"));
+		if ((end = scan_number(s, n, i)) == 0)
+			return (fail(sc, s, n, i, "invalid number"));
+		i = end;
+		match_scalar(sc, depth, start, i, NSD_JSON_NUMBER);
+		goto next;
+	}
+
+member:
+	/* Inside an object at depth "depth": a member name, ':' and a value. */
+	if (i >= n || s[i] != '"')
+		return (fail(sc, s, n, i, "expected a member name"));
+	start = i;
+	if (scan_string(sc, s, n, &i, &escaped) == -1)
+		return (-1);
+	match_key(sc, s, start, i, escaped, depth);
+	i = skip_space(s, n, i);
+	if (i >= n || s[i] != ':')
+		return (fail(sc, s, n, i, "expected ':'"));
+	i = skip_space(s, n, i + 1);
+	goto value;
+
+close:
+	/* The container at depth "depth" has just closed at s[i - 1]. */
+	match_close(sc, depth, sc->stack[depth - 1].start, i,
+	    sc->stack[depth - 1].kind == '{' ? NSD_JSON_OBJECT : NSD_JSON_ARRAY);
+	depth--;
+	/* FALLTHROUGH */
+
+next:
+	/* A value at depth "depth" has ended at s[i]. */
+	if (depth == 0) {
+		i = skip_space(s, n, i);
+		if (i < n)
+			return (fail(sc, s, n, i, "text after the JSON value"));
+		return (0);
+	}
+	if (depth == 1 && sc->stack[0].kind == '{') {
+		sc->insert_at = i;
+		sc->has_members = 1;
+	}
+	i = skip_space(s, n, i);
+	if (sc->stack[depth - 1].kind == '{') {
+		if (i < n && s[i] == ',') {
+			i = skip_space(s, n, i + 1);
+			goto member;
+		}
+		if (i < n && s[i] == '}') {
+			i++;
+			goto close;
+		}
+		return (fail(sc, s, n, i, "expected ',' or '}'"));
+	}
+	if (i < n && s[i] == ',') {
+		i = skip_space(s, n, i + 1);
+		match_index(sc, ++sc->stack[depth - 1].count, depth);
+		goto value;
+	}
+	if (i < n && s[i] == ']') {
+		i++;
+		goto close;
+	}
+	return (fail(sc, s, n, i, "expected ',' or ']'"));
+}
+
+/* Combine a surrogate pair, or stand in U+FFFD for an unpaired surrogate. */
+static size_t
+decode_u_escape(const char *p, const char *end, uint32_t *cp)
+{
+	uint32_t	 hi = 0, lo = 0;
+	int		 k;
+
+	for (k = 2; k < 6; k++)
+		hi = hi * 16 + (p[k] <= '9' ? p[k] - '0' : (p[k] | 0x20) - 'a' + 10);
+	if (hi < 0xD800 || hi > 0xDFFF) {
+		*cp = hi;
+		return (6);
+	}
+	if (hi <= 0xDBFF && end - p >= 12 && p[6] == '\\' && p[7] == 'u') {
+		for (k = 8; k < 12; k++) {
+			if (!is_hex((unsigned char)p[k]))
+				break;
+			lo = lo * 16 + (p[k] <= '9' ? p[k] - '0' : (p[k] | 0x20) - 'a' + 10);
+		}
+		if (k == 12 && lo >= 0xDC00 && lo <= 0xDFFF) {
+			*cp = 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
+			return (12);
+		}
+	}
+	*cp = 0xFFFD;
+	return (6);
+}
+
+void
+nsd_json_decode_string(const char *tok, size_t len, struct nsd_buf *out)
+{
+	const char	*p = tok + 1, *end = tok + len - 1, *bs;
+	uint32_t	 cp;
+	char		 utf8[4];
+
+	nsd_buf_reserve(out, len);
+	while (p < end) {
+		if ((bs = memchr(p, '\\', end - p)) == NULL) {
+			nsd_buf_append(out, p, end - p);
+			return;
+		}
+		nsd_buf_append(out, p, bs - p);
+		p = bs;
+		switch (p[1]) {
+		case 'b': nsd_buf_putc(out, '\b'); p += 2; break;
+		case 'f': nsd_buf_putc(out, '\f'); p += 2; break;
+		case 'n': nsd_buf_putc(out, '\n'); p += 2; break;
+		case 'r': nsd_buf_putc(out, '\r'); p += 2; break;
+		case 't': nsd_buf_putc(out, '\t'); p += 2; break;
+		case 'u':
+			p += decode_u_escape(p, end, &cp);
+			nsd_buf_append(out, utf8, nsd_utf8_encode(cp, utf8));
+			break;
+		default:	/* '"', '\\' and '/' stand for themselves */
+			nsd_buf_putc(out, p[1]);
+			p += 2;
+			break;
+		}
+	}
+}

@@ -1,0 +1,287 @@
+/*
+ * main.c: the nsdedup command. Options, usage, diagnostics, exit status.
+ *
+ * This is the only file that prints or exits. Everything it reports comes
+ * back from the modules as a struct nsd_error or through the pipeline's
+ * hooks; stdout carries records only.
+ */
+#include "config.h"
+
+#include <sys/time.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "index.h"
+#include "options.h"
+#include "pipeline.h"
+#include "text.h"
+#include "writer.h"
+
+#define SHOW_BAD_RECORDS	10
+
+static const char synopsis[] = "Usage: nsdedup [OPTION]... [FILE]...\n";
+
+static const char help_text[] =
+"Find near-duplicate records in newline-delimited JSON or TSV and annotate\n"
+"them with the id of the first record of their group, or drop them.\n"
+"With no FILE, or when FILE is -, read standard input.\n"
+"\n"
+"Mode:\n"
+"  -a, --annotate         write every record with similar_id and is_dup added\n"
+"                         (the default)\n"
+"  -d, --drop-dups        write only the originals, unchanged\n"
+"  -D, --only-dups        write only the duplicates, annotated\n"
+"\n"
+"Input:\n"
+"  -f, --format=FORMAT    auto (default: per file, from the first line), jsonl\n"
+"                         or tsv\n"
+"  -k, --key=FIELD        the text to compare (default text); repeat to join\n"
+"                         several fields; FIELD is a top-level member, a JSON\n"
+"                         Pointer such as /body/text, a TSV header name or a\n"
+"                         1-based TSV column number\n"
+"      --id-field=FIELD   the field that names a record (default id)\n"
+"  -H, --no-header        TSV input has no header line\n"
+"      --max-line=SIZE    longest record read whole, in bytes (default 16M;\n"
+"                         K, M, G suffixes); longer lines are bad records\n"
+"      --on-error=POLICY  what to do with a bad record: pass (default: write\n"
+"                         it unchanged), skip, or fail (stop the run)\n"
+"\n"
+"Fingerprints:\n"
+"  -m, --method=METHOD    nshash (default): hashes of the longest sentences\n"
+"  -n, --sentences=N      how many of the longest sentences (default 5)\n"
+"      --min-length=N     a sentence must be longer than N characters\n"
+"                         (default 30)\n"
+"      --compat=nshash    split and select exactly as the reference nshash\n"
+"\n"
+"Output:\n"
+"  -o, --output=FILE      write to FILE, replaced only when the run succeeds\n"
+"      --field-name=NAME  name of the added member or column (default\n"
+"                         similar_id)\n"
+"      --dup-field=NAME   name of the true/false member or column saying\n"
+"                         whether a record is a duplicate (default is_dup;\n"
+"                         empty: leave it out)\n"
+"\n"
+"Messages:\n"
+"      --progress=WHEN    auto (default: when standard error is a terminal),\n"
+"                         always or never\n"
+"  -q, --quiet            no messages about bad records, no progress\n"
+"      --stats            a summary on standard error at the end\n"
+"  -h, --help             show this help and exit\n"
+"  -V, --version          show the version and exit\n"
+"\n"
+"Exit status: 0 success, 1 success but some records were bad, 2 usage error,\n"
+"3 input error, 4 output error, 5 stopped at a bad record, 6 out of memory.\n"
+"See nsdedup(1).\n";
+
+/* The temporary output file, for the signal handler to remove. */
+static const char *volatile temp_path;
+
+struct report {
+	const struct nsd_config	*cfg;
+	uint64_t		 shown;
+	int			 progress;	/* draw the progress line */
+	int			 drawn;		/* a progress line is on screen */
+	struct timespec		 start;
+	struct timespec		 last;
+};
+
+static void usage(int) __attribute__((noreturn));
+
+static void
+usage(int status)
+{
+	if (status == NSD_EXIT_OK) {
+		fputs(synopsis, stdout);
+		fputs(help_text, stdout);
+	} else {
+		fputs(synopsis, stderr);
+		fputs("Try 'nsdedup --help' for more information.\n", stderr);
+	}
+	exit(status);
+}
+
+static double
+seconds_since(const struct timespec *t0)
+{
+	struct timespec	 now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return ((now.tv_sec - t0->tv_sec) + (now.tv_nsec - t0->tv_nsec) / 1e9);
+}
+
+static void
+clear_progress(struct report *rp)
+{
+	if (rp->drawn) {
+		fputs("\r\033[K", stderr);
+		rp->drawn = 0;
+	}
+}
+
+static void
+on_bad_record(void *ctx, const char *file, uint64_t line, const char *reason)
+{
+	struct report	*rp = ctx;
+
+	if (rp->cfg->quiet || rp->shown >= SHOW_BAD_RECORDS)
+		return;
+	rp->shown++;
+	clear_progress(rp);
+	fprintf(stderr, "nsdedup: %s:%" PRIu64 ": %s\n", file, line, reason);
+}
+
+static void
+on_progress(void *ctx, const struct nsd_stats *st)
+{
+	struct report	*rp = ctx;
+	double		 t;
+
+	if (!rp->progress || seconds_since(&rp->last) < 0.5)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &rp->last);
+	t = seconds_since(&rp->start);
+	fprintf(stderr, "\r\033[Knsdedup: %" PRIu64 " records, %" PRIu64
+	    " duplicates, %.1f MB, %.1f MB/s", st->records, st->duplicates,
+	    st->bytes / 1e6, t > 0 ? st->bytes / 1e6 / t : 0.0);
+	rp->drawn = 1;
+}
+
+static void
+print_stats(const struct nsd_stats *st, double elapsed)
+{
+	fprintf(stderr,
+	    "nsdedup: records     %" PRIu64 "\n"
+	    "nsdedup: bytes       %" PRIu64 "\n"
+	    "nsdedup: originals   %" PRIu64 " (%" PRIu64 " with nothing to compare)\n"
+	    "nsdedup: duplicates  %" PRIu64 "\n"
+	    "nsdedup: bad         %" PRIu64 "\n"
+	    "nsdedup: blank       %" PRIu64 "\n"
+	    "nsdedup: elapsed     %.3f s\n"
+	    "nsdedup: throughput  %.1f MB/s\n",
+	    st->records, st->bytes, st->originals, st->no_text, st->duplicates,
+	    st->bad, st->blank, elapsed, elapsed > 0 ? st->bytes / 1e6 / elapsed : 0.0);
+}
+
+/* On SIGINT, SIGTERM or SIGHUP: remove the temporary output, then die of the signal. */
+static void
+on_signal(int sig)
+{
+	if (temp_path != NULL)
+		unlink(temp_path);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void
+catch_signals(void)
+{
+	struct sigaction	 sa;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+static void
+fatal(struct report *rp, const struct nsd_error *err)
+{
+	clear_progress(rp);
+	fprintf(stderr, "nsdedup: %s\n", err->msg);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct nsd_config	 cfg;
+	struct nsd_error	 err = { 0, "" };
+	struct nsd_index	*ix = NULL;
+	struct nsd_output	*out = NULL;
+	struct nsd_writer	 wr;
+	struct nsd_stats	 st;
+	struct nsd_index_params	 ip;
+	struct nsd_pipeline_hooks hooks;
+	struct report		 rp;
+	int			 rc;
+
+	switch (nsd_options_parse(argc, argv, &cfg, &err)) {
+	case NSD_OPTIONS_HELP:
+		usage(NSD_EXIT_OK);
+		/* NOTREACHED */
+	case NSD_OPTIONS_VERSION:
+		printf("nsdedup %s\n", PACKAGE_VERSION);
+		printf("fingerprints: nshash, normalization version %d\n", NSD_NORM_VERSION);
+		return (fflush(stdout) == 0 && !ferror(stdout) ? NSD_EXIT_OK : NSD_EXIT_OUTPUT);
+	case NSD_OPTIONS_ERROR:
+		fprintf(stderr, "nsdedup: %s\n", err.msg);
+		usage(NSD_EXIT_USAGE);
+		/* NOTREACHED */
+	case NSD_OPTIONS_RUN:
+		break;
+	}
+	if (cfg.nfiles == 0 && isatty(STDIN_FILENO)) {
+		fputs("nsdedup: no input: give a FILE, or pipe records in\n", stderr);
+		usage(NSD_EXIT_USAGE);
+	}
+
+	memset(&rp, 0, sizeof rp);
+	rp.cfg = &cfg;
+	rp.progress = !cfg.quiet && (cfg.progress == NSD_PROGRESS_ALWAYS ||
+	    (cfg.progress == NSD_PROGRESS_AUTO && isatty(STDERR_FILENO)));
+	clock_gettime(CLOCK_MONOTONIC, &rp.start);
+	rp.last = rp.start;
+	hooks.bad_record = on_bad_record;
+	hooks.progress = on_progress;
+	hooks.ctx = &rp;
+
+	memset(&ip, 0, sizeof ip);
+	ip.method = "nshash";
+	ip.sentences = cfg.sentences;
+	ip.min_length = cfg.min_length;
+	ip.compat = cfg.compat;
+	ip.norm_version = NSD_NORM_VERSION;
+	if (nsd_index_open_memory(&ix, &ip, &err) == -1) {
+		fatal(&rp, &err);
+		return (err.status);
+	}
+	catch_signals();
+	if (nsd_output_open(&out, cfg.output, &err) == -1) {
+		fatal(&rp, &err);
+		nsd_index_close(ix);
+		return (err.status);
+	}
+	temp_path = nsd_output_temp_path(out);
+	nsd_writer_init(&wr, out, cfg.field_name, cfg.dup_field);
+
+	rc = nsd_pipeline_run(&cfg, ix, &wr, &hooks, &st, &err);
+	if (rc == 0)
+		rc = nsd_output_finish(out, &err);
+	else
+		nsd_output_discard(out);
+	temp_path = NULL;
+	if (rc == 0)
+		rc = nsd_index_commit(ix, &err);
+
+	clear_progress(&rp);
+	if (!cfg.quiet && st.bad > rp.shown)
+		fprintf(stderr, "nsdedup: %" PRIu64 " bad records (%" PRIu64 " shown)\n",
+		    st.bad, rp.shown);
+	if (rc == -1)
+		fatal(&rp, &err);
+	if (cfg.stats)
+		print_stats(&st, seconds_since(&rp.start));
+	nsd_writer_free(&wr);
+	nsd_index_close(ix);
+	if (rc == -1)
+		return (err.status);
+	return (st.bad > 0 ? NSD_EXIT_BADREC : NSD_EXIT_OK);
+}

@@ -1,0 +1,127 @@
+/*
+ * nshash.c: fingerprints from a text's longest sentences.
+ *
+ * The idea (from the reference Python nshash package): copies of a news
+ * story made by other sites keep most of its long sentences intact, while
+ * unrelated stories almost never share a long sentence. So hash only the n
+ * longest sentences and call two texts near-duplicates when they share any
+ * one hash. Lookups are exact, O(1) per fingerprint, and a text yields at
+ * most n of them.
+ *
+ * Definition, version 1 (the default):
+ *  1. Normalize the text (text.c): drop '\r', fold full-width ASCII,
+ *     collapse white space to ' ' or '\n', trim.
+ *  2. Split at ': ; ? ! 。 】 \n' and at '.' before white space or the end;
+ *     trim each piece; drop empty pieces.
+ *  3. A sentence qualifies when it has more than min_length code points and
+ *     at least one letter or digit (a row of dashes is not a sentence).
+ *  4. Take the n longest distinct qualifying sentences, ties in text order;
+ *     each fingerprint is XXH3-64 of the sentence's UTF-8 bytes.
+ *  5. When none qualifies, a text with more than min_length letters and
+ *     digits gets one fingerprint of its whole normalized form (so that
+ *     exact copies of a text made of short lines still match); anything
+ *     less has nothing to compare and gets no fingerprint at all.
+ *
+ * The compat rule reproduces the reference instead: no normalization, its
+ * delimiter set, pieces longer than min_length, duplicates kept, and, when
+ * nothing qualifies, the hash of the empty string (so every short text
+ * falls into one group, which is the reference's known defect).
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "nshash.h"
+#include "utf8.h"
+
+int
+nsd_nshash_init(struct nsd_nshash *h, const struct nsd_nshash_params *p,
+    struct nsd_error *err)
+{
+	memset(h, 0, sizeof *h);
+	h->p = *p;
+	if (h->p.sentences < 1 || h->p.sentences > NSD_NSHASH_MAX_SENTENCES)
+		return (nsd_error_set(err, NSD_EXIT_USAGE,
+		    "sentences must be between 1 and %d", NSD_NSHASH_MAX_SENTENCES));
+	h->text = nsd_text_new(p->compat ? NSD_SPLIT_COMPAT : NSD_SPLIT_DEFAULT, err);
+	return (h->text == NULL ? -1 : 0);
+}
+
+void
+nsd_nshash_free(struct nsd_nshash *h)
+{
+	nsd_text_free(h->text);
+	nsd_buf_free(&h->norm);
+	free(h->pieces);
+	memset(h, 0, sizeof *h);
+}
+
+struct candidate {
+	size_t		 start;
+	size_t		 len;
+	size_t		 cps;
+	uint64_t	 hash;
+};
+
+size_t
+nsd_nshash_compute(struct nsd_nshash *h, const char *text, size_t len, uint64_t *fps)
+{
+	struct candidate best[NSD_NSHASH_MAX_SENTENCES], c;
+	const char	*s = text;
+	size_t		 npieces, i, j, nbest = 0, want = h->p.sentences;
+	size_t		 min = h->p.min_length;
+	int		 compat = h->p.compat;
+
+	if (!compat) {
+		nsd_text_normalize(text, len, &h->norm);
+		s = h->norm.data;
+		len = h->norm.len;
+	}
+	npieces = nsd_text_split(h->text, s, len, &h->pieces, &h->pieces_cap);
+
+	/*
+	 * Keep the best candidates sorted by length, longest first; a new one
+	 * must be strictly longer than the last kept to displace it, so that
+	 * ties go to the earlier sentence. A piece's code points are at most
+	 * its bytes, which lets most short pieces be passed over uncounted.
+	 */
+	for (i = 0; i < npieces; i++) {
+		c.start = h->pieces[i].start;
+		c.len = h->pieces[i].len;
+		if (c.len <= min || (nbest == want && c.len <= best[nbest - 1].cps))
+			continue;
+		c.cps = nsd_utf8_count(s + c.start, c.len);
+		if (c.cps <= min || (nbest == want && c.cps <= best[nbest - 1].cps))
+			continue;
+		c.hash = XXH3_64bits_withSeed(s + c.start, c.len, h->p.seed);
+		if (!compat) {
+			for (j = 0; j < nbest && best[j].hash != c.hash; j++)
+				;
+			if (j < nbest)
+				continue;	/* the same sentence again */
+			if (!nsd_text_has_word_char(h->text, s + c.start, c.len))
+				continue;
+		}
+		if (nbest < want)
+			nbest++;
+		for (j = nbest - 1; j > 0 && best[j - 1].cps < c.cps; j--)
+			best[j] = best[j - 1];
+		best[j] = c;
+	}
+	for (i = 0; i < nbest; i++)
+		fps[i] = best[i].hash;
+	if (nbest > 0)
+		return (nbest);
+
+	if (compat) {
+		fps[0] = XXH3_64bits_withSeed("", 0, h->p.seed);
+		return (1);
+	}
+	if (nsd_text_count_word_chars(h->text, s, len) > min) {
+		fps[0] = XXH3_64bits_withSeed(s, len, h->p.seed);
+		return (1);
+	}
+	return (0);
+}

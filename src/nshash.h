@@ -1,0 +1,50 @@
+/*
+ * nshash.h: sentence-hash fingerprints ("nshash").
+ *
+ * A text's fingerprints are the hashes of its longest sentences: two
+ * records that share any one fingerprint are near-duplicates. The exact
+ * definition (normalization, delimiters, selection, fallback) is the design
+ * essay at the top of nshash.c and the FINGERPRINTS section of nsdedup(1);
+ * golden vectors in tests/unit/nshash_test.c pin it.
+ *
+ * A struct nsd_nshash owns its scratch buffers and PCRE2 match state: use
+ * one per thread. Only nsd_nshash_init() can fail.
+ */
+#ifndef NSD_NSHASH_H
+#define NSD_NSHASH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "text.h"
+#include "util.h"
+
+#define NSD_NSHASH_MAX_SENTENCES 64
+
+struct nsd_nshash_params {
+	unsigned	 sentences;	/* how many longest sentences (1..64) */
+	unsigned	 min_length;	/* sentences must be longer, in code points */
+	int		 compat;	/* reproduce the reference nshash */
+	uint64_t	 seed;		/* XXH3 seed */
+};
+
+struct nsd_nshash {
+	struct nsd_nshash_params p;
+	struct nsd_text		*text;
+	struct nsd_buf		 norm;		/* the normalized text */
+	struct nsd_piece	*pieces;
+	size_t			 pieces_cap;
+};
+
+int	 nsd_nshash_init(struct nsd_nshash *, const struct nsd_nshash_params *,
+	    struct nsd_error *);
+void	 nsd_nshash_free(struct nsd_nshash *);
+
+/*
+ * Fingerprint text[0..len) (valid UTF-8) into fps, which has room for
+ * p.sentences entries. Returns how many were written; 0 means the text has
+ * nothing to compare.
+ */
+size_t	 nsd_nshash_compute(struct nsd_nshash *, const char *, size_t, uint64_t *);
+
+#endif /* NSD_NSHASH_H */

@@ -1,0 +1,294 @@
+/*
+ * options.c: argv to struct nsd_config.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "options.h"
+#include "utf8.h"
+
+enum {
+	OPT_COMPAT = 256,
+	OPT_DUP_FIELD,
+	OPT_FIELD_NAME,
+	OPT_ID_FIELD,
+	OPT_MAX_LINE,
+	OPT_MIN_LENGTH,
+	OPT_ON_ERROR,
+	OPT_PROGRESS,
+	OPT_STATS
+};
+
+static const char short_options[] = "+adDf:Hhk:m:n:o:qV";
+
+/* Sorted by long name. */
+static const struct option long_options[] = {
+	{ "annotate",	no_argument,		NULL, 'a' },
+	{ "compat",	required_argument,	NULL, OPT_COMPAT },
+	{ "drop-dups",	no_argument,		NULL, 'd' },
+	{ "dup-field",	required_argument,	NULL, OPT_DUP_FIELD },
+	{ "field-name",	required_argument,	NULL, OPT_FIELD_NAME },
+	{ "format",	required_argument,	NULL, 'f' },
+	{ "help",	no_argument,		NULL, 'h' },
+	{ "id-field",	required_argument,	NULL, OPT_ID_FIELD },
+	{ "key",	required_argument,	NULL, 'k' },
+	{ "max-line",	required_argument,	NULL, OPT_MAX_LINE },
+	{ "method",	required_argument,	NULL, 'm' },
+	{ "min-length",	required_argument,	NULL, OPT_MIN_LENGTH },
+	{ "no-header",	no_argument,		NULL, 'H' },
+	{ "on-error",	required_argument,	NULL, OPT_ON_ERROR },
+	{ "only-dups",	no_argument,		NULL, 'D' },
+	{ "output",	required_argument,	NULL, 'o' },
+	{ "progress",	required_argument,	NULL, OPT_PROGRESS },
+	{ "quiet",	no_argument,		NULL, 'q' },
+	{ "sentences",	required_argument,	NULL, 'n' },
+	{ "stats",	no_argument,		NULL, OPT_STATS },
+	{ "version",	no_argument,		NULL, 'V' },
+	{ NULL,		0,			NULL, 0 }
+};
+
+/* Every enum-valued option's words, in one table. */
+struct choice {
+	const char	*option;
+	const char	*word;
+	int		 value;
+};
+
+static const struct choice choices[] = {
+	{ "compat",	"nshash",	1 },
+	{ "format",	"auto",		NSD_FORMAT_AUTO },
+	{ "format",	"jsonl",	NSD_FORMAT_JSONL },
+	{ "format",	"tsv",		NSD_FORMAT_TSV },
+	{ "method",	"nshash",	NSD_METHOD_NSHASH },
+	{ "on-error",	"pass",		NSD_ON_ERROR_PASS },
+	{ "on-error",	"skip",		NSD_ON_ERROR_SKIP },
+	{ "on-error",	"fail",		NSD_ON_ERROR_FAIL },
+	{ "progress",	"auto",		NSD_PROGRESS_AUTO },
+	{ "progress",	"always",	NSD_PROGRESS_ALWAYS },
+	{ "progress",	"never",	NSD_PROGRESS_NEVER },
+};
+
+/* Look word up among option's choices; the error lists the valid ones. */
+static int
+parse_choice(const char *option, const char *word, int *value, struct nsd_error *err)
+{
+	char	 valid[128] = "";
+	size_t	 i, used = 0;
+
+	for (i = 0; i < sizeof choices / sizeof choices[0]; i++) {
+		if (strcmp(choices[i].option, option) != 0)
+			continue;
+		if (strcmp(choices[i].word, word) == 0) {
+			*value = choices[i].value;
+			return (0);
+		}
+		used += snprintf(valid + used, sizeof valid - used, "%s%s",
+		    used > 0 ? ", " : "", choices[i].word);
+	}
+	return (nsd_error_set(err, NSD_EXIT_USAGE,
+	    "invalid value '%s' for --%s (valid: %s)", word, option, valid));
+}
+
+/*
+ * The one number parser: decimal digits only, within [min, max]; with
+ * sizes, a K, M or G suffix multiplies by 1024, 1024^2 or 1024^3.
+ */
+static int
+parse_number(const char *option, const char *s, uint64_t min, uint64_t max,
+    int size, uint64_t *out, struct nsd_error *err)
+{
+	uint64_t	 v = 0, mult = 1;
+	const char	*p = s;
+
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (v > (UINT64_MAX - 9) / 10)
+			goto bad;
+		v = v * 10 + (*p - '0');
+	}
+	if (p == s)
+		goto bad;
+	if (size && *p != '\0' && p[1] == '\0') {
+		switch (*p++) {
+		case 'k': case 'K': mult = 1024; break;
+		case 'm': case 'M': mult = 1024 * 1024; break;
+		case 'g': case 'G': mult = 1024 * 1024 * 1024; break;
+		default: goto bad;
+		}
+	}
+	if (*p != '\0' || v > UINT64_MAX / mult)
+		goto bad;
+	v *= mult;
+	if (v < min || v > max)
+		return (nsd_error_set(err, NSD_EXIT_USAGE,
+		    "--%s must be between %llu and %llu, not '%s'", option,
+		    (unsigned long long)min, (unsigned long long)max, s));
+	*out = v;
+	return (0);
+bad:
+	return (nsd_error_set(err, NSD_EXIT_USAGE, "invalid %s '%s' for --%s",
+	    size ? "size" : "number", s, option));
+}
+
+/* A name written into JSON and TSV output: non-empty, UTF-8, no tab or newline. */
+static int
+check_name(const char *option, const char *name, int may_be_empty, struct nsd_error *err)
+{
+	size_t	 len = strlen(name);
+
+	if (len == 0 && !may_be_empty)
+		return (nsd_error_set(err, NSD_EXIT_USAGE, "--%s must not be empty", option));
+	if (nsd_utf8_check(name, len) != len || strpbrk(name, "\t\r\n") != NULL)
+		return (nsd_error_set(err, NSD_EXIT_USAGE,
+		    "--%s must be UTF-8 without tabs or line breaks", option));
+	return (0);
+}
+
+static void
+config_defaults(struct nsd_config *cfg)
+{
+	memset(cfg, 0, sizeof *cfg);
+	cfg->mode = NSD_MODE_ANNOTATE;
+	cfg->method = NSD_METHOD_NSHASH;
+	cfg->format = NSD_FORMAT_AUTO;
+	cfg->id_field = "id";
+	cfg->sentences = 5;
+	cfg->min_length = 30;
+	cfg->field_name = "similar_id";
+	cfg->dup_field = "is_dup";
+	cfg->on_error = NSD_ON_ERROR_PASS;
+	cfg->progress = NSD_PROGRESS_AUTO;
+	cfg->max_line = NSD_DEFAULT_MAX_LINE;
+}
+
+enum nsd_options_result
+nsd_options_parse(int argc, char **argv, struct nsd_config *cfg, struct nsd_error *err)
+{
+	uint64_t	 num;
+	int		 ch, value, li;
+
+	config_defaults(cfg);
+	opterr = 0;
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, short_options, long_options, &li)) != -1) {
+		switch (ch) {
+		case 'a':
+			cfg->mode = NSD_MODE_ANNOTATE;
+			break;
+		case 'd':
+			cfg->mode = NSD_MODE_DROP_DUPS;
+			break;
+		case 'D':
+			cfg->mode = NSD_MODE_ONLY_DUPS;
+			break;
+		case 'f':
+			if (parse_choice("format", optarg, &value, err) == -1)
+				return (NSD_OPTIONS_ERROR);
+			cfg->format = value;
+			break;
+		case 'H':
+			cfg->no_header = 1;
+			break;
+		case 'h':
+			return (NSD_OPTIONS_HELP);
+		case 'k':
+			if (cfg->nkeys == NSD_MAX_KEYS) {
+				nsd_error_set(err, NSD_EXIT_USAGE, "at most %d --key options",
+				    NSD_MAX_KEYS);
+				return (NSD_OPTIONS_ERROR);
+			}
+			cfg->keys[cfg->nkeys++] = optarg;
+			break;
+		case 'm':
+			if (parse_choice("method", optarg, &value, err) == -1)
+				return (NSD_OPTIONS_ERROR);
+			cfg->method = value;
+			break;
+		case 'n':
+			if (parse_number("sentences", optarg, 1, 64, 0, &num, err) == -1)
+				return (NSD_OPTIONS_ERROR);
+			cfg->sentences = num;
+			break;
+		case 'o':
+			if (optarg[0] == '\0') {
+				nsd_error_set(err, NSD_EXIT_USAGE, "--output must not be empty");
+				return (NSD_OPTIONS_ERROR);
+			}
+			cfg->output = optarg;
+			break;
+		case 'q':
+			cfg->quiet = 1;
+			break;
+		case 'V':
+			return (NSD_OPTIONS_VERSION);
+		case OPT_COMPAT:
+			if (parse_choice("compat", optarg, &value, err) == -1)
+				return (NSD_OPTIONS_ERROR);
+			cfg->compat = value;
+			break;
+		case OPT_DUP_FIELD:
+			if (check_name("dup-field", optarg, 1, err) == -1)
+				return (NSD_OPTIONS_ERROR);
+			cfg->dup_field = optarg;
+			break;
+		case OPT_FIELD_NAME:
+			if (check_name("field-name", optarg, 0, err) == -1)
+				return (NSD_OPTIONS_ERROR);
+			cfg->field_name = optarg;
+			break;
+		case OPT_ID_FIELD:
+			cfg->id_field = optarg;
+			cfg->id_field_given = 1;
+			break;
+		case OPT_MAX_LINE:
+			if (parse_number("max-line", optarg, 1, (uint64_t)1 << 32, 1,
+			    &num, err) == -1)
+				return (NSD_OPTIONS_ERROR);
+			cfg->max_line = num;
+			break;
+		case OPT_MIN_LENGTH:
+			if (parse_number("min-length", optarg, 0, 100000, 0, &num, err) == -1)
+				return (NSD_OPTIONS_ERROR);
+			cfg->min_length = num;
+			break;
+		case OPT_ON_ERROR:
+			if (parse_choice("on-error", optarg, &value, err) == -1)
+				return (NSD_OPTIONS_ERROR);
+			cfg->on_error = value;
+			break;
+		case OPT_PROGRESS:
+			if (parse_choice("progress", optarg, &value, err) == -1)
+				return (NSD_OPTIONS_ERROR);
+			cfg->progress = value;
+			break;
+		case OPT_STATS:
+			cfg->stats = 1;
+			break;
+		case ':':
+			nsd_error_set(err, NSD_EXIT_USAGE, "option '%s' requires a value",
+			    argv[optind - 1]);
+			return (NSD_OPTIONS_ERROR);
+		default:
+			if (optopt != 0 && optopt < 256)
+				nsd_error_set(err, NSD_EXIT_USAGE, "unknown option '-%c'", optopt);
+			else
+				nsd_error_set(err, NSD_EXIT_USAGE, "unknown or ambiguous option '%s'",
+				    argv[optind - 1]);
+			return (NSD_OPTIONS_ERROR);
+		}
+	}
+	if (cfg->nkeys == 0)
+		cfg->keys[cfg->nkeys++] = "text";
+	if (cfg->dup_field[0] != '\0' && strcmp(cfg->dup_field, cfg->field_name) == 0) {
+		nsd_error_set(err, NSD_EXIT_USAGE,
+		    "--field-name and --dup-field must differ ('%s')", cfg->field_name);
+		return (NSD_OPTIONS_ERROR);
+	}
+	cfg->files = argv + optind;
+	cfg->nfiles = argc - optind;
+	return (NSD_OPTIONS_RUN);
+}

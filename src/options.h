@@ -1,0 +1,64 @@
+/*
+ * options.h: the command line, turned into a struct nsd_config.
+ *
+ * nsd_options_parse() is the only reader of argv; everything below main.c
+ * sees the configuration, never the command line. Enum-valued options go
+ * through one string-to-enum table and numbers through one checked parser,
+ * so every bad value gets the same kind of message.
+ *
+ * Memory: the config points into argv and owns only its arrays, freed by
+ * nsd_options_free(). Errors: NSD_OPTIONS_ERROR with err set (status
+ * NSD_EXIT_USAGE).
+ */
+#ifndef NSD_OPTIONS_H
+#define NSD_OPTIONS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util.h"
+
+enum nsd_mode { NSD_MODE_ANNOTATE, NSD_MODE_DROP_DUPS, NSD_MODE_ONLY_DUPS };
+enum nsd_format { NSD_FORMAT_AUTO, NSD_FORMAT_JSONL, NSD_FORMAT_TSV };
+enum nsd_method { NSD_METHOD_NSHASH };
+enum nsd_on_error { NSD_ON_ERROR_PASS, NSD_ON_ERROR_SKIP, NSD_ON_ERROR_FAIL };
+enum nsd_progress { NSD_PROGRESS_AUTO, NSD_PROGRESS_ALWAYS, NSD_PROGRESS_NEVER };
+
+#define NSD_DEFAULT_MAX_LINE	(16 * 1024 * 1024)
+#define NSD_MAX_KEYS		64
+
+struct nsd_config {
+	enum nsd_mode		 mode;
+	enum nsd_method		 method;
+	enum nsd_format		 format;
+	const char		*keys[NSD_MAX_KEYS];	/* -k, default "text" */
+	size_t			 nkeys;
+	const char		*id_field;		/* --id-field, default "id" */
+	int			 id_field_given;
+	int			 no_header;
+	unsigned		 sentences;
+	unsigned		 min_length;
+	int			 compat;
+	const char		*field_name;
+	const char		*dup_field;		/* "" to leave it out */
+	enum nsd_on_error	 on_error;
+	const char		*output;		/* -o, or NULL */
+	int			 stats;
+	enum nsd_progress	 progress;
+	int			 quiet;
+	size_t			 max_line;
+	char			**files;		/* operands; none: stdin */
+	size_t			 nfiles;
+};
+
+enum nsd_options_result {
+	NSD_OPTIONS_RUN,
+	NSD_OPTIONS_HELP,
+	NSD_OPTIONS_VERSION,
+	NSD_OPTIONS_ERROR
+};
+
+enum nsd_options_result nsd_options_parse(int, char **, struct nsd_config *,
+	    struct nsd_error *);
+
+#endif /* NSD_OPTIONS_H */

@@ -1,0 +1,684 @@
+/*
+ * pipeline.c: the stages of a run (see pipeline.h) and the loop over inputs.
+ */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "nshash.h"
+#include "pipeline.h"
+#include "reader.h"
+#include "tsv.h"
+#include "utf8.h"
+
+enum record_kind {
+	RECORD_OK,		/* a record to fingerprint and judge */
+	RECORD_BLANK,		/* an empty or all-white-space line */
+	RECORD_HEADER,		/* a TSV header line */
+	RECORD_BAD		/* bad input, see reason */
+};
+
+/* What the stages learn about one line of a batch. */
+struct record {
+	enum record_kind kind;
+	size_t		 reason;	/* bad: offset in the batch's reasons */
+	size_t		 fp_off;	/* fingerprints in the batch's array */
+	unsigned	 nfps;
+	size_t		 id_start;	/* the id token in the line, if id_len > 0 */
+	size_t		 id_len;
+	size_t		 span_off;	/* JSON: members to replace */
+	size_t		 nspans;
+	size_t		 insert_at;
+	int		 has_members;
+	uint64_t	 group;		/* decided: the record's group */
+	int		 dup;
+};
+
+/* A batch of lines and what the stages wrote about them. */
+struct work {
+	struct nsd_batch	 lines;
+	struct record		*recs;
+	size_t			 recs_cap;
+	uint64_t		*fps;
+	size_t			 nfps;
+	size_t			 fps_cap;
+	struct nsd_splice_span	*spans;
+	size_t			 nspans;
+	size_t			 spans_cap;
+	struct nsd_buf		 reasons;
+};
+
+/* Per-input state kept by the in-order stages. */
+struct input {
+	const char		*name;
+	enum nsd_format		 format;	/* AUTO until the first non-blank line */
+	int			 header_seen;
+	size_t			 ncols;		/* TSV: columns per row, 0 until known */
+	long			 key_cols[NSD_MAX_KEYS];
+	long			 id_col;	/* -1: no id column */
+	long			 id_out_col;	/* existing annotation columns, or -1 */
+	long			 dup_out_col;
+	int			 long_pass;	/* writing out the pieces of a long line */
+};
+
+/* The state stage 2 needs, one per thread. */
+struct nsd_worker {
+	struct nsd_json_path	 paths[NSD_MAX_KEYS + 3];
+	struct nsd_json_query	 queries[NSD_MAX_KEYS + 3];
+	size_t			 nqueries;
+	size_t			 id_query;
+	size_t			 member_query;	/* first of the annotation members */
+	struct nsd_json_scanner	 scanner;
+	struct nsd_nshash	 nshash;
+	struct nsd_buf		 text;
+	struct nsd_tsv_fields	 fields;
+};
+
+static int
+worker_init(struct nsd_worker *w, const struct nsd_config *cfg, struct nsd_error *err)
+{
+	struct nsd_nshash_params np;
+	size_t			 i, n = 0;
+
+	memset(w, 0, sizeof *w);
+	for (i = 0; i < cfg->nkeys; i++, n++)
+		if (nsd_json_path_parse(&w->paths[n], cfg->keys[i], err) == -1)
+			return (-1);
+	w->id_query = n;
+	if (nsd_json_path_parse(&w->paths[n++], cfg->id_field, err) == -1)
+		return (-1);
+	w->member_query = n;
+	nsd_json_path_member(&w->paths[n++], cfg->field_name);
+	if (cfg->dup_field[0] != '\0')
+		nsd_json_path_member(&w->paths[n++], cfg->dup_field);
+	for (i = 0; i < n; i++) {
+		w->queries[i].path = &w->paths[i];
+		w->queries[i].all = i >= w->member_query;
+	}
+	w->nqueries = n;
+	nsd_json_scanner_init(&w->scanner, w->queries, n);
+
+	np.sentences = cfg->sentences;
+	np.min_length = cfg->min_length;
+	np.compat = cfg->compat;
+	np.seed = 0;
+	return (nsd_nshash_init(&w->nshash, &np, err));
+}
+
+static void
+worker_free(struct nsd_worker *w)
+{
+	size_t	 i;
+
+	nsd_json_scanner_free(&w->scanner);
+	for (i = 0; i < w->nqueries; i++)
+		nsd_json_path_free(&w->paths[i]);
+	nsd_nshash_free(&w->nshash);
+	nsd_buf_free(&w->text);
+	nsd_tsv_fields_free(&w->fields);
+}
+
+static void
+work_free(struct work *wk)
+{
+	nsd_batch_free(&wk->lines);
+	free(wk->recs);
+	free(wk->fps);
+	free(wk->spans);
+	nsd_buf_free(&wk->reasons);
+}
+
+/* Mark a record bad, keeping its reason in the batch. */
+static void
+set_bad(struct work *wk, struct record *r, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void
+set_bad(struct work *wk, struct record *r, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	 reason[256];
+	int	 n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(reason, sizeof reason, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		n = 0;
+	else if ((size_t)n >= sizeof reason)
+		n = sizeof reason - 1;
+	r->kind = RECORD_BAD;
+	r->reason = wk->reasons.len;
+	nsd_buf_append(&wk->reasons, reason, n);
+	nsd_buf_putc(&wk->reasons, '\0');
+}
+
+static int
+is_blank(const char *s, size_t len)
+{
+	size_t	 i;
+
+	for (i = 0; i < len; i++)
+		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
+			return (0);
+	return (1);
+}
+
+/* The format of an input, from its first non-blank line. */
+static enum nsd_format
+detect_format(const char *s, size_t len)
+{
+	size_t	 i;
+
+	for (i = 0; i < len && (s[i] == ' ' || s[i] == '\t'); i++)
+		;
+	return (i < len && (s[i] == '{' || s[i] == '[') ? NSD_FORMAT_JSONL : NSD_FORMAT_TSV);
+}
+
+/* Check that a TSV line is UTF-8 without NUL; 0, or -1 with the record marked bad. */
+static int
+tsv_check_bytes(struct work *wk, struct record *r, const char *s, size_t len)
+{
+	const char	*nul;
+	size_t		 bad;
+
+	if ((nul = memchr(s, '\0', len)) != NULL) {
+		set_bad(wk, r, "NUL byte at byte %zu", (size_t)(nul - s) + 1);
+		return (-1);
+	}
+	if ((bad = nsd_utf8_check(s, len)) < len) {
+		set_bad(wk, r, "invalid UTF-8 at byte %zu", bad + 1);
+		return (-1);
+	}
+	return (0);
+}
+
+/* Resolve a TSV column reference against the header (or, with -H, as a number). */
+static int
+tsv_column(const struct nsd_config *cfg, struct input *in, const char *field,
+    const char *line, const struct nsd_tsv_fields *hf, int required, long *col,
+    uint64_t lineno, struct nsd_error *err)
+{
+	*col = nsd_tsv_column(field, cfg->no_header ? NULL : line, hf);
+	if (*col >= 0 || !required)
+		return (0);
+	if (cfg->no_header)
+		return (nsd_error_set(err, NSD_EXIT_USAGE,
+		    "%s: with --no-header, columns are numbers, not '%s'", in->name, field));
+	return (nsd_error_set(err, NSD_EXIT_INPUT, "%s:%llu: no column '%s' in the header",
+	    in->name, (unsigned long long)lineno, field));
+}
+
+/* Work out the columns of a TSV input from its header line (or first row, with -H). */
+static int
+tsv_setup(const struct nsd_config *cfg, struct nsd_worker *w, struct input *in,
+    const char *line, size_t len, uint64_t lineno, struct nsd_error *err)
+{
+	size_t	 i;
+
+	nsd_tsv_split(line, len, &w->fields);
+	in->ncols = w->fields.n;
+	for (i = 0; i < cfg->nkeys; i++)
+		if (tsv_column(cfg, in, cfg->keys[i], line, &w->fields, 1,
+		    &in->key_cols[i], lineno, err) == -1)
+			return (-1);
+	if (tsv_column(cfg, in, cfg->id_field, line, &w->fields, cfg->id_field_given,
+	    &in->id_col, lineno, err) == -1)
+		return (-1);
+	in->id_out_col = in->dup_out_col = -1;
+	if (!cfg->no_header) {
+		in->id_out_col = nsd_tsv_column(cfg->field_name, line, &w->fields);
+		if (cfg->dup_field[0] != '\0')
+			in->dup_out_col = nsd_tsv_column(cfg->dup_field, line, &w->fields);
+	}
+	return (0);
+}
+
+/*
+ * Stage 1, in order: blank lines, the input's format, and the TSV header.
+ * Long lines are bad here already; the header errors are fatal.
+ */
+static int
+stage_frame(const struct nsd_config *cfg, struct nsd_worker *w, struct input *in,
+    struct work *wk, struct nsd_error *err)
+{
+	size_t		 i;
+
+	wk->reasons.len = 0;
+	if (wk->recs_cap < wk->lines.nlines) {
+		wk->recs_cap = wk->lines.nlines;
+		wk->recs = xreallocarray(wk->recs, wk->recs_cap, sizeof *wk->recs);
+	}
+	for (i = 0; i < wk->lines.nlines; i++) {
+		const struct nsd_line	*l = &wk->lines.lines[i];
+		const char		*s = nsd_line_data(&wk->lines, l);
+		struct record		*r = &wk->recs[i];
+
+		memset(r, 0, sizeof *r);
+		r->kind = RECORD_OK;
+		if (l->kind == NSD_LINE_LONG_MORE || l->kind == NSD_LINE_LONG_LAST) {
+			r->kind = RECORD_BAD;	/* the rest of a line reported already */
+			continue;
+		}
+		if (l->kind != NSD_LINE_WHOLE) {
+			set_bad(wk, r, "line longer than %zu bytes (--max-line)", cfg->max_line);
+			continue;
+		}
+		if (is_blank(s, l->len)) {
+			r->kind = RECORD_BLANK;
+			continue;
+		}
+		if (in->format == NSD_FORMAT_AUTO)
+			in->format = detect_format(s, l->len);
+		if (in->format != NSD_FORMAT_TSV || in->header_seen)
+			continue;
+		in->header_seen = 1;
+		if (!cfg->no_header) {
+			r->kind = RECORD_HEADER;
+			if (tsv_check_bytes(wk, r, s, l->len) == -1)
+				return (nsd_error_set(err, NSD_EXIT_INPUT, "%s:%llu: bad header: %s",
+				    in->name, (unsigned long long)l->lineno,
+				    wk->reasons.data + r->reason));
+		}
+		if (tsv_setup(cfg, w, in, s, l->len, l->lineno, err) == -1)
+			return (-1);
+	}
+	return (0);
+}
+
+static void
+add_fps(struct work *wk, struct record *r, const uint64_t *fps, size_t n)
+{
+	if (wk->nfps + n > wk->fps_cap) {
+		wk->fps_cap = (wk->nfps + n) * 2;
+		wk->fps = xreallocarray(wk->fps, wk->fps_cap, sizeof *wk->fps);
+	}
+	r->fp_off = wk->nfps;
+	r->nfps = n;
+	memcpy(wk->fps + wk->nfps, fps, n * sizeof *fps);
+	wk->nfps += n;
+}
+
+/* Keep the spans of existing annotation members, sorted by position. */
+static void
+add_spans(struct work *wk, struct record *r, const struct nsd_worker *w)
+{
+	size_t	 q, i, j;
+
+	r->span_off = wk->nspans;
+	for (q = w->member_query; q < w->nqueries; q++) {
+		const struct nsd_json_query *qu = &w->queries[q];
+
+		for (i = 0; i < qu->nspans; i++) {
+			struct nsd_splice_span	 s;
+
+			if (wk->nspans == wk->spans_cap) {
+				wk->spans_cap = wk->spans_cap ? wk->spans_cap * 2 : 64;
+				wk->spans = xreallocarray(wk->spans, wk->spans_cap,
+				    sizeof *wk->spans);
+			}
+			s.start = qu->spans[i].start;
+			s.len = qu->spans[i].len;
+			s.member = q == w->member_query ? NSD_MEMBER_ID : NSD_MEMBER_DUP;
+			for (j = wk->nspans; j > r->span_off && wk->spans[j - 1].start > s.start; j--)
+				wk->spans[j] = wk->spans[j - 1];
+			wk->spans[j] = s;
+			wk->nspans++;
+		}
+	}
+	r->nspans = wk->nspans - r->span_off;
+}
+
+/* Stage 2 for a JSON record: validate, find the fields, collect the text. */
+static void
+scan_json(const struct nsd_config *cfg, struct nsd_worker *w, struct work *wk,
+    struct record *r, const char *s, size_t len)
+{
+	struct nsd_json_scanner	*sc = &w->scanner;
+	size_t			 i;
+
+	if (nsd_json_scan(sc, s, len, 1) == -1) {
+		if (strcmp(sc->error, "not a JSON object") == 0)
+			set_bad(wk, r, "not a JSON object");
+		else if (strcmp(sc->error, "NUL byte") == 0 ||
+		    strcmp(sc->error, "invalid UTF-8") == 0)
+			set_bad(wk, r, "%s at byte %zu", sc->error, sc->error_at + 1);
+		else
+			set_bad(wk, r, "invalid JSON: %s at byte %zu", sc->error,
+			    sc->error_at + 1);
+		return;
+	}
+	w->text.len = 0;
+	for (i = 0; i < cfg->nkeys; i++) {
+		const struct nsd_json_span *f = &w->queries[i].found;
+
+		if (f->type == NSD_JSON_NONE) {
+			set_bad(wk, r, "no text field \"%s\"", cfg->keys[i]);
+			return;
+		}
+		if (f->type != NSD_JSON_STRING) {
+			set_bad(wk, r, "text field \"%s\" is %s, not a string",
+			    cfg->keys[i], nsd_json_type_name(f->type));
+			return;
+		}
+		if (i > 0)
+			nsd_buf_putc(&w->text, '\n');
+		nsd_json_decode_string(s + f->start, f->len, &w->text);
+	}
+	{
+		const struct nsd_json_span *id = &w->queries[w->id_query].found;
+
+		if (id->type == NSD_JSON_STRING || id->type == NSD_JSON_NUMBER) {
+			r->id_start = id->start;
+			r->id_len = id->len;
+		}
+	}
+	r->insert_at = sc->insert_at;
+	r->has_members = sc->has_members;
+	add_spans(wk, r, w);
+}
+
+/* Stage 2 for a TSV row: check it, collect the text columns and the id cell. */
+static void
+scan_tsv(const struct nsd_config *cfg, struct nsd_worker *w, const struct input *in,
+    struct work *wk, struct record *r, const char *s, size_t len)
+{
+	size_t	 i;
+
+	if (tsv_check_bytes(wk, r, s, len) == -1)
+		return;
+	nsd_tsv_split(s, len, &w->fields);
+	if (w->fields.n != in->ncols) {
+		set_bad(wk, r, "row has %zu column%s, %s has %zu", w->fields.n,
+		    w->fields.n == 1 ? "" : "s",
+		    cfg->no_header ? "the first row" : "the header", in->ncols);
+		return;
+	}
+	w->text.len = 0;
+	for (i = 0; i < cfg->nkeys; i++) {
+		const struct nsd_tsv_field *f = &w->fields.f[in->key_cols[i]];
+
+		if (i > 0)
+			nsd_buf_putc(&w->text, '\n');
+		nsd_tsv_decode(s + f->start, f->len, &w->text);
+	}
+	if (in->id_col >= 0 && w->fields.f[in->id_col].len > 0) {
+		r->id_start = w->fields.f[in->id_col].start;
+		r->id_len = w->fields.f[in->id_col].len;
+	}
+}
+
+/* Stage 2: every record of the batch, independently of the others. */
+static void
+stage_scan(const struct nsd_config *cfg, struct nsd_worker *w, const struct input *in,
+    struct work *wk)
+{
+	uint64_t	 fps[NSD_NSHASH_MAX_SENTENCES];
+	size_t		 i, n;
+
+	wk->nfps = 0;
+	wk->nspans = 0;
+	for (i = 0; i < wk->lines.nlines; i++) {
+		const struct nsd_line	*l = &wk->lines.lines[i];
+		const char		*s = nsd_line_data(&wk->lines, l);
+		struct record		*r = &wk->recs[i];
+
+		if (r->kind != RECORD_OK)
+			continue;
+		if (in->format == NSD_FORMAT_JSONL)
+			scan_json(cfg, w, wk, r, s, l->len);
+		else
+			scan_tsv(cfg, w, in, wk, r, s, l->len);
+		if (r->kind != RECORD_OK)
+			continue;
+		n = nsd_nshash_compute(&w->nshash, w->text.data, w->text.len, fps);
+		add_fps(wk, r, fps, n);
+	}
+}
+
+/*
+ * Stage 3, in order: a record joins the oldest group that holds any of its
+ * fingerprints, or opens a new one; then its fingerprints are claimed for
+ * that group (those claimed before keep their group). Stops early, with
+ * *stop set, at a bad record under --on-error=fail.
+ */
+static int
+stage_decide(const struct nsd_config *cfg, struct nsd_index *ix, struct work *wk,
+    struct nsd_stats *st, size_t *stop, struct nsd_error *err)
+{
+	const char	*s;
+	uint64_t	 g, best;
+	size_t		 i, k;
+
+	*stop = wk->lines.nlines;
+	for (i = 0; i < wk->lines.nlines; i++) {
+		struct record		*r = &wk->recs[i];
+		const struct nsd_line	*l = &wk->lines.lines[i];
+
+		switch (r->kind) {
+		case RECORD_BLANK:
+			st->blank++;
+			continue;
+		case RECORD_HEADER:
+			continue;
+		case RECORD_BAD:
+			if (l->kind == NSD_LINE_LONG_MORE || l->kind == NSD_LINE_LONG_LAST)
+				continue;
+			st->records++;
+			st->bad++;
+			if (cfg->on_error == NSD_ON_ERROR_FAIL) {
+				*stop = i;
+				return (0);
+			}
+			continue;
+		case RECORD_OK:
+			break;
+		}
+		st->records++;
+		best = 0;
+		for (k = 0; k < r->nfps; k++) {
+			if (nsd_index_lookup(ix, wk->fps[r->fp_off + k], &g, err) == -1)
+				return (-1);
+			if (g != 0 && (best == 0 || g < best))
+				best = g;
+		}
+		r->dup = best != 0;
+		if (best == 0) {
+			s = nsd_line_data(&wk->lines, l);
+			if (nsd_index_group_new(ix, s + r->id_start, r->id_len, &best, err) == -1)
+				return (-1);
+		}
+		r->group = best;
+		for (k = 0; k < r->nfps; k++)
+			if (nsd_index_claim(ix, wk->fps[r->fp_off + k], best, err) == -1)
+				return (-1);
+		if (r->dup)
+			st->duplicates++;
+		else {
+			st->originals++;
+			st->no_text += r->nfps == 0;
+		}
+	}
+	return (0);
+}
+
+/* Stage 4 for a record that was judged: annotate it, pass it, or drop it. */
+static int
+write_judged(const struct nsd_config *cfg, struct nsd_index *ix, struct nsd_writer *wr,
+    const struct input *in, const struct work *wk, const struct record *r,
+    const struct nsd_line *l, struct nsd_error *err)
+{
+	const char		*s = nsd_line_data(&wk->lines, l);
+	struct nsd_annotation	 a;
+	struct nsd_splice	 sp;
+
+	if (cfg->mode == NSD_MODE_DROP_DUPS)
+		return (r->dup ? 0 : nsd_writer_raw(wr, s, l->len, l->eol_len, err));
+	if (cfg->mode == NSD_MODE_ONLY_DUPS && !r->dup)
+		return (0);
+	memset(&a, 0, sizeof a);
+	if (nsd_index_group_id(ix, r->group, &a.id, &a.id_len, err) == -1)
+		return (-1);
+	if (a.id_len == 0)
+		a.id = NULL;
+	a.group = r->group;
+	a.dup = r->dup;
+	if (in->format == NSD_FORMAT_TSV)
+		return (nsd_writer_tsv(wr, s, l->len, l->eol_len, in->id_out_col,
+		    in->dup_out_col, &a, err));
+	sp.insert_at = r->insert_at;
+	sp.has_members = r->has_members;
+	sp.replace = wk->spans + r->span_off;
+	sp.nreplace = r->nspans;
+	return (nsd_writer_json(wr, s, l->len, l->eol_len, &sp, &a, err));
+}
+
+/* Stage 4, in order: the output, up to (not including) record stop. */
+static int
+stage_write(const struct nsd_config *cfg, struct nsd_index *ix, struct nsd_writer *wr,
+    struct input *in, const struct work *wk, size_t stop, struct nsd_error *err)
+{
+	const char	*s;
+	size_t		 i;
+	int		 pass = cfg->on_error == NSD_ON_ERROR_PASS;
+
+	for (i = 0; i < stop; i++) {
+		const struct record	*r = &wk->recs[i];
+		const struct nsd_line	*l = &wk->lines.lines[i];
+
+		s = nsd_line_data(&wk->lines, l);
+		switch (r->kind) {
+		case RECORD_BLANK:
+			break;
+		case RECORD_HEADER:
+			if (cfg->mode == NSD_MODE_DROP_DUPS) {
+				if (nsd_writer_raw(wr, s, l->len, l->eol_len, err) == -1)
+					return (-1);
+			} else if (nsd_writer_tsv(wr, s, l->len, l->eol_len, in->id_out_col,
+			    in->dup_out_col, NULL, err) == -1)
+				return (-1);
+			break;
+		case RECORD_BAD:
+			/* Pieces of a long line: its head decided whether they are passed. */
+			if (l->kind == NSD_LINE_LONG_HEAD)
+				in->long_pass = pass;
+			if (l->kind == NSD_LINE_LONG_HEAD || l->kind == NSD_LINE_LONG_MORE) {
+				if (in->long_pass && nsd_output_write(wr->out, s, l->len, err) == -1)
+					return (-1);
+				break;
+			}
+			if (l->kind == NSD_LINE_LONG_LAST) {
+				if (in->long_pass &&
+				    nsd_writer_raw(wr, s, l->len, l->eol_len, err) == -1)
+					return (-1);
+				in->long_pass = 0;
+				break;
+			}
+			if (pass && nsd_writer_raw(wr, s, l->len, l->eol_len, err) == -1)
+				return (-1);
+			break;
+		case RECORD_OK:
+			if (write_judged(cfg, ix, wr, in, wk, r, l, err) == -1)
+				return (-1);
+			break;
+		}
+	}
+	return (0);
+}
+
+/* Tell the hook about the batch's bad records, up to record stop included. */
+static void
+report_bad(const struct nsd_pipeline_hooks *hooks, const struct input *in,
+    const struct work *wk, size_t stop)
+{
+	size_t	 i;
+
+	for (i = 0; i < wk->lines.nlines && i <= stop; i++) {
+		const struct record	*r = &wk->recs[i];
+		const struct nsd_line	*l = &wk->lines.lines[i];
+
+		if (r->kind != RECORD_BAD || l->kind == NSD_LINE_LONG_MORE ||
+		    l->kind == NSD_LINE_LONG_LAST)
+			continue;
+		if (hooks->bad_record != NULL)
+			hooks->bad_record(hooks->ctx, in->name, l->lineno,
+			    wk->reasons.data + r->reason);
+	}
+}
+
+/* Run one input through the stages. */
+static int
+run_input(const struct nsd_config *cfg, const char *path, struct nsd_worker *w,
+    struct work *wk, struct nsd_index *ix, struct nsd_writer *wr,
+    const struct nsd_pipeline_hooks *hooks, struct nsd_stats *st, struct nsd_error *err)
+{
+	struct nsd_reader	 rd;
+	struct input		 in;
+	uint64_t		 bytes = 0;
+	size_t			 stop;
+	int			 rc;
+
+	if (nsd_reader_open(&rd, path, cfg->max_line, err) == -1)
+		return (-1);
+	memset(&in, 0, sizeof in);
+	in.name = rd.name;
+	in.format = cfg->format;
+	in.id_col = in.id_out_col = in.dup_out_col = -1;
+	st->files++;
+	while ((rc = nsd_reader_fill(&rd, &wk->lines, err)) > 0) {
+		if (stage_frame(cfg, w, &in, wk, err) == -1)
+			break;
+		stage_scan(cfg, w, &in, wk);
+		if ((rc = stage_decide(cfg, ix, wk, st, &stop, err)) == -1)
+			break;
+		report_bad(hooks, &in, wk, stop);
+		if ((rc = stage_write(cfg, ix, wr, &in, wk, stop, err)) == -1)
+			break;
+		st->bytes += rd.bytes - bytes;
+		bytes = rd.bytes;
+		if (hooks->progress != NULL)
+			hooks->progress(hooks->ctx, st);
+		if (stop < wk->lines.nlines) {
+			rc = nsd_error_set(err, NSD_EXIT_FAILREC,
+			    "stopped at the first bad record (--on-error=fail)");
+			break;
+		}
+	}
+	if (rc == 0)
+		st->bytes += rd.bytes - bytes;
+	nsd_reader_close(&rd);
+	return (rc == 0 ? 0 : -1);
+}
+
+int
+nsd_pipeline_run(const struct nsd_config *cfg, struct nsd_index *ix,
+    struct nsd_writer *wr, const struct nsd_pipeline_hooks *hooks,
+    struct nsd_stats *st, struct nsd_error *err)
+{
+	static char		*stdin_only[] = { (char *)"-" };
+	struct nsd_worker	 w;
+	struct work		 wk;
+	char			**files = cfg->files;
+	size_t			 nfiles = cfg->nfiles, i;
+	int			 rc = 0;
+
+	memset(st, 0, sizeof *st);
+	memset(&wk, 0, sizeof wk);
+	if (worker_init(&w, cfg, err) == -1) {
+		worker_free(&w);
+		return (-1);
+	}
+	if (nfiles == 0) {
+		files = stdin_only;
+		nfiles = 1;
+	}
+	for (i = 0; i < nfiles && rc == 0; i++)
+		rc = run_input(cfg, files[i], &w, &wk, ix, wr, hooks, st, err);
+	worker_free(&w);
+	work_free(&wk);
+	return (rc);
+}

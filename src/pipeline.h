@@ -1,0 +1,52 @@
+/*
+ * pipeline.h: the run. Inputs through the stages to the output.
+ *
+ * A run reads each input a batch of lines at a time and passes every batch
+ * through four stages:
+ *   1. frame   (in order)    blank lines, the input's format, the TSV header;
+ *   2. scan    (any order)   validate each record, find its text and id,
+ *                            and fingerprint the text;
+ *   3. decide  (in order)    look the fingerprints up in the index and
+ *                            assign each record its group;
+ *   4. write   (in order)    annotate, drop or pass records to the output.
+ * Only stage 2 is free of ordering; it touches nothing but its record and
+ * its own struct nsd_worker, which is what lets it run on several threads
+ * while the output stays in input order.
+ *
+ * The pipeline never prints: bad records and progress go to the hooks.
+ * Errors: -1 with err set; err->status is the exit status to use.
+ */
+#ifndef NSD_PIPELINE_H
+#define NSD_PIPELINE_H
+
+#include <stdint.h>
+
+#include "index.h"
+#include "options.h"
+#include "util.h"
+#include "writer.h"
+
+struct nsd_stats {
+	uint64_t	 files;
+	uint64_t	 bytes;		/* read, terminators and BOMs included */
+	uint64_t	 records;	/* lines that are not blank and not headers */
+	uint64_t	 originals;
+	uint64_t	 duplicates;
+	uint64_t	 no_text;	/* originals with nothing to compare */
+	uint64_t	 bad;
+	uint64_t	 blank;
+};
+
+struct nsd_pipeline_hooks {
+	/* A bad record: where it is and why (reason without file and line). */
+	void	 (*bad_record)(void *, const char *, uint64_t, const char *);
+	/* Called after every batch. */
+	void	 (*progress)(void *, const struct nsd_stats *);
+	void	*ctx;
+};
+
+int	 nsd_pipeline_run(const struct nsd_config *, struct nsd_index *,
+	    struct nsd_writer *, const struct nsd_pipeline_hooks *,
+	    struct nsd_stats *, struct nsd_error *);
+
+#endif /* NSD_PIPELINE_H */

@@ -1,0 +1,266 @@
+/*
+ * text.c: normalization (hand-written, one pass) and PCRE2 splitting.
+ */
+#include "config.h"
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+
+#include <pcre2.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "text.h"
+#include "utf8.h"
+
+struct nsd_pattern {
+	pcre2_code		*code;
+	pcre2_match_data	*match;
+	int			 jit;
+};
+
+struct nsd_text {
+	enum nsd_split_rule	 rule;
+	struct nsd_pattern	 delim;		/* sentence delimiters */
+	struct nsd_pattern	 word;		/* runs of letters and digits */
+};
+
+/*
+ * The delimiters. The default rule runs on normalized text, where full-width
+ * '：；？！' have become ASCII and all white space is ' ' or '\n'; a '.' ends a
+ * sentence only before white space or at the end. The compat rule is the
+ * reference nshash's character class, on the text as decoded.
+ */
+static const char delim_default[] = "[:;?!\\n\\x{3002}\\x{3011}]|\\.(?=[ \\n]|\\z)";
+static const char delim_compat[] = "[:\\x{FF1A}\\x{FF1B}\\x{FF1F}\\x{3002}\\x{FF01}\\x{3011}\\n]";
+static const char word_run[] = "[\\p{L}\\p{N}]+";
+
+static int
+pattern_compile(struct nsd_pattern *p, const char *src, struct nsd_error *err)
+{
+	PCRE2_UCHAR	 msg[256];
+	PCRE2_SIZE	 off;
+	int		 code;
+
+	p->code = pcre2_compile((PCRE2_SPTR)src, PCRE2_ZERO_TERMINATED,
+	    PCRE2_UTF | PCRE2_UCP | PCRE2_NO_UTF_CHECK, &code, &off, NULL);
+	if (p->code == NULL) {
+		pcre2_get_error_message(code, msg, sizeof msg);
+		return (nsd_error_set(err, NSD_EXIT_NOMEM,
+		    "cannot compile pattern at offset %zu: %s", (size_t)off, msg));
+	}
+	p->jit = pcre2_jit_compile(p->code, PCRE2_JIT_COMPLETE) == 0;
+	if ((p->match = pcre2_match_data_create_from_pattern(p->code, NULL)) == NULL)
+		return (nsd_error_set(err, NSD_EXIT_NOMEM, "out of memory"));
+	return (0);
+}
+
+static void
+pattern_free(struct nsd_pattern *p)
+{
+	pcre2_match_data_free(p->match);
+	pcre2_code_free(p->code);
+}
+
+/* Find the next match at or after start; 1 with [*ms, *me) set, or 0. */
+static int
+pattern_next(struct nsd_pattern *p, const char *s, size_t len, size_t start,
+    size_t *ms, size_t *me)
+{
+	PCRE2_SIZE	*ov;
+	int		 rc;
+
+	if (p->jit)
+		rc = pcre2_jit_match(p->code, (PCRE2_SPTR)s, len, start, 0,
+		    p->match, NULL);
+	else
+		rc = pcre2_match(p->code, (PCRE2_SPTR)s, len, start,
+		    PCRE2_NO_UTF_CHECK, p->match, NULL);
+	if (rc < 0)
+		return (0);
+	ov = pcre2_get_ovector_pointer(p->match);
+	*ms = ov[0];
+	*me = ov[1];
+	return (1);
+}
+
+struct nsd_text *
+nsd_text_new(enum nsd_split_rule rule, struct nsd_error *err)
+{
+	struct nsd_text	*t;
+
+	t = xcalloc(1, sizeof *t);
+	t->rule = rule;
+	if (pattern_compile(&t->delim, rule == NSD_SPLIT_COMPAT ?
+	    delim_compat : delim_default, err) == -1 ||
+	    pattern_compile(&t->word, word_run, err) == -1) {
+		nsd_text_free(t);
+		return (NULL);
+	}
+	return (t);
+}
+
+void
+nsd_text_free(struct nsd_text *t)
+{
+	if (t == NULL)
+		return;
+	pattern_free(&t->delim);
+	pattern_free(&t->word);
+	free(t);
+}
+
+/*
+ * Bytes the normalizer must look at: ASCII white space and '\r', and the
+ * lead bytes of the multi-byte white space and full-width forms:
+ * C2 (U+0085, U+00A0), E1 (U+1680), E2 (U+2000..U+205F), E3 (U+3000)
+ * and EF (U+FF01..U+FF5E). Everything else is copied as it is.
+ */
+static const unsigned char special[256] = {
+	['\t'] = 1, ['\n'] = 1, ['\v'] = 1, ['\f'] = 1, ['\r'] = 1, [' '] = 1,
+	[0xC2] = 1, [0xE1] = 1, [0xE2] = 1, [0xE3] = 1, [0xEF] = 1
+};
+
+enum space_kind { NOT_SPACE, SPACE, LINE_BREAK };
+
+/* Classify the character at p (valid UTF-8, n bytes left); *len gets its length. */
+static enum space_kind
+space_at(const unsigned char *p, size_t n, size_t *len)
+{
+	*len = 1;
+	switch (p[0]) {
+	case ' ': case '\t':
+		return (SPACE);
+	case '\n': case '\v': case '\f':
+		return (LINE_BREAK);
+	case 0xC2:
+		*len = 2;
+		if (n >= 2 && p[1] == 0x85)
+			return (LINE_BREAK);
+		return (n >= 2 && p[1] == 0xA0 ? SPACE : NOT_SPACE);
+	case 0xE1:
+		*len = 3;
+		return (n >= 3 && p[1] == 0x9A && p[2] == 0x80 ? SPACE : NOT_SPACE);
+	case 0xE2:
+		*len = 3;
+		if (n < 3)
+			return (NOT_SPACE);
+		if (p[1] == 0x80 && (p[2] <= 0x8A || p[2] == 0xAF))
+			return (SPACE);		/* U+2000..U+200A, U+202F */
+		if (p[1] == 0x80 && (p[2] == 0xA8 || p[2] == 0xA9))
+			return (LINE_BREAK);	/* U+2028, U+2029 */
+		return (p[1] == 0x81 && p[2] == 0x9F ? SPACE : NOT_SPACE);
+	case 0xE3:
+		*len = 3;
+		return (n >= 3 && p[1] == 0x80 && p[2] == 0x80 ? SPACE : NOT_SPACE);
+	default:
+		return (NOT_SPACE);
+	}
+}
+
+void
+nsd_text_normalize(const char *in, size_t len, struct nsd_buf *out)
+{
+	const unsigned char	*p = (const unsigned char *)in, *end = p + len;
+	const unsigned char	*run;
+	enum space_kind		 pending = NOT_SPACE, kind;
+	size_t			 n;
+	char			 c;
+
+	out->len = 0;
+	nsd_buf_reserve(out, len);
+	while (p < end) {
+		/* Copy a run of ordinary bytes in one go. */
+		for (run = p; p < end && !special[*p]; p++)
+			;
+		if (p > run) {
+			if (pending != NOT_SPACE && out->len > 0)
+				out->data[out->len++] = pending == LINE_BREAK ? '\n' : ' ';
+			pending = NOT_SPACE;
+			memcpy(out->data + out->len, run, p - run);
+			out->len += p - run;
+			continue;
+		}
+		if (*p == '\r') {
+			p++;
+			continue;
+		}
+		if ((kind = space_at(p, end - p, &n)) != NOT_SPACE) {
+			if (kind > pending)
+				pending = kind;
+			p += n;
+			continue;
+		}
+		/* U+FF01..U+FF5E (EF BC 81..EF BD 9E) fold to U+0021..U+007E. */
+		if (p[0] == 0xEF && end - p >= 3 &&
+		    ((p[1] == 0xBC && p[2] >= 0x81) || (p[1] == 0xBD && p[2] <= 0x9E))) {
+			c = p[1] == 0xBC ? (char)(p[2] - 0x81 + 0x21) : (char)(p[2] - 0x80 + 0x60);
+			n = 1;
+			run = (const unsigned char *)&c;
+		} else
+			run = p;
+		if (pending != NOT_SPACE && out->len > 0)
+			out->data[out->len++] = pending == LINE_BREAK ? '\n' : ' ';
+		pending = NOT_SPACE;
+		memcpy(out->data + out->len, run, n);
+		out->len += n;
+		p += p[0] < 0x80 ? 1 : (p[0] < 0xE0 ? 2 : (p[0] < 0xF0 ? 3 : 4));
+	}
+}
+
+static void
+piece_push(struct nsd_piece **pieces, size_t *cap, size_t n, size_t start, size_t len)
+{
+	if (n == *cap) {
+		*cap = *cap ? *cap * 2 : 64;
+		*pieces = xreallocarray(*pieces, *cap, sizeof **pieces);
+	}
+	(*pieces)[n].start = start;
+	(*pieces)[n].len = len;
+}
+
+size_t
+nsd_text_split(struct nsd_text *t, const char *s, size_t len,
+    struct nsd_piece **pieces, size_t *cap)
+{
+	size_t	 n = 0, pos = 0, ms, me, a, b;
+	int	 more;
+
+	do {
+		more = pattern_next(&t->delim, s, len, pos, &ms, &me);
+		if (!more)
+			ms = me = len;
+		a = pos;
+		b = ms;
+		if (t->rule == NSD_SPLIT_DEFAULT) {
+			while (a < b && s[a] == ' ')
+				a++;
+			while (b > a && s[b - 1] == ' ')
+				b--;
+			if (a < b)
+				piece_push(pieces, cap, n++, a, b - a);
+		} else
+			piece_push(pieces, cap, n++, a, b - a);
+		pos = me;
+	} while (more);
+	return (n);
+}
+
+int
+nsd_text_has_word_char(struct nsd_text *t, const char *s, size_t len)
+{
+	size_t	 ms, me;
+
+	return (pattern_next(&t->word, s, len, 0, &ms, &me));
+}
+
+size_t
+nsd_text_count_word_chars(struct nsd_text *t, const char *s, size_t len)
+{
+	size_t	 pos = 0, ms, me, count = 0;
+
+	while (pos < len && pattern_next(&t->word, s, len, pos, &ms, &me)) {
+		count += nsd_utf8_count(s + ms, me - ms);
+		pos = me;
+	}
+	return (count);
+}

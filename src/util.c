@@ -1,0 +1,125 @@
+/*
+ * util.c: allocation that cannot fail, growable buffers, error messages.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util.h"
+
+/* Fill in an error and return -1, so that callers can write "return nsd_error_set(...)". */
+int
+nsd_error_set(struct nsd_error *err, int status, const char *fmt, ...)
+{
+	va_list	 ap;
+
+	if (err == NULL)
+		return (-1);
+	err->status = status;
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+	va_end(ap);
+	return (-1);
+}
+
+/* Report exhaustion with a fixed message: there may be no memory left to format one. */
+static void
+out_of_memory(void)
+{
+	static const char msg[] = "nsdedup: out of memory\n";
+	ssize_t	 n;
+
+	n = write(STDERR_FILENO, msg, sizeof msg - 1);
+	(void)n;
+	_exit(NSD_EXIT_NOMEM);
+}
+
+void *
+xmalloc(size_t size)
+{
+	void	*p;
+
+	if ((p = malloc(size == 0 ? 1 : size)) == NULL)
+		out_of_memory();
+	return (p);
+}
+
+void *
+xcalloc(size_t nmemb, size_t size)
+{
+	void	*p;
+
+	if ((p = calloc(nmemb == 0 ? 1 : nmemb, size == 0 ? 1 : size)) == NULL)
+		out_of_memory();
+	return (p);
+}
+
+void *
+xreallocarray(void *ptr, size_t nmemb, size_t size)
+{
+	void	*p;
+
+	if (size != 0 && nmemb > SIZE_MAX / size)
+		out_of_memory();
+	if ((p = realloc(ptr, nmemb * size == 0 ? 1 : nmemb * size)) == NULL)
+		out_of_memory();
+	return (p);
+}
+
+char *
+xstrdup(const char *s)
+{
+	return (xstrndup(s, strlen(s)));
+}
+
+char *
+xstrndup(const char *s, size_t len)
+{
+	char	*p;
+
+	p = xmalloc(len + 1);
+	memcpy(p, s, len);
+	p[len] = '\0';
+	return (p);
+}
+
+/* Make room for at least extra more bytes, growing geometrically. */
+void
+nsd_buf_reserve(struct nsd_buf *b, size_t extra)
+{
+	size_t	 want, cap;
+
+	if (extra > SIZE_MAX - b->len)
+		out_of_memory();
+	want = b->len + extra;
+	if (want <= b->cap)
+		return;
+	cap = b->cap == 0 ? 256 : b->cap;
+	while (cap < want)
+		cap = cap > SIZE_MAX / 2 ? want : cap * 2;
+	b->data = xreallocarray(b->data, cap, 1);
+	b->cap = cap;
+}
+
+void
+nsd_buf_append(struct nsd_buf *b, const void *p, size_t len)
+{
+	if (len == 0)
+		return;
+	nsd_buf_reserve(b, len);
+	memcpy(b->data + b->len, p, len);
+	b->len += len;
+}
+
+void
+nsd_buf_free(struct nsd_buf *b)
+{
+	free(b->data);
+	b->data = NULL;
+	b->len = b->cap = 0;
+}

@@ -1,0 +1,61 @@
+/*
+ * util.h: the small things every module uses.
+ *
+ * The xmalloc family never returns NULL: running out of memory ends the
+ * program with NSD_EXIT_NOMEM (the one place below main.c that exits, as the
+ * conventions allow). struct nsd_buf is a growable byte buffer that is reused
+ * across records instead of a fixed-size one. struct nsd_error carries the
+ * message of a failed call up to main.c, which is the only code that prints.
+ */
+#ifndef NSD_UTIL_H
+#define NSD_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Exit statuses, defined once; man/nsdedup.1 EXIT STATUS lists the same. */
+enum nsd_exit {
+	NSD_EXIT_OK = 0,	/* success */
+	NSD_EXIT_BADREC = 1,	/* completed, but some records were bad */
+	NSD_EXIT_USAGE = 2,	/* bad command line */
+	NSD_EXIT_INPUT = 3,	/* an input could not be opened or read */
+	NSD_EXIT_OUTPUT = 4,	/* the output could not be written */
+	NSD_EXIT_FAILREC = 5,	/* stopped at a bad record (--on-error=fail) */
+	NSD_EXIT_NOMEM = 6	/* out of memory */
+};
+
+#define NSD_ERROR_MAX 512
+
+struct nsd_error {
+	int	 status;		/* an enum nsd_exit value */
+	char	 msg[NSD_ERROR_MAX];
+};
+
+int	 nsd_error_set(struct nsd_error *, int, const char *, ...)
+	    __attribute__((format(printf, 3, 4)));
+
+void	*xmalloc(size_t);
+void	*xcalloc(size_t, size_t);
+void	*xreallocarray(void *, size_t, size_t);
+char	*xstrdup(const char *);
+char	*xstrndup(const char *, size_t);
+
+struct nsd_buf {
+	char	*data;
+	size_t	 len;
+	size_t	 cap;
+};
+
+void	 nsd_buf_reserve(struct nsd_buf *, size_t);
+void	 nsd_buf_append(struct nsd_buf *, const void *, size_t);
+void	 nsd_buf_free(struct nsd_buf *);
+
+static inline void
+nsd_buf_putc(struct nsd_buf *b, char c)
+{
+	if (b->len == b->cap)
+		nsd_buf_reserve(b, 1);
+	b->data[b->len++] = c;
+}
+
+#endif /* NSD_UTIL_H */

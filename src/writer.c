@@ -1,0 +1,342 @@
+/*
+ * writer.c: checked, buffered output and the annotation splicer.
+ */
+#include "config.h"
+
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "writer.h"
+
+#define OUTPUT_BUFFER	(256 * 1024)
+
+struct nsd_output {
+	int		 fd;
+	char		*path;		/* the target, or NULL for stdout */
+	char		*temp;		/* the temporary file being written */
+	char		*buf;
+	size_t		 len;
+};
+
+int
+nsd_output_open(struct nsd_output **outp, const char *path, struct nsd_error *err)
+{
+	struct nsd_output	*o;
+	const char		*slash;
+	mode_t			 mask;
+	size_t			 dirlen;
+
+	o = xcalloc(1, sizeof *o);
+	o->buf = xmalloc(OUTPUT_BUFFER);
+	if (path == NULL) {
+		o->fd = STDOUT_FILENO;
+		*outp = o;
+		return (0);
+	}
+	/* The temporary file sits beside the target so that rename(2) is atomic. */
+	slash = strrchr(path, '/');
+	dirlen = slash ? (size_t)(slash - path) + 1 : 0;
+	o->path = xstrdup(path);
+	o->temp = xmalloc(dirlen + sizeof ".nsdedup-XXXXXX");
+	memcpy(o->temp, path, dirlen);
+	memcpy(o->temp + dirlen, ".nsdedup-XXXXXX", sizeof ".nsdedup-XXXXXX");
+	if ((o->fd = mkstemp(o->temp)) == -1) {
+		nsd_error_set(err, NSD_EXIT_OUTPUT, "%s: cannot create a temporary file: %s",
+		    path, strerror(errno));
+		free(o->temp);
+		o->temp = NULL;
+		nsd_output_discard(o);
+		return (-1);
+	}
+	/* mkstemp makes 0600; give the result the mode any new file would get. */
+	mask = umask(0);
+	umask(mask);
+	if (fchmod(o->fd, 0666 & ~mask) == -1) {
+		nsd_error_set(err, NSD_EXIT_OUTPUT, "%s: %s", o->temp, strerror(errno));
+		nsd_output_discard(o);
+		return (-1);
+	}
+	*outp = o;
+	return (0);
+}
+
+const char *
+nsd_output_temp_path(const struct nsd_output *o)
+{
+	return (o == NULL ? NULL : o->temp);
+}
+
+static int
+flush(struct nsd_output *o, struct nsd_error *err)
+{
+	size_t	 done = 0;
+	ssize_t	 n;
+
+	while (done < o->len) {
+		n = write(o->fd, o->buf + done, o->len - done);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1)
+			return (nsd_error_set(err, NSD_EXIT_OUTPUT, "%s: write error: %s",
+			    o->path ? o->path : "standard output", strerror(errno)));
+		done += n;
+	}
+	o->len = 0;
+	return (0);
+}
+
+int
+nsd_output_write(struct nsd_output *o, const void *p, size_t len, struct nsd_error *err)
+{
+	if (o->len + len > OUTPUT_BUFFER) {
+		if (flush(o, err) == -1)
+			return (-1);
+		if (len >= OUTPUT_BUFFER) {
+			/* Large pieces (long lines) go straight out, uncopied. */
+			const char	*s = p;
+			ssize_t		 n;
+
+			while (len > 0) {
+				n = write(o->fd, s, len);
+				if (n == -1 && errno == EINTR)
+					continue;
+				if (n == -1)
+					return (nsd_error_set(err, NSD_EXIT_OUTPUT,
+					    "%s: write error: %s",
+					    o->path ? o->path : "standard output",
+					    strerror(errno)));
+				s += n;
+				len -= n;
+			}
+			return (0);
+		}
+	}
+	memcpy(o->buf + o->len, p, len);
+	o->len += len;
+	return (0);
+}
+
+int
+nsd_output_finish(struct nsd_output *o, struct nsd_error *err)
+{
+	const char	*name = o->path ? o->path : "standard output";
+
+	if (flush(o, err) == -1) {
+		nsd_output_discard(o);
+		return (-1);
+	}
+	if (o->path == NULL) {
+		free(o->buf);
+		free(o);
+		return (0);
+	}
+	if (fsync(o->fd) == -1 || close(o->fd) == -1) {
+		nsd_error_set(err, NSD_EXIT_OUTPUT, "%s: %s", name, strerror(errno));
+		o->fd = -1;
+		nsd_output_discard(o);
+		return (-1);
+	}
+	o->fd = -1;
+	if (rename(o->temp, o->path) == -1) {
+		nsd_error_set(err, NSD_EXIT_OUTPUT, "%s: cannot rename into place: %s",
+		    name, strerror(errno));
+		nsd_output_discard(o);
+		return (-1);
+	}
+	free(o->temp);
+	free(o->path);
+	free(o->buf);
+	free(o);
+	return (0);
+}
+
+void
+nsd_output_discard(struct nsd_output *o)
+{
+	if (o == NULL)
+		return;
+	if (o->temp != NULL) {
+		if (o->fd != -1)
+			close(o->fd);
+		unlink(o->temp);
+	}
+	free(o->temp);
+	free(o->path);
+	free(o->buf);
+	free(o);
+}
+
+/* "name": as a JSON member prefix, with the name escaped as a JSON string. */
+static char *
+json_member(const char *name)
+{
+	struct nsd_buf	 b = { 0 };
+	const char	*p;
+	char		 esc[8];
+
+	nsd_buf_putc(&b, '"');
+	for (p = name; *p != '\0'; p++) {
+		if (*p == '"' || *p == '\\') {
+			nsd_buf_putc(&b, '\\');
+			nsd_buf_putc(&b, *p);
+		} else if ((unsigned char)*p < 0x20) {
+			snprintf(esc, sizeof esc, "\\u%04x", (unsigned char)*p);
+			nsd_buf_append(&b, esc, 6);
+		} else
+			nsd_buf_putc(&b, *p);
+	}
+	nsd_buf_append(&b, "\":", 3);	/* with the NUL */
+	return (b.data);
+}
+
+void
+nsd_writer_init(struct nsd_writer *w, struct nsd_output *out, const char *id_name,
+    const char *dup_name)
+{
+	memset(w, 0, sizeof *w);
+	w->out = out;
+	w->id_member = json_member(id_name);
+	w->dup_member = dup_name[0] != '\0' ? json_member(dup_name) : NULL;
+	w->id_column = id_name;
+	w->dup_column = dup_name[0] != '\0' ? dup_name : NULL;
+}
+
+void
+nsd_writer_free(struct nsd_writer *w)
+{
+	free(w->id_member);
+	free(w->dup_member);
+}
+
+static int
+put(struct nsd_writer *w, const void *p, size_t len, struct nsd_error *err)
+{
+	return (nsd_output_write(w->out, p, len, err));
+}
+
+static int
+put_eol(struct nsd_writer *w, unsigned eol_len, struct nsd_error *err)
+{
+	return (put(w, eol_len == 2 ? "\r\n" : "\n", eol_len == 2 ? 2 : 1, err));
+}
+
+/* The value of one annotation member: the id token or group number, or the flag. */
+static int
+put_value(struct nsd_writer *w, enum nsd_member m, const struct nsd_annotation *a,
+    struct nsd_error *err)
+{
+	char	 num[24];
+	int	 n;
+
+	if (m == NSD_MEMBER_DUP)
+		return (a->dup ? put(w, "true", 4, err) : put(w, "false", 5, err));
+	if (a->id != NULL)
+		return (put(w, a->id, a->id_len, err));
+	n = snprintf(num, sizeof num, "%" PRIu64, a->group);
+	return (put(w, num, n, err));
+}
+
+int
+nsd_writer_raw(struct nsd_writer *w, const char *line, size_t len, unsigned eol_len,
+    struct nsd_error *err)
+{
+	if (put(w, line, len, err) == -1)
+		return (-1);
+	return (put_eol(w, eol_len, err));
+}
+
+int
+nsd_writer_json(struct nsd_writer *w, const char *line, size_t len, unsigned eol_len,
+    const struct nsd_splice *sp, const struct nsd_annotation *a, struct nsd_error *err)
+{
+	size_t	 pos = 0, i;
+	int	 have_id = 0, have_dup = w->dup_member == NULL, comma;
+
+	for (i = 0; i < sp->nreplace; i++) {
+		const struct nsd_splice_span *r = &sp->replace[i];
+
+		if (put(w, line + pos, r->start - pos, err) == -1 ||
+		    put_value(w, r->member, a, err) == -1)
+			return (-1);
+		pos = r->start + r->len;
+		if (r->member == NSD_MEMBER_ID)
+			have_id = 1;
+		else
+			have_dup = 1;
+	}
+	if (put(w, line + pos, sp->insert_at - pos, err) == -1)
+		return (-1);
+	comma = sp->has_members;
+	if (!have_id) {
+		if ((comma && put(w, ",", 1, err) == -1) ||
+		    put(w, w->id_member, strlen(w->id_member), err) == -1 ||
+		    put_value(w, NSD_MEMBER_ID, a, err) == -1)
+			return (-1);
+		comma = 1;
+	}
+	if (!have_dup) {
+		if ((comma && put(w, ",", 1, err) == -1) ||
+		    put(w, w->dup_member, strlen(w->dup_member), err) == -1 ||
+		    put_value(w, NSD_MEMBER_DUP, a, err) == -1)
+			return (-1);
+	}
+	if (put(w, line + sp->insert_at, len - sp->insert_at, err) == -1)
+		return (-1);
+	return (put_eol(w, eol_len, err));
+}
+
+/* One annotation cell: the header's name for it, or the record's value. */
+static int
+put_cell(struct nsd_writer *w, enum nsd_member m, const struct nsd_annotation *a,
+    struct nsd_error *err)
+{
+	const char	*name = m == NSD_MEMBER_ID ? w->id_column : w->dup_column;
+
+	if (a == NULL)
+		return (put(w, name, strlen(name), err));
+	return (put_value(w, m, a, err));
+}
+
+int
+nsd_writer_tsv(struct nsd_writer *w, const char *line, size_t len, unsigned eol_len,
+    long id_col, long dup_col, const struct nsd_annotation *a, struct nsd_error *err)
+{
+	const char	*p = line, *end = line + len, *tab;
+	long		 col;
+
+	if (id_col < 0 && (dup_col < 0 || w->dup_column == NULL)) {
+		/* Nothing to replace: the row as it is, then the new cells. */
+		if (put(w, line, len, err) == -1)
+			return (-1);
+	} else {
+		for (col = 0;; col++) {
+			tab = memchr(p, '\t', end - p);
+			if (col > 0 && put(w, "\t", 1, err) == -1)
+				return (-1);
+			if (col == id_col) {
+				if (put_cell(w, NSD_MEMBER_ID, a, err) == -1)
+					return (-1);
+			} else if (col == dup_col && w->dup_column != NULL) {
+				if (put_cell(w, NSD_MEMBER_DUP, a, err) == -1)
+					return (-1);
+			} else if (put(w, p, (tab ? tab : end) - p, err) == -1)
+				return (-1);
+			if (tab == NULL)
+				break;
+			p = tab + 1;
+		}
+	}
+	if (id_col < 0 && (put(w, "\t", 1, err) == -1 ||
+	    put_cell(w, NSD_MEMBER_ID, a, err) == -1))
+		return (-1);
+	if (dup_col < 0 && w->dup_column != NULL && (put(w, "\t", 1, err) == -1 ||
+	    put_cell(w, NSD_MEMBER_DUP, a, err) == -1))
+		return (-1);
+	return (put_eol(w, eol_len, err));
+}
