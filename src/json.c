@@ -153,7 +153,7 @@ fail(struct nsd_json_scanner *sc, const unsigned char *s, size_t n, size_t i,
 		reason = "NUL byte";
 	else if (i < n && s[i] >= 0x80 && nsd_utf8_seqlen(s + i, n - i) == 0)
 		reason = "invalid UTF-8";
-	else if (i >= n)
+	else if (i >= n && strcmp(reason, "unterminated string") != 0)
 		reason = "unexpected end of line";
 	sc->error = reason;
 	sc->error_at = i;

@@ -24,7 +24,8 @@ enum {
 	OPT_STATS
 };
 
-static const char short_options[] = "+adDf:Hhk:m:n:o:qV";
+/* Leading "+": stop at the first operand; ":": report a missing value as ':'. */
+static const char short_options[] = "+:adDf:Hhk:m:n:o:qV";
 
 /* Sorted by long name. */
 static const struct option long_options[] = {

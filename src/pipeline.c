@@ -168,7 +168,11 @@ is_blank(const char *s, size_t len)
 	return (1);
 }
 
-/* The format of an input, from its first non-blank line. */
+/*
+ * The format of an input, from its first non-blank line: JSON when it
+ * starts with '{' or '[', or has no tab at all (so that a damaged first
+ * record of a JSON file is a bad record, not a TSV header); TSV otherwise.
+ */
 static enum nsd_format
 detect_format(const char *s, size_t len)
 {
@@ -176,7 +180,9 @@ detect_format(const char *s, size_t len)
 
 	for (i = 0; i < len && (s[i] == ' ' || s[i] == '\t'); i++)
 		;
-	return (i < len && (s[i] == '{' || s[i] == '[') ? NSD_FORMAT_JSONL : NSD_FORMAT_TSV);
+	if (i < len && (s[i] == '{' || s[i] == '['))
+		return (NSD_FORMAT_JSONL);
+	return (memchr(s, '\t', len) == NULL ? NSD_FORMAT_JSONL : NSD_FORMAT_TSV);
 }
 
 /* Check that a TSV line is UTF-8 without NUL; 0, or -1 with the record marked bad. */

@@ -159,8 +159,13 @@ nsd_output_finish(struct nsd_output *o, struct nsd_error *err)
 void
 nsd_output_discard(struct nsd_output *o)
 {
+	struct nsd_error	 ignored;
+
 	if (o == NULL)
 		return;
+	/* Records already produced still reach a stream; a file is left as it was. */
+	if (o->path == NULL && o->len > 0)
+		(void)flush(o, &ignored);
 	if (o->temp != NULL) {
 		if (o->fd != -1)
 			close(o->fd);

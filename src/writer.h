@@ -28,7 +28,8 @@ int	 nsd_output_open(struct nsd_output **, const char *, struct nsd_error *);
 int	 nsd_output_write(struct nsd_output *, const void *, size_t, struct nsd_error *);
 /* Flush, sync and (for a file) rename into place; frees the output. */
 int	 nsd_output_finish(struct nsd_output *, struct nsd_error *);
-/* Give up: remove the temporary file; frees the output. */
+/* Give up: remove the temporary file; standard output still gets what was
+ * written before. Frees the output. */
 void	 nsd_output_discard(struct nsd_output *);
 /* The temporary file's path, or NULL: for a signal handler to unlink. */
 const char *nsd_output_temp_path(const struct nsd_output *);

@@ -1,0 +1,45 @@
+# fish completion for nsdedup(1)
+
+complete -c nsdedup -s a -l annotate \
+    -d 'Write every record, annotated (default)'
+complete -c nsdedup -l compat -x -a nshash \
+    -d 'Split and select sentences as the reference does'
+complete -c nsdedup -s d -l drop-dups \
+    -d 'Write only the originals, as read'
+complete -c nsdedup -l dup-field -x \
+    -d 'Name of the duplicate flag (empty: omit it)'
+complete -c nsdedup -l field-name -x \
+    -d 'Name of the added group id'
+complete -c nsdedup -s f -l format -x -a 'auto jsonl tsv' \
+    -d 'Input format'
+complete -c nsdedup -s h -l help \
+    -d 'Show help and exit'
+complete -c nsdedup -l id-field -x \
+    -d 'Field naming a record'
+complete -c nsdedup -s k -l key -x \
+    -d 'Field holding the text (repeatable)'
+complete -c nsdedup -l max-line -x \
+    -d 'Longest record accepted, in bytes (K, M, G suffixes)'
+complete -c nsdedup -s m -l method -x -a nshash \
+    -d 'Fingerprint method'
+complete -c nsdedup -l min-length -x \
+    -d 'Sentences must be longer than this many code points'
+complete -c nsdedup -s H -l no-header \
+    -d 'TSV input has no header line'
+complete -c nsdedup -l on-error -x \
+    -a 'pass\t"Write it untouched" skip\t"Leave it out" fail\t"Stop the run"' \
+    -d 'What to do with a bad record'
+complete -c nsdedup -s D -l only-dups \
+    -d 'Write only the duplicates, annotated'
+complete -c nsdedup -s o -l output -r -F \
+    -d 'Write to a file instead of standard output'
+complete -c nsdedup -l progress -x -a 'auto always never' \
+    -d 'When to show progress'
+complete -c nsdedup -s q -l quiet \
+    -d 'No per-record diagnostics, no progress'
+complete -c nsdedup -s n -l sentences -x \
+    -d 'Number of sentences fingerprinted (1-64)'
+complete -c nsdedup -l stats \
+    -d 'Print a summary on standard error at the end'
+complete -c nsdedup -s V -l version \
+    -d 'Show version and exit'

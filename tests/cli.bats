@@ -1,0 +1,137 @@
+#!/usr/bin/env bats
+# The command line: help, version, usage errors, option values.
+
+load helpers
+
+@test "--help prints the usage to stdout and exits 0" {
+	run_nsd --help
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "Usage: nsdedup [OPTION]... [FILE]..." ]
+	[[ "$output" == *"--drop-dups"* ]]
+	[ -z "$stderr" ]
+}
+
+@test "-h is --help" {
+	run_nsd -h
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "Usage: nsdedup [OPTION]... [FILE]..." ]
+	[ -z "$stderr" ]
+}
+
+@test "--version prints nsdedup and the version on its first line" {
+	run_nsd --version
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" =~ ^nsdedup\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
+	[ -z "$stderr" ]
+}
+
+@test "an unknown option is a usage error on stderr, status 2" {
+	run_nsd --no-such-option
+	[ "$status" -eq 2 ]
+	[ -z "$output" ]
+	[[ "$stderr" == *"unknown or ambiguous option '--no-such-option'"* ]]
+	[[ "$stderr" == *"Usage: nsdedup [OPTION]... [FILE]..."* ]]
+	[[ "$stderr" == *"Try 'nsdedup --help' for more information."* ]]
+}
+
+@test "an unknown short option is named" {
+	run_nsd -Z
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"unknown option '-Z'"* ]]
+}
+
+@test "a missing option value is a usage error" {
+	run_nsd --key
+	[ "$status" -eq 2 ]
+	[ -z "$output" ]
+	[[ "$stderr" == *"requires a value"* ]]
+}
+
+@test "a bad enum value lists the valid ones" {
+	run_nsd --format=xml
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"invalid value 'xml' for --format (valid: auto, jsonl, tsv)"* ]]
+	run_nsd --on-error=ignore
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"(valid: pass, skip, fail)"* ]]
+	run_nsd --method=simhash
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"invalid value 'simhash' for --method (valid: nshash)"* ]]
+	run_nsd --progress=sometimes
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"(valid: auto, always, never)"* ]]
+	run_nsd --compat=simhash
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"(valid: nshash)"* ]]
+}
+
+@test "numbers are checked: range, junk, and size suffixes" {
+	run_nsd -n 0
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"--sentences must be between 1 and 64, not '0'"* ]]
+	run_nsd --sentences=65
+	[ "$status" -eq 2 ]
+	run_nsd --min-length=12abc
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"invalid number '12abc' for --min-length"* ]]
+	run_nsd --max-line=4X
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"invalid size '4X' for --max-line"* ]]
+	run_nsd --max-line=99999999999999999999999
+	[ "$status" -eq 2 ]
+	printf '{"text":"x"}\n' > in.jsonl
+	run_nsd --max-line=1K in.jsonl
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+}
+
+@test "names of the added fields are checked" {
+	run_nsd --field-name=
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"--field-name must not be empty"* ]]
+	run_nsd --field-name="$(printf 'a\tb')"
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"without tabs or line breaks"* ]]
+	run_nsd --field-name=dup --dup-field=dup
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"--field-name and --dup-field must differ"* ]]
+}
+
+@test "a bad JSON Pointer is a usage error" {
+	printf '{"text":"x"}\n' > in.jsonl
+	run_nsd -k '/a~2' in.jsonl
+	[ "$status" -eq 2 ]
+	[ -z "$output" ]
+	[[ "$stderr" == *"invalid JSON Pointer '/a~2'"* ]]
+}
+
+@test "no operands and a terminal on stdin: usage instead of waiting" {
+	command -v script >/dev/null || skip "script(1) is not installed"
+	# script(1) gives the program a terminal on stdin.
+	run script -qec "$NSDEDUP" /dev/null
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"no input: give a FILE, or pipe records in"* ]]
+	[[ "$output" == *"Usage: nsdedup"* ]]
+}
+
+@test "stdin is read when there are no operands, and for -" {
+	printf '{"id":1,"text":"%s"}\n' "$(sentence 1)" > in.jsonl
+	run_nsd < in.jsonl
+	[ "$status" -eq 0 ]
+	expect_eq "$output" "{\"id\":1,\"text\":\"$(sentence 1)\",\"similar_id\":1,\"is_dup\":false}"
+	[ -z "$stderr" ]
+	run_nsd - < in.jsonl
+	[ "$status" -eq 0 ]
+	[[ "$output" == *'"similar_id":1,"is_dup":false}' ]]
+}
+
+@test "the mode options: the last one given wins" {
+	printf '{"id":1,"text":"%s"}\n{"id":2,"text":"%s"}\n' "$(sentence 1)" "$(sentence 1)" > in.jsonl
+	run_nsd -D -d in.jsonl
+	[ "$status" -eq 0 ]
+	expect_eq "$output" "{\"id\":1,\"text\":\"$(sentence 1)\"}"
+	run_nsd -d -D in.jsonl
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "$output" == '{"id":2,'* ]]
+}

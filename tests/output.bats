@@ -1,0 +1,95 @@
+#!/usr/bin/env bats
+# -o: a temporary file renamed into place only when the run succeeds.
+
+load helpers
+
+@test "-o writes the output file and nothing to stdout" {
+	printf '{"id":1,"text":"%s"}\n' "$(sentence 1)" > in.jsonl
+	run_nsd -o out.jsonl in.jsonl
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	[ -z "$stderr" ]
+	grep -q '"similar_id":1,"is_dup":false}$' out.jsonl
+	[ -z "$(ls -A | grep nsdedup-)" ]
+}
+
+@test "-o may name the input file, as with sort -o" {
+	printf '{"id":1,"text":"%s"}\n' "$(sentence 1)" > in.jsonl
+	run_nsd --output=in.jsonl in.jsonl
+	[ "$status" -eq 0 ]
+	grep -q '"similar_id":1,"is_dup":false}$' in.jsonl
+}
+
+@test "-o leaves the old file alone when the run fails" {
+	printf 'old contents\n' > out.jsonl
+	printf '{"text":"x"}\njunk\n' > in.jsonl
+	run_nsd --on-error=fail -o out.jsonl in.jsonl
+	[ "$status" -eq 5 ]
+	[ "$(cat out.jsonl)" = "old contents" ]
+	[ -z "$(ls -A | grep nsdedup-)" ]
+	run_nsd -o out.jsonl in.jsonl missing.jsonl
+	[ "$status" -eq 3 ]
+	[ "$(cat out.jsonl)" = "old contents" ]
+}
+
+@test "-o still replaces the file when some records were bad (status 1)" {
+	printf '{"text":"x"}\njunk\n' > in.jsonl
+	run_nsd -o out.jsonl in.jsonl
+	[ "$status" -eq 1 ]
+	[ "$(wc -l < out.jsonl)" -eq 2 ]
+}
+
+@test "-o into a missing directory is an output error" {
+	printf '{"text":"x"}\n' > in.jsonl
+	run_nsd -o no/such/dir/out.jsonl in.jsonl
+	[ "$status" -eq 4 ]
+	[[ "$stderr" == "nsdedup: no/such/dir/out.jsonl: cannot create a temporary file: No such file or directory" ]]
+}
+
+@test "-o gives the file the mode that the umask allows" {
+	printf '{"text":"x"}\n' > in.jsonl
+	(umask 027 && "$NSDEDUP" -o out.jsonl in.jsonl)
+	[ "$(stat -c %a out.jsonl)" = "640" ]
+}
+
+@test "SIGTERM during a run removes the temporary file and keeps the old output" {
+	printf 'old\n' > out.jsonl
+	mkfifo slow
+	# fd 3 belongs to bats: keep it away from the background process.
+	"$NSDEDUP" -o out.jsonl slow 2>/dev/null 3>&- &
+	pid=$!
+	exec 7> slow
+	printf '{"text":"x"}\n' >&7
+	for _ in $(seq 50); do ls -A | grep -q nsdedup- && break; sleep 0.1; done
+	ls -A | grep -q nsdedup-
+	kill -TERM "$pid"
+	wait "$pid" || status=$?
+	exec 7>&-
+	[ "$status" -eq 143 ]
+	[ "$(cat out.jsonl)" = "old" ]
+	[ -z "$(ls -A | grep nsdedup-)" ]
+}
+
+@test "--progress=always draws on stderr and never touches stdout" {
+	printf '{"id":1,"text":"%s"}\n' "$(sentence 1)" > in.jsonl
+	run_nsd --progress=always in.jsonl
+	[ "$status" -eq 0 ]
+	[[ "$output" == '{"id":1,'* ]]
+	[ "${#lines[@]}" -eq 1 ]
+}
+
+@test "--progress=never and --quiet keep stderr empty" {
+	printf '{"id":1,"text":"%s"}\n' "$(sentence 1)" > in.jsonl
+	run_nsd --progress=never in.jsonl
+	[ -z "$stderr" ]
+	run_nsd -q --progress=always in.jsonl
+	[ -z "$stderr" ]
+}
+
+@test "a closed pipe ends the run quietly, like other filters" {
+	for i in $(seq 1 20000); do printf '{"id":%d,"text":"%s"}\n' "$i" "$(sentence "$i")"; done > in.jsonl
+	run bash -c 'set -o pipefail; "$NSDEDUP" in.jsonl | head -n 1 > /dev/null'
+	# Killed by SIGPIPE (141), with nothing said on stderr.
+	[ "$status" -eq 141 ]
+	[ -z "$output" ]
+}

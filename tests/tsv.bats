@@ -1,0 +1,126 @@
+#!/usr/bin/env bats
+# TSV input: header, columns by name or number, annotation columns.
+
+load helpers
+
+make_tsv() {
+	{
+		printf 'id\ttitle\ttext\n'
+		printf 't1\tFirst\t%s\n' "$(sentence 1)"
+		printf 't2\tSecond\t%s\n' "$(sentence 2)"
+		printf 't3\tThird\tCopy: %s\n' "$(sentence 1)"
+	} > in.tsv
+}
+
+@test "TSV is detected and annotated with two appended columns" {
+	make_tsv
+	run_nsd in.tsv
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[ "${lines[0]}" = "$(printf 'id\ttitle\ttext\tsimilar_id\tis_dup')" ]
+	[ "${lines[1]}" = "$(printf 't1\tFirst\t%s\tt1\tfalse' "$(sentence 1)")" ]
+	[ "${lines[3]}" = "$(printf 't3\tThird\tCopy: %s\tt1\ttrue' "$(sentence 1)")" ]
+}
+
+@test "columns by number, and --format=tsv" {
+	make_tsv
+	run_nsd --format=tsv -k 3 --id-field=2 in.tsv
+	[ "$status" -eq 0 ]
+	[[ "${lines[3]}" == *"$(printf '\tFirst\ttrue')" ]]
+}
+
+@test "--drop-dups keeps the header and the originals unchanged" {
+	make_tsv
+	run_nsd -d in.tsv
+	[ "$status" -eq 0 ]
+	expect_eq "$output" "$(head -n 3 in.tsv)"
+}
+
+@test "--only-dups writes the annotated header and the duplicates" {
+	make_tsv
+	run_nsd -D in.tsv
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 2 ]
+	[ "${lines[0]}" = "$(printf 'id\ttitle\ttext\tsimilar_id\tis_dup')" ]
+}
+
+@test "an existing similar_id column is replaced, not added again" {
+	make_tsv
+	"$NSDEDUP" in.tsv > once.tsv
+	run_nsd once.tsv
+	[ "$status" -eq 0 ]
+	expect_eq "$output" "$(cat once.tsv)"
+}
+
+@test "-H: no header, columns by number, group numbers without an id" {
+	printf '%s\tx\n%s\ty\n' "$(sentence 1)" "$(sentence 1)" > in.tsv
+	run_nsd -H -f tsv -k 1 in.tsv
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "$(printf '%s\tx\t1\tfalse' "$(sentence 1)")" ]
+	[ "${lines[1]}" = "$(printf '%s\ty\t1\ttrue' "$(sentence 1)")" ]
+}
+
+@test "-H with a column name is a usage error" {
+	printf 'a\tb\n' > in.tsv
+	run_nsd -H -f tsv in.tsv
+	[ "$status" -eq 2 ]
+	[ -z "$output" ]
+	[ "$stderr" = "nsdedup: in.tsv: with --no-header, columns are numbers, not 'text'" ]
+}
+
+@test "a text column missing from the header stops the run" {
+	printf 'id\tbody\nx\ty\n' > in.tsv
+	run_nsd in.tsv
+	[ "$status" -eq 3 ]
+	[ "$stderr" = "nsdedup: in.tsv:1: no column 'text' in the header" ]
+	run_nsd -k body --id-field=url in.tsv
+	[ "$status" -eq 3 ]
+	[ "$stderr" = "nsdedup: in.tsv:1: no column 'url' in the header" ]
+}
+
+@test "a ragged row is a bad record, passed through" {
+	make_tsv
+	printf 'only\ttwo\n' >> in.tsv
+	run_nsd in.tsv
+	[ "$status" -eq 1 ]
+	[ "${lines[4]}" = "$(printf 'only\ttwo')" ]
+	[ "$stderr" = "nsdedup: in.tsv:5: row has 2 columns, the header has 3" ]
+}
+
+@test "backslash escapes in the text column are decoded" {
+	printf 'id\ttext\na\tSentence with a\\ttab that is long enough to count\\nmore\n' > esc.tsv
+	printf 'b\tSentence with a\\ttab that is long enough to count\n' >> esc.tsv
+	run_nsd esc.tsv
+	[ "$status" -eq 0 ]
+	[[ "${lines[2]}" == *"$(printf '\ta\ttrue')" ]]
+}
+
+@test "TSV: invalid UTF-8 and NUL bytes are bad records" {
+	printf 'id\ttext\na\tcaf\xe9\nb\tx\0y\n' > in.tsv
+	run_nsd in.tsv
+	[ "$status" -eq 1 ]
+	[ "${stderr_lines[0]}" = "nsdedup: in.tsv:2: invalid UTF-8 at byte 6" ]
+	[ "${stderr_lines[1]}" = "nsdedup: in.tsv:3: NUL byte at byte 4" ]
+}
+
+@test "TSV with CRLF keeps its line ends" {
+	printf 'id\ttext\r\na\t%s\r\nb\t%s\r\n' "$(sentence 1)" "$(sentence 1)" > in.tsv
+	"$NSDEDUP" in.tsv > out.tsv
+	[ "$(tr -cd '\r' < out.tsv | wc -c)" -eq 3 ]
+	grep -q "$(printf '\ta\ttrue\r')" out.tsv
+}
+
+@test "the example TSV is annotated as expected" {
+	run_nsd "$TOP_SRCDIR/examples/news.tsv"
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	expect_eq "$output" "$(cat "$TOP_SRCDIR/tests/data/news.annotated.tsv")"
+}
+
+@test "format is decided per file" {
+	printf '{"id":"j","text":"%s"}\n' "$(sentence 1)" > a.jsonl
+	printf 'id\ttext\nt\t%s\n' "$(sentence 1)" > b.tsv
+	run_nsd a.jsonl b.tsv
+	[ "$status" -eq 0 ]
+	[ "${lines[2]}" = "$(printf 't\t%s\t"j"\ttrue' "$(sentence 1)")" ]
+}
