@@ -208,9 +208,16 @@ scan_string(struct nsd_json_scanner *sc, const unsigned char *s, size_t n,
 		default:
 			if (s[i] < 0x20)
 				return (fail(sc, s, n, i, "control character in string"));
-			if ((len = nsd_utf8_seqlen(s + i, n - i)) == 0)
-				return (fail(sc, s, n, i, "invalid UTF-8"));
-			i += len;
+			/* Runs of CJK: three-byte sequences that cannot be overlong or surrogates. */
+			while (i + 2 < n && s[i] >= 0xE1 && s[i] != 0xED &&
+			    s[i] <= 0xEF && (s[i + 1] & 0xC0) == 0x80 &&
+			    (s[i + 2] & 0xC0) == 0x80)
+				i += 3;
+			if (i < n && s[i] >= 0x80) {
+				if ((len = nsd_utf8_seqlen(s + i, n - i)) == 0)
+					return (fail(sc, s, n, i, "invalid UTF-8"));
+				i += len;
+			}
 			break;
 		}
 	}

@@ -8,6 +8,9 @@
 #include <pcre2.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "text.h"
 #include "utf8.h"
@@ -123,7 +126,7 @@ static const unsigned char special[256] = {
 enum space_kind { NOT_SPACE, SPACE, LINE_BREAK };
 
 /* Classify the character at p (valid UTF-8, n bytes left); *len gets its length. */
-static enum space_kind
+static inline __attribute__((always_inline)) enum space_kind
 space_at(const unsigned char *p, size_t n, size_t *len)
 {
 	*len = 1;
@@ -157,54 +160,114 @@ space_at(const unsigned char *p, size_t n, size_t *len)
 	}
 }
 
+/*
+ * How many bytes from p on are ordinary (not special), looking 16 at a
+ * time: a block is ordinary when it has no byte 0x09..0x0D, 0x20, 0xC2,
+ * 0xE1, 0xE2, 0xE3 or 0xEF. The caller finishes byte by byte.
+ */
+static size_t
+ordinary_blocks(const unsigned char *p, const unsigned char *end)
+{
+	const unsigned char	*q = p;
+#ifdef __SSE2__
+	const __m128i	 tab = _mm_set1_epi8(0x09), span = _mm_set1_epi8(0x04);
+	const __m128i	 sp = _mm_set1_epi8(0x20), c2 = _mm_set1_epi8((char)0xC2);
+	const __m128i	 e1 = _mm_set1_epi8((char)0xE1), e3 = _mm_set1_epi8((char)0xE3);
+	const __m128i	 ef = _mm_set1_epi8((char)0xEF);
+	__m128i		 b, hit, ctl;
+
+	while (end - q >= 16) {
+		b = _mm_loadu_si128((const __m128i *)q);
+		/* 0x09..0x0D: b - 0x09 <= 4, unsigned, i.e. max(b - 9, 4) == 4. */
+		ctl = _mm_sub_epi8(b, tab);
+		hit = _mm_cmpeq_epi8(_mm_max_epu8(ctl, span), span);
+		hit = _mm_or_si128(hit, _mm_cmpeq_epi8(b, sp));
+		hit = _mm_or_si128(hit, _mm_cmpeq_epi8(b, c2));
+		/* 0xE1..0xE3: max(min(b, E3), E1) == b. */
+		hit = _mm_or_si128(hit, _mm_cmpeq_epi8(_mm_max_epu8(_mm_min_epu8(b, e3), e1), b));
+		hit = _mm_or_si128(hit, _mm_cmpeq_epi8(b, ef));
+		if (_mm_movemask_epi8(hit) != 0)
+			break;
+		q += 16;
+	}
+#else
+	(void)end;
+#endif
+	return (q - p);
+}
+
+/* Bytes in a UTF-8 sequence, from its (valid) lead byte. */
+static size_t
+seq_bytes(unsigned char lead)
+{
+	return (lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4);
+}
+
 void
 nsd_text_normalize(const char *in, size_t len, struct nsd_buf *out)
 {
 	const unsigned char	*p = (const unsigned char *)in, *end = p + len;
-	const unsigned char	*run;
-	enum space_kind		 pending = NOT_SPACE, kind;
+	enum space_kind		 run, kind;
+	char			*o, *start;
 	size_t			 n;
-	char			 c;
 
 	out->len = 0;
 	nsd_buf_reserve(out, len);
+	o = start = out->data;
 	while (p < end) {
-		/* Copy a run of ordinary bytes in one go. */
-		for (run = p; p < end && !special[*p]; p++)
-			;
-		if (p > run) {
-			if (pending != NOT_SPACE && out->len > 0)
-				out->data[out->len++] = pending == LINE_BREAK ? '\n' : ' ';
-			pending = NOT_SPACE;
-			memcpy(out->data + out->len, run, p - run);
-			out->len += p - run;
+		/* Ordinary bytes are copied as they come. */
+		n = ordinary_blocks(p, end);
+		memcpy(o, p, n);
+		o += n;
+		p += n;
+		while (p < end && !special[*p])
+			*o++ = *p++;
+		if (p >= end)
+			break;
+		/* One space between words is by far the commonest case. */
+		if (*p == ' ' && end - p >= 2 && !special[p[1]] && o > start) {
+			*o++ = ' ';
+			p++;
 			continue;
 		}
 		if (*p == '\r') {
 			p++;
 			continue;
 		}
-		if ((kind = space_at(p, end - p, &n)) != NOT_SPACE) {
-			if (kind > pending)
-				pending = kind;
-			p += n;
+		if ((run = space_at(p, end - p, &n)) != NOT_SPACE) {
+			/* Take the whole run of white space; emit one separator if text follows. */
+			for (p += n; p < end; p += n) {
+				n = 1;
+				if (*p == '\r')
+					continue;
+				if (!special[*p] || (kind = space_at(p, end - p, &n)) == NOT_SPACE)
+					break;
+				if (kind > run)
+					run = kind;
+			}
+			if (p < end && o > start)
+				*o++ = run == LINE_BREAK ? '\n' : ' ';
 			continue;
 		}
 		/* U+FF01..U+FF5E (EF BC 81..EF BD 9E) fold to U+0021..U+007E. */
-		if (p[0] == 0xEF && end - p >= 3 &&
-		    ((p[1] == 0xBC && p[2] >= 0x81) || (p[1] == 0xBD && p[2] <= 0x9E))) {
-			c = p[1] == 0xBC ? (char)(p[2] - 0x81 + 0x21) : (char)(p[2] - 0x80 + 0x60);
-			n = 1;
-			run = (const unsigned char *)&c;
-		} else
-			run = p;
-		if (pending != NOT_SPACE && out->len > 0)
-			out->data[out->len++] = pending == LINE_BREAK ? '\n' : ' ';
-		pending = NOT_SPACE;
-		memcpy(out->data + out->len, run, n);
-		out->len += n;
-		p += p[0] < 0x80 ? 1 : (p[0] < 0xE0 ? 2 : (p[0] < 0xF0 ? 3 : 4));
+		if (p[0] == 0xEF && end - p >= 3 && p[1] == 0xBC && p[2] >= 0x81) {
+			*o++ = (char)(p[2] - 0x81 + 0x21);
+			p += 3;
+			continue;
+		}
+		if (p[0] == 0xEF && end - p >= 3 && p[1] == 0xBD && p[2] <= 0x9E) {
+			*o++ = (char)(p[2] - 0x80 + 0x60);
+			p += 3;
+			continue;
+		}
+		n = seq_bytes(*p);
+		if (n > (size_t)(end - p))
+			n = end - p;
+		memcpy(o, p, n);
+		o += n;
+		p += n;
 	}
+	out->len = o - start;
 }
 
 static void

@@ -8,42 +8,6 @@
 #include "utf8.h"
 
 size_t
-nsd_utf8_seqlen(const unsigned char *p, size_t avail)
-{
-	unsigned char	 c = p[0], lo = 0x80, hi = 0xBF;
-	size_t		 n, i;
-
-	if (c < 0x80)
-		return (1);
-	if (c < 0xC2)
-		return (0);		/* continuation byte or overlong 2-byte lead */
-	if (c < 0xE0)
-		n = 2;
-	else if (c < 0xF0) {
-		n = 3;
-		if (c == 0xE0)
-			lo = 0xA0;	/* overlong */
-		else if (c == 0xED)
-			hi = 0x9F;	/* UTF-16 surrogates */
-	} else if (c < 0xF5) {
-		n = 4;
-		if (c == 0xF0)
-			lo = 0x90;	/* overlong */
-		else if (c == 0xF4)
-			hi = 0x8F;	/* above U+10FFFF */
-	} else
-		return (0);
-	if (avail < n)
-		return (0);
-	if (p[1] < lo || p[1] > hi)
-		return (0);
-	for (i = 2; i < n; i++)
-		if ((p[i] & 0xC0) != 0x80)
-			return (0);
-	return (n);
-}
-
-size_t
 nsd_utf8_check(const char *s, size_t len)
 {
 	const unsigned char	*p = (const unsigned char *)s;
@@ -65,12 +29,23 @@ size_t
 nsd_utf8_count(const char *s, size_t len)
 {
 	const unsigned char	*p = (const unsigned char *)s;
-	size_t			 i, count = 0;
+	const uint64_t		 ones = 0x0101010101010101ULL;
+	uint64_t		 w;
+	size_t			 i = 0, cont = 0;
 
-	/* Every code point has exactly one byte that is not 10xxxxxx. */
-	for (i = 0; i < len; i++)
-		count += (p[i] & 0xC0) != 0x80;
-	return (count);
+	/*
+	 * Every code point has exactly one byte that is not a continuation
+	 * byte (10xxxxxx), so count the continuation bytes eight at a time:
+	 * bit 7 set and bit 6 clear leaves a 1 in that byte's low bit, and
+	 * multiplying by 0x0101...01 sums those bytes into the top one.
+	 */
+	for (; i + 8 <= len; i += 8) {
+		memcpy(&w, p + i, 8);
+		cont += (((w >> 7) & ~(w >> 6) & ones) * ones) >> 56;
+	}
+	for (; i < len; i++)
+		cont += (p[i] & 0xC0) == 0x80;
+	return (len - cont);
 }
 
 size_t

@@ -11,8 +11,44 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Length of the valid sequence starting at p (1..4), or 0 when it is not valid. */
-size_t	 nsd_utf8_seqlen(const unsigned char *, size_t);
+/*
+ * Length of the valid sequence starting at p (1..4, with avail bytes
+ * there), or 0 when it is not valid. Inline: scanners call it for every
+ * non-ASCII character.
+ */
+static inline size_t
+nsd_utf8_seqlen(const unsigned char *p, size_t avail)
+{
+	unsigned char	 c = p[0], lo = 0x80, hi = 0xBF;
+	size_t		 n, i;
+
+	if (c < 0x80)
+		return (1);
+	if (c < 0xC2)
+		return (0);		/* continuation byte or overlong 2-byte lead */
+	if (c < 0xE0)
+		n = 2;
+	else if (c < 0xF0) {
+		n = 3;
+		if (c == 0xE0)
+			lo = 0xA0;	/* overlong */
+		else if (c == 0xED)
+			hi = 0x9F;	/* UTF-16 surrogates */
+	} else if (c < 0xF5) {
+		n = 4;
+		if (c == 0xF0)
+			lo = 0x90;	/* overlong */
+		else if (c == 0xF4)
+			hi = 0x8F;	/* above U+10FFFF */
+	} else
+		return (0);
+	if (avail < n || p[1] < lo || p[1] > hi)
+		return (0);
+	for (i = 2; i < n; i++)
+		if ((p[i] & 0xC0) != 0x80)
+			return (0);
+	return (n);
+}
 
 /* Offset of the first invalid byte in p[0..len), or len when all of it is valid. */
 size_t	 nsd_utf8_check(const char *, size_t);
