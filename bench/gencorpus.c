@@ -48,7 +48,7 @@ struct buf {
  */
 struct doc {
 	enum lang	 lang;
-	int		 wide_space;	/* Double spaces (en) or indents (zh). */
+	int		 wide_space;	/* Double spaces or indents. */
 	struct buf	 title;
 	struct buf	 text;
 	size_t		*off;
@@ -74,33 +74,36 @@ static uint64_t rng_state;
  * "&" a weekday.
  */
 static const char *const en_subj[] = {
-	"the city council", "local officials", "the regional transport authority",
-	"the company", "a spokesperson for the ministry",
+	"the city council", "local officials",
+	"the regional transport authority", "the company",
+	"a spokesperson for the ministry",
 	"researchers at the state university", "the harbour board",
-	"union leaders", "residents of the old town", "the county health service",
-	"farmers in the valley", "the energy regulator",
-	"a group of small business owners", "the school board", "police",
-	"the weather service", "investors", "the mayor", "the opposition party",
-	"engineers working on the project", "the museum", "hospital managers",
-	"the ferry operator", "the water company",
-	"shopkeepers on the high street", "the planning committee",
-	"a coalition of environmental groups", "the central bank",
-	"the football club", "the library service", "volunteers",
-	"the fire brigade", "the chamber of commerce",
+	"union leaders", "residents of the old town",
+	"the county health service", "farmers in the valley",
+	"the energy regulator", "a group of small business owners",
+	"the school board", "police", "the weather service", "investors",
+	"the mayor", "the opposition party", "engineers working on the project",
+	"the museum", "hospital managers", "the ferry operator",
+	"the water company", "shopkeepers on the high street",
+	"the planning committee", "a coalition of environmental groups",
+	"the central bank", "the football club", "the library service",
+	"volunteers", "the fire brigade", "the chamber of commerce",
 	"the national rail operator", "tenants' associations",
 	"the tourism office", "the airport operator",
 	"a panel of independent experts", "the caf\xc3\xa9 owners' association",
 	"teachers at # primary schools", "the port authority",
-	"a local charity", "the provincial government", "the building contractor"
+	"a local charity", "the provincial government",
+	"the building contractor"
 };
 static const char *const en_verb[] = {
 	"approved", "announced", "rejected", "criticised", "welcomed",
 	"postponed", "unveiled", "published", "began reviewing", "delayed",
-	"agreed to fund", "announced plans to expand", "moved to scrap", "agreed to consult on",
-	"began work on", "signed", "questioned", "defended", "started preparing",
-	"expected to complete", "called for", "completed",
-	"said it would extend", "voted against", "asked for details of",
-	"warned about", "praised", "set aside money for", "launched",
+	"agreed to fund", "announced plans to expand", "moved to scrap",
+	"agreed to consult on", "began work on", "signed", "questioned",
+	"defended", "started preparing", "expected to complete", "called for",
+	"completed", "said it would extend", "voted against",
+	"asked for details of", "warned about", "praised",
+	"set aside money for", "launched",
 	"described as \"a first step\" the plans for", "raised concerns over",
 	"continued to negotiate", "quietly dropped", "promised to speed up"
 };
@@ -127,11 +130,10 @@ static const char *const en_obj[] = {
 	"a scheme to plant # trees", "the sale of # hectares of farmland"
 };
 static const char *const en_mod[] = {
-	"on &",
-	"last week", "earlier this month", "after months of negotiations",
-	"despite strong opposition", "in the northern district",
-	"for the first time since @", "by the end of next year",
-	"in a statement", "at a public meeting",
+	"on &", "last week", "earlier this month",
+	"after months of negotiations", "despite strong opposition",
+	"in the northern district", "for the first time since @",
+	"by the end of next year", "in a statement", "at a public meeting",
 	"following complaints from residents", "ahead of the winter season",
 	"in a vote of # to #", "at a cost of about $# million",
 	"over the next # years", "across the region", "in the coastal towns",
@@ -161,15 +163,16 @@ static const char *const weekdays[] = {
 	"Sunday"
 };
 static const char *const en_prefix[] = {
-	"(Reuters) - ", "UPDATE 1-", "(AP) - "
+	"(Reuters) - ", "(AP) - ", "PORT HALDEN (Harbor Wire) - "
 };
 static const char *const en_line[] = {
 	"(Adds details in paragraph 3)", "(Corrects spelling of name)",
 	"Updated at 14:05"
 };
 static const char *const en_footer[] = {
-	"Copyright 2026 Reuters.", "Reporting by A. Writer; Editing by B. Editor",
-	"(Reporting by staff)", "All rights reserved."
+	"Copyright 2026 Reuters.",
+	"Reporting by A. Writer; Editing by B. Editor", "(Reporting by staff)",
+	"All rights reserved."
 };
 
 /* Chinese phrase pools. */
@@ -183,8 +186,9 @@ static const char *const zh_subj[] = {
 	"市政府", "相关部门", "该公司", "研究团队", "当地居民", "县农业农村局",
 	"市交通运输局", "区教育局", "省生态环境厅", "不少市民", "企业负责人",
 	"专家", "社区工作人员", "景区管理处", "市场监管部门", "市第一人民医院",
-	"合作社", "志愿者", "派出所民警", "气象部门", "开发区管委会", "市图书馆",
-	"海关", "港口集团", "文旅部门", "街道办事处", "供电公司", "消防救援支队"
+	"合作社", "志愿者", "派出所民警", "气象部门", "开发区管委会",
+	"市图书馆", "海关", "港口集团", "文旅部门", "街道办事处", "供电公司",
+	"消防救援支队"
 };
 static const char *const zh_act[] = {
 	"启动了老旧小区改造工程", "发布了新的产业扶持政策",
@@ -193,9 +197,9 @@ static const char *const zh_act[] = {
 	"引进了#家科技型企业", "修复了#处历史建筑", "组织了#场招聘会",
 	"加快推进轨道交通建设", "接待游客#万人次", "处理群众投诉#件",
 	"建成了被称为“家门口的好去处”的口袋公园", "为#名老人送去了冬衣",
-	"完成了#亩高标准农田建设", "开通了#条夜间公交线路",
-	"更换了#盏节能路灯", "上线了“一网通办”服务平台",
-	"对#家餐饮单位进行了抽检", "新增托育位#个", "清理河道#公里"
+	"完成了#亩高标准农田建设", "开通了#条夜间公交线路", "更换了#盏节能路灯",
+	"上线了“一网通办”服务平台", "对#家餐饮单位进行了抽检", "新增托育位#个",
+	"清理河道#公里"
 };
 static const char *const zh_more[] = {
 	"同比增长*.|%", "比去年同期提高了|个百分点", "惠及居民#余户",
@@ -216,7 +220,9 @@ static const char *const zh_footer[] = {
 	"责任编辑：王某", "（完）", "来源：东沅日报 编辑：李某",
 	"（责任编辑：张某）"
 };
-static const char *const zh_endp[] = { "。", "。", "。", "。", "！", "？", "；" };
+static const char *const zh_endp[] = {
+	"。", "。", "。", "。", "！", "？", "；"
+};
 static const char *const zh_swap[] = {
 	"的", "在", "和", "新", "大", "市", "区", "县", "人", "年"
 };
@@ -549,8 +555,8 @@ mutate_sentence(struct doc *d, size_t i)
 				break;
 			}
 			/* A CJK ideograph: lead byte E4..E9, 3 bytes. */
-			if (d->lang == LANG_ZH && s[k] >= 0xe4 && s[k] <= 0xe9 &&
-			    k + 2 < len) {
+			if (d->lang == LANG_ZH && s[k] >= 0xe4 &&
+			    s[k] <= 0xe9 && k + 2 < len) {
 				rep = PICK(zh_swap);
 				memcpy(s + k, rep, 3);
 				break;
@@ -582,7 +588,9 @@ gen_repost(struct doc *d, const struct doc *src)
 	if (rng_below(3) == 0)
 		gen_title(&d->title, d->lang);
 	else {
-		if (d->lang == LANG_EN && rng_below(2))
+		if (d->lang == LANG_EN && rng_below(2) &&
+		    (src->title.len < 9 ||
+		    memcmp(src->title.p, "UPDATE 1-", 9) != 0))
 			buf_adds(&d->title, "UPDATE 1-");
 		buf_add(&d->title, src->title.p, src->title.len);
 	}
@@ -606,8 +614,8 @@ gen_repost(struct doc *d, const struct doc *src)
 		}
 		s0 = d->text.len;
 		if (prefix && d->n == 0) {
-			buf_adds(&d->text, d->lang == LANG_ZH ? PICK(zh_prefix) :
-			    PICK(en_prefix));
+			buf_adds(&d->text, d->lang == LANG_ZH ?
+			    PICK(zh_prefix) : PICK(en_prefix));
 			prefix = 0;
 		}
 		buf_add(&d->text, src->text.p + src->off[i],
@@ -641,7 +649,8 @@ json_add(struct buf *b, const char *s, size_t n)
 		c = (unsigned char)s[i];
 		if (c != '"' && c != '\\' && c != '\n' && c != 0xc3)
 			continue;
-		if (c == 0xc3 && (i + 1 == n || (unsigned char)s[i + 1] != 0xa9))
+		if (c == 0xc3 &&
+		    (i + 1 == n || (unsigned char)s[i + 1] != 0xa9))
 			continue;
 		buf_add(b, s + run, i - run);
 		if (c == '"')
@@ -712,14 +721,14 @@ usage(int status)
 	}
 	fprintf(f, "\n"
 	    "Write a synthetic news-like NDJSON corpus to standard output.\n\n"
-	    "  --seed N       PRNG seed (default 1); the output depends only on\n"
-	    "                 the seed and the options\n"
-	    "  --size BYTES   stop before the output would exceed BYTES; K, M, G\n"
-	    "                 suffixes are powers of 1024 (default 100M unless\n"
-	    "                 --records is given)\n"
+	    "  --seed N       PRNG seed (default 1); the output depends only\n"
+	    "                 on the seed and the options\n"
+	    "  --size BYTES   stop before the output would exceed BYTES;\n"
+	    "                 K, M, G suffixes are powers of 1024 (default\n"
+	    "                 100M unless --records is given)\n"
 	    "  --records N    stop after N records\n"
-	    "  --dup-rate F   share of records that are near-copies of a recent\n"
-	    "                 record, 0 to 1 (default 0.2)\n"
+	    "  --dup-rate F   share of records that are near-copies of a\n"
+	    "                 recent record, 0 to 1 (default 0.2)\n"
 	    "  --verbose      print record, repost and byte counts to stderr\n"
 	    "  --help         show this help\n");
 	exit(0);
@@ -783,15 +792,16 @@ parse_args(int argc, char **argv, struct options *o)
 {
 	const char *v;
 	char *end;
-	int i, have_size = 0;
+	int i, have_size = 0, have_records = 0;
 
 	o->seed = 1;
-	o->size = 0;
-	o->records = 0;
+	o->size = UINT64_MAX;
+	o->records = UINT64_MAX;
 	o->dup_rate = 0.2;
 	o->verbose = 0;
 	for (i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+		if (strcmp(argv[i], "--help") == 0 ||
+		    strcmp(argv[i], "-h") == 0)
 			usage(0);
 		else if (strcmp(argv[i], "--verbose") == 0 ||
 		    strcmp(argv[i], "-v") == 0)
@@ -801,9 +811,12 @@ parse_args(int argc, char **argv, struct options *o)
 		else if ((v = opt_value(argc, argv, &i, "--size")) != NULL) {
 			o->size = parse_size("--size", v, 1);
 			have_size = 1;
-		} else if ((v = opt_value(argc, argv, &i, "--records")) != NULL)
+		} else if ((v = opt_value(argc, argv, &i, "--records")) !=
+		    NULL) {
 			o->records = parse_size("--records", v, 0);
-		else if ((v = opt_value(argc, argv, &i, "--dup-rate")) != NULL) {
+			have_records = 1;
+		} else if ((v = opt_value(argc, argv, &i, "--dup-rate")) !=
+		    NULL) {
 			errno = 0;
 			o->dup_rate = strtod(v, &end);
 			if (errno != 0 || end == v || *end != '\0' ||
@@ -818,7 +831,7 @@ parse_args(int argc, char **argv, struct options *o)
 			usage(2);
 		}
 	}
-	if (!have_size && o->records == 0)
+	if (!have_size && !have_records)
 		o->size = 100ULL << 20;
 }
 
@@ -835,7 +848,7 @@ main(int argc, char **argv)
 	parse_args(argc, argv, &o);
 	rng_state = o.seed;
 	/* Every document is written to the ring slot it replaces. */
-	for (id = 1; o.records == 0 || id <= o.records; id++) {
+	for (id = 1; id <= o.records; id++) {
 		slot = (size_t)((id - 1) % RING_SIZE);
 		repost = filled > 1 && rng_unit() < o.dup_rate;
 		if (repost) {
@@ -850,7 +863,7 @@ main(int argc, char **argv)
 
 		mark = out.len;
 		write_record(&out, &tmp, &ring[slot], id);
-		if (o.size != 0 && total + (out.len - mark) > o.size) {
+		if (out.len - mark > o.size - total) {
 			out.len = mark;
 			break;
 		}

@@ -38,6 +38,13 @@ struct nsd_index_params {
 
 struct nsd_index;
 
+/* What an index holds, for --stats and the benchmark. */
+struct nsd_index_info {
+	uint64_t	 fingerprints;
+	uint64_t	 groups;
+	uint64_t	 memory;	/* bytes of this process's memory it uses */
+};
+
 struct nsd_index_ops {
 	int	 (*lookup)(struct nsd_index *, uint64_t, uint64_t *, struct nsd_error *);
 	int	 (*claim)(struct nsd_index *, uint64_t, uint64_t, struct nsd_error *);
@@ -46,6 +53,7 @@ struct nsd_index_ops {
 	int	 (*group_id)(struct nsd_index *, uint64_t, const char **, size_t *,
 		    struct nsd_error *);
 	int	 (*commit)(struct nsd_index *, struct nsd_error *);
+	void	 (*info)(struct nsd_index *, struct nsd_index_info *);
 	void	 (*close)(struct nsd_index *);
 };
 
@@ -93,6 +101,12 @@ static inline int
 nsd_index_commit(struct nsd_index *ix, struct nsd_error *err)
 {
 	return (ix->ops->commit(ix, err));
+}
+
+static inline void
+nsd_index_info(struct nsd_index *ix, struct nsd_index_info *info)
+{
+	ix->ops->info(ix, info);
 }
 
 static inline void

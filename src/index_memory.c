@@ -9,6 +9,7 @@
  */
 #include "config.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -121,9 +122,8 @@ memory_group_id(struct nsd_index *ix, uint64_t group, const char **id, size_t *l
 {
 	struct memory_index	*m = (struct memory_index *)ix;
 
-	if (group == 0 || group > m->ngroups)
-		return (nsd_error_set(err, NSD_EXIT_NOMEM, "no group %llu",
-		    (unsigned long long)group));
+	(void)err;
+	assert(group >= 1 && group <= m->ngroups);
 	*id = m->ids.data + m->groups[group - 1].id_off;
 	*len = m->groups[group - 1].id_len;
 	return (0);
@@ -135,6 +135,17 @@ memory_commit(struct nsd_index *ix, struct nsd_error *err)
 	(void)ix;
 	(void)err;
 	return (0);
+}
+
+static void
+memory_info(struct nsd_index *ix, struct nsd_index_info *info)
+{
+	struct memory_index	*m = (struct memory_index *)ix;
+
+	info->fingerprints = m->used;
+	info->groups = m->ngroups;
+	info->memory = m->nslots * sizeof *m->slots +
+	    m->groups_cap * sizeof *m->groups + m->ids.cap;
 }
 
 static void
@@ -150,7 +161,7 @@ memory_close(struct nsd_index *ix)
 
 static const struct nsd_index_ops memory_ops = {
 	memory_lookup, memory_claim, memory_group_new, memory_group_id,
-	memory_commit, memory_close
+	memory_commit, memory_info, memory_close
 };
 
 int

@@ -19,6 +19,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "json.h"
 #include "utf8.h"
@@ -178,6 +181,22 @@ scan_string(struct nsd_json_scanner *sc, const unsigned char *s, size_t n,
 
 	*escaped = 0;
 	for (;;) {
+#ifdef __SSE2__
+		/* Skip 16 plain ASCII bytes at a time: no '"', '\\', control or high byte. */
+		while (n - i >= 16) {
+			const __m128i	 b = _mm_loadu_si128((const __m128i *)(s + i));
+			__m128i		 hit;
+
+			hit = _mm_cmpeq_epi8(b, _mm_set1_epi8('"'));
+			hit = _mm_or_si128(hit, _mm_cmpeq_epi8(b, _mm_set1_epi8('\\')));
+			/* Control bytes turn negative when 0x20 is subtracted; high bytes are negative already. */
+			hit = _mm_or_si128(hit, _mm_cmplt_epi8(_mm_sub_epi8(b, _mm_set1_epi8(0x20)),
+			    _mm_setzero_si128()));
+			if (_mm_movemask_epi8(_mm_or_si128(hit, b)) != 0)
+				break;
+			i += 16;
+		}
+#endif
 		while (i < n && plain_byte[s[i]])
 			i++;
 		if (i >= n)

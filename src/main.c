@@ -154,8 +154,11 @@ on_progress(void *ctx, const struct nsd_stats *st)
 }
 
 static void
-print_stats(const struct nsd_stats *st, double elapsed)
+print_stats(const struct nsd_stats *st, struct nsd_index *ix, double elapsed)
 {
+	struct nsd_index_info	 info;
+
+	nsd_index_info(ix, &info);
 	fprintf(stderr,
 	    "nsdedup: records     %" PRIu64 "\n"
 	    "nsdedup: bytes       %" PRIu64 "\n"
@@ -164,9 +167,12 @@ print_stats(const struct nsd_stats *st, double elapsed)
 	    "nsdedup: bad         %" PRIu64 "\n"
 	    "nsdedup: blank       %" PRIu64 "\n"
 	    "nsdedup: elapsed     %.3f s\n"
-	    "nsdedup: throughput  %.1f MB/s\n",
+	    "nsdedup: throughput  %.1f MB/s\n"
+	    "nsdedup: index       %" PRIu64 " fingerprints, %" PRIu64 " groups, "
+	    "%.1f MiB of memory\n",
 	    st->records, st->bytes, st->originals, st->no_text, st->duplicates,
-	    st->bad, st->blank, elapsed, elapsed > 0 ? st->bytes / 1e6 / elapsed : 0.0);
+	    st->bad, st->blank, elapsed, elapsed > 0 ? st->bytes / 1e6 / elapsed : 0.0,
+	    info.fingerprints, info.groups, info.memory / 1048576.0);
 }
 
 /* On SIGINT, SIGTERM or SIGHUP: remove the temporary output, then die of the signal. */
@@ -278,7 +284,7 @@ main(int argc, char **argv)
 	if (rc == -1)
 		fatal(&rp, &err);
 	if (cfg.stats)
-		print_stats(&st, seconds_since(&rp.start));
+		print_stats(&st, ix, seconds_since(&rp.start));
 	nsd_writer_free(&wr);
 	nsd_index_close(ix);
 	if (rc == -1)

@@ -207,6 +207,7 @@ make_three() {
 	[[ "$stderr" == *"nsdedup: bad         1"* ]]
 	[[ "$stderr" == *"nsdedup: blank       2"* ]]
 	[[ "$stderr" == *"nsdedup: throughput  "*" MB/s"* ]]
+	[[ "$stderr" == *"nsdedup: index       2 fingerprints, 2 groups, "*" MiB of memory"* ]]
 	[ "${#lines[@]}" -eq 4 ]
 }
 

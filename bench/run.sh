@@ -1,0 +1,487 @@
+#!/usr/bin/env bash
+#
+# bench/run.sh: time nsdedup against cat and jq on a generated news corpus
+# (and on the shared evaluation corpora when they are there), measure its
+# peak memory at two input sizes, and write the results as Markdown.
+#
+# Run it from the top of the build tree:
+#
+#     bench/run.sh [--size 1G] [--runs 5] [--seed 1] [--out bench/RESULTS.md]
+#                  [--keep-corpus]
+#
+# Environment:
+#     NSDEDUP          the program under test (default ./src/nsdedup)
+#     GENCORPUS        the corpus generator (default ./bench/nsd-gencorpus;
+#                      built from bench/gencorpus.c into the temporary
+#                      directory when missing)
+#     NSD_SHARED_DATA  folder of *.jsonl.gz corpora (default: shared/data
+#                      beside the source tree); skipped when absent
+#     TMPDIR           where the corpus and scratch files go (default /tmp);
+#                      $TMPDIR/bench/corpus-SEED-SIZE.jsonl is reused when
+#                      present, and written there with --keep-corpus
+#     NSD_BENCH_NO_HYPERFINE=1, NSD_BENCH_NO_TIME=1
+#                      use the fallbacks (a date +%s.%N loop; VmHWM read
+#                      from /proc) even when hyperfine or /usr/bin/time exist
+#
+# Needs bash, jq and GNU coreutils; uses hyperfine and /usr/bin/time when
+# installed.  Exits 0 when every command ran (whether or not the targets
+# were met), 1 when a command failed, 2 on a usage error.
+
+# The report's Markdown puts commands in backquotes inside single quotes.
+# shellcheck disable=SC2016
+
+set -euo pipefail
+
+prog=bench/run.sh
+size=1G
+runs=5
+seed=1
+out=bench/RESULTS.md
+keep=0
+
+usage() {
+	cat <<EOF
+usage: $prog [--size SIZE] [--runs N] [--seed N] [--out FILE] [--keep-corpus]
+
+  --size SIZE     corpus size for nsd-gencorpus, K/M/G suffixes (default 1G)
+  --runs N        timed runs per command (default 5)
+  --seed N        corpus seed (default 1)
+  --out FILE      where to write the Markdown report (default bench/RESULTS.md)
+  --keep-corpus   keep the corpus as \$TMPDIR/bench/corpus-SEED-SIZE.jsonl
+EOF
+}
+
+die() {
+	printf '%s: %s\n' "$prog" "$*" >&2
+	exit 1
+}
+
+usage_error() {
+	printf '%s: %s\n' "$prog" "$*" >&2
+	usage >&2
+	exit 2
+}
+
+note() {
+	printf '%s: %s\n' "$prog" "$*" >&2
+}
+
+while [ $# -gt 0 ]; do
+	case $1 in
+	--size|--runs|--seed|--out)
+		[ $# -ge 2 ] || usage_error "option '$1' needs a value"
+		opt=$1 val=$2
+		shift 2 ;;
+	--size=*|--runs=*|--seed=*|--out=*)
+		opt=${1%%=*} val=${1#*=}
+		shift ;;
+	--keep-corpus)
+		keep=1; shift; continue ;;
+	-h|--help)
+		usage; exit 0 ;;
+	*)
+		usage_error "unknown argument '$1'" ;;
+	esac
+	case $opt in
+	--size) size=$val ;;
+	--runs) runs=$val ;;
+	--seed) seed=$val ;;
+	--out) out=$val ;;
+	esac
+done
+
+[[ $size =~ ^[0-9]+[KMGkmg]?$ ]] || usage_error "invalid --size '$size'"
+[[ $runs =~ ^[1-9][0-9]*$ ]] || usage_error "invalid --runs '$runs'"
+[[ $seed =~ ^[0-9]+$ ]] || usage_error "invalid --seed '$seed'"
+[ -n "$out" ] || usage_error "empty --out"
+
+# Bytes in a size with an optional K/M/G suffix (powers of 1024).
+to_bytes() {
+	local n=${1%[KMGkmg]}
+	case $1 in
+	*[Kk]) echo $((n << 10)) ;;
+	*[Mm]) echo $((n << 20)) ;;
+	*[Gg]) echo $((n << 30)) ;;
+	*) echo "$n" ;;
+	esac
+}
+
+size_bytes=$(to_bytes "$size")
+[ "$size_bytes" -gt 0 ] || usage_error "invalid --size '$size'"
+
+script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+src_top=$(dirname "$script_dir")
+NSDEDUP=${NSDEDUP:-./src/nsdedup}
+GENCORPUS=${GENCORPUS:-./bench/nsd-gencorpus}
+NSD_SHARED_DATA=${NSD_SHARED_DATA:-$src_top/../shared/data}
+tmproot=${TMPDIR:-/tmp}
+
+command -v jq >/dev/null 2>&1 ||
+	die "jq not found: it is the reference the benchmark compares against"
+[ -x "$NSDEDUP" ] || die "$NSDEDUP: not an executable (set NSDEDUP)"
+"$NSDEDUP" --version >/dev/null 2>&1 || die "$NSDEDUP --version failed"
+nsd_version=$("$NSDEDUP" --version 2>&1 | head -n 1)
+
+use_hyperfine=0
+if [ -z "${NSD_BENCH_NO_HYPERFINE:-}" ] && command -v hyperfine >/dev/null 2>&1
+then
+	use_hyperfine=1
+fi
+use_time=0
+if [ -z "${NSD_BENCH_NO_TIME:-}" ] && [ -x /usr/bin/time ]; then
+	use_time=1
+fi
+
+tmp=$(mktemp -d "$tmproot/nsdedup-bench.XXXXXX")
+cleanup() {
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# The corpus generator: the one given, or built from source if missing.
+if [ ! -x "$GENCORPUS" ]; then
+	[ -f "$script_dir/gencorpus.c" ] ||
+		die "$GENCORPUS: not found, and no gencorpus.c to build it from"
+	note "building $GENCORPUS from $script_dir/gencorpus.c"
+	"${CC:-cc}" -O2 -o "$tmp/nsd-gencorpus" "$script_dir/gencorpus.c" ||
+		die "could not build the corpus generator"
+	GENCORPUS=$tmp/nsd-gencorpus
+fi
+
+# Generate (or reuse) a corpus of the given size; prints its path.
+corpus() {
+	local sz=$1 cache="$tmproot/bench/corpus-$seed-$1.jsonl" path
+	if [ -s "$cache" ]; then
+		note "reusing $cache"
+		echo "$cache"
+		return
+	fi
+	if [ "$keep" = 1 ]; then
+		mkdir -p "$tmproot/bench"
+		path=$cache
+	else
+		path=$tmp/corpus-$seed-$sz.jsonl
+	fi
+	note "generating $sz corpus (seed $seed)"
+	"$GENCORPUS" --seed "$seed" --size "$sz" --verbose >"$path.part" \
+	    2>"$tmp/gen-$sz.log" || {
+		cat "$tmp/gen-$sz.log" >&2
+		rm -f "$path.part"
+		die "corpus generation failed"
+	}
+	mv "$path.part" "$path"
+	echo "$path"
+}
+
+# Median of the numbers on standard input, one a line.
+median() {
+	sort -g | awk '{ v[NR] = $1 }
+	    END {
+		if (NR == 0) exit 1
+		if (NR % 2) printf "%.4f\n", v[(NR + 1) / 2]
+		else printf "%.4f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2
+	    }'
+}
+
+# Time a shell command $runs times.  Sets T_MEDIAN (wall seconds) and
+# T_CPU (mean user+system seconds, or "n/a").  The command is run once
+# first, untimed, as a check and to warm the page cache; a failure there
+# or in a timed run stops the benchmark.  With allow1 set, exit status 1
+# (bad records passed through) is accepted and reported in T_NOTE.
+time_cmd() {
+	local cmd=$1 allow1=${2:-0} st=0 i t0 t1 json="$tmp/hf.json"
+	T_NOTE=
+	note "timing: $cmd"
+	sh -c "$cmd" 2>"$tmp/err" || st=$?
+	if [ "$st" -ne 0 ]; then
+		if [ "$allow1" = 1 ] && [ "$st" -eq 1 ]; then
+			T_NOTE="exit 1: $(tail -n 1 "$tmp/err")"
+		else
+			tail -n 5 "$tmp/err" >&2
+			die "command failed (exit $st): $cmd"
+		fi
+	fi
+	if [ "$use_hyperfine" = 1 ]; then
+		local ign=()
+		[ -z "$T_NOTE" ] || ign=(--ignore-failure)
+		hyperfine --runs "$runs" --style none "${ign[@]}" \
+		    --export-json "$json" -- "$cmd" >"$tmp/hf.log" 2>&1 || {
+			cat "$tmp/hf.log" >&2
+			die "command failed under hyperfine: $cmd"
+		}
+		T_MEDIAN=$(jq '.results[0].times[]' "$json" | median)
+		T_CPU=$(jq '.results[0].user + .results[0].system' "$json" |
+		    awk '{ printf "%.3f\n", $1 }')
+	else
+		: >"$tmp/times"
+		for ((i = 0; i < runs; i++)); do
+			t0=$(date +%s.%N)
+			st=0
+			sh -c "$cmd" 2>/dev/null || st=$?
+			t1=$(date +%s.%N)
+			if [ "$st" -ne 0 ] &&
+			    ! { [ -n "$T_NOTE" ] && [ "$st" -eq 1 ]; }; then
+				die "command failed (exit $st): $cmd"
+			fi
+			awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }' \
+			    >>"$tmp/times"
+		done
+		T_MEDIAN=$(median <"$tmp/times")
+		T_CPU=n/a
+	fi
+}
+
+# MB/s (10^6 bytes per second) for a byte count and seconds.
+mbps() {
+	awk -v b="$1" -v s="$2" 'BEGIN {
+		if (s > 0) printf "%.1f\n", b / s / 1e6; else print "inf" }'
+}
+
+# Run "nsdedup --annotate FILE" once; sets RSS_KIB (peak resident set in
+# KiB) and DUPS (records annotated "is_dup":true).
+measure_rss() {
+	local f=$1 st=0 fifo="$tmp/annotate.fifo" hwm=0 v pid gpid
+	rm -f "$fifo"
+	mkfifo "$fifo"
+	grep -c '"is_dup":true' <"$fifo" >"$tmp/dups" &
+	gpid=$!
+	if [ "$use_time" = 1 ]; then
+		/usr/bin/time -f %M -o "$tmp/rss" \
+		    "$NSDEDUP" --annotate "$f" >"$fifo" 2>"$tmp/err" || st=$?
+		hwm=$(tail -n 1 "$tmp/rss")
+	else
+		"$NSDEDUP" --annotate "$f" >"$fifo" 2>"$tmp/err" &
+		pid=$!
+		while kill -0 "$pid" 2>/dev/null; do
+			v=$(awk '/^VmHWM:/ { print $2 }' "/proc/$pid/status" \
+			    2>/dev/null || true)
+			[ -z "$v" ] || hwm=$v
+			sleep 0.02
+		done
+		wait "$pid" || st=$?
+	fi
+	wait "$gpid" || true
+	[ "$st" -eq 0 ] || {
+		tail -n 5 "$tmp/err" >&2
+		die "nsdedup --annotate $f failed (exit $st)"
+	}
+	RSS_KIB=$hwm
+	DUPS=$(cat "$tmp/dups")
+}
+
+q() {
+	printf '%q' "$1"
+}
+
+# Machine and tool facts.
+cpu_model=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo \
+    2>/dev/null || true)
+cpu_model=${cpu_model:-unknown}
+mem_gib=$(awk '/^MemTotal:/ { printf "%.1f GiB\n", $2 / 1048576 }' \
+    /proc/meminfo 2>/dev/null || echo unknown)
+cflags=
+if [ -f config.log ]; then
+	cflags=$(sed -n "s/^CFLAGS='\\(.*\\)'\$/\\1/p" config.log | head -n 1)
+fi
+
+# The generated corpus, and a small one for the memory comparison.
+big=$(corpus "$size")
+big_bytes=$(stat -c %s "$big")
+if [ "$size_bytes" -gt $((100 << 20)) ]; then
+	small_size=100M
+else
+	small_size=$(( (size_bytes / 10 + 1048575) >> 20 ))M
+fi
+small=$(corpus "$small_size")
+small_bytes=$(stat -c %s "$small")
+
+# "R records, D reposts" from a generator log, or "n/a" for a reused corpus.
+gen_counts() {
+	sed -n 's/^[^:]*: \([0-9]* records, [0-9]* reposts\),.*/\1/p' \
+	    "$tmp/gen-$1.log" 2>/dev/null | grep . || echo n/a
+}
+reposts() {
+	gen_counts "$1" | awk '{ print ($3 == "" ? "n/a" : $3) }'
+}
+
+# Timings on the generated corpus.
+names=(cat jq annotate drop)
+declare -A CMD MED CPU
+CMD[cat]="cat $(q "$big") > /dev/null"
+CMD[jq]="jq -c . $(q "$big") > /dev/null"
+CMD[annotate]="$(q "$NSDEDUP") --annotate $(q "$big") > /dev/null"
+CMD[drop]="$(q "$NSDEDUP") --drop-dups $(q "$big") > /dev/null"
+for n in "${names[@]}"; do
+	time_cmd "${CMD[$n]}"
+	MED[$n]=$T_MEDIAN
+	CPU[$n]=$T_CPU
+done
+
+# Peak memory at two sizes.
+note "measuring memory"
+measure_rss "$small"
+rss_small=$RSS_KIB
+dups_small=$DUPS
+measure_rss "$big"
+rss_big=$RSS_KIB
+dups_big=$DUPS
+
+# The shared evaluation corpora.
+shared_rows=()
+if [ -d "$NSD_SHARED_DATA" ]; then
+	NSD_SHARED_DATA=$(cd "$NSD_SHARED_DATA" && pwd)
+	for gz in "$NSD_SHARED_DATA"/*.jsonl.gz; do
+		[ -e "$gz" ] || continue
+		base=$(basename "$gz" .gz)
+		f=$tmp/$base
+		note "decompressing $base"
+		gzip -dc "$gz" >"$f" || die "cannot decompress $gz"
+		fb=$(stat -c %s "$f")
+		recs=$(grep -c . "$f" || true)
+		time_cmd "jq -c . $(q "$f") > /dev/null"
+		sj=$T_MEDIAN
+		time_cmd "$(q "$NSDEDUP") --annotate $(q "$f") > /dev/null" 1
+		sn=$T_MEDIAN
+		nnote=$T_NOTE
+		st=0
+		dups=$("$NSDEDUP" --annotate "$f" 2>/dev/null |
+		    grep -c '"is_dup":true') || st=$?
+		# grep exits 1 when it counts nothing; nsdedup may exit 1 on
+		# bad records.
+		[ "$st" -le 1 ] || die "counting duplicates in $base failed"
+		dups=${dups:-0}
+		mb=$(awk -v b="$fb" 'BEGIN { printf "%.1f", b / 1e6 }')
+		ratio=$(awk -v a="$sj" -v b="$sn" \
+		    'BEGIN { printf "%.1fx", a / b }')
+		row="| $base | $recs | $mb | $sj | $(mbps "$fb" "$sj") | $sn"
+		row="$row | $(mbps "$fb" "$sn") | $ratio | $dups |"
+		shared_rows+=("$row${nnote:+ $nnote |}")
+		rm -f "$f"
+	done
+else
+	note "no shared corpora at $NSD_SHARED_DATA; skipping them"
+fi
+
+# Targets.
+mb_annotate=$(mbps "$big_bytes" "${MED[annotate]}")
+ratio_jq=$(awk -v a="${MED[jq]}" -v b="${MED[annotate]}" \
+    'BEGIN { printf "%.2f\n", a / b }')
+rss_growth_kib=$((rss_big - rss_small))
+met() {
+	if awk -v x="$1" -v y="$2" 'BEGIN { exit !(x >= y) }'; then
+		echo MET
+	else
+		echo "NOT MET"
+	fi
+}
+t_speed=$(met "$mb_annotate" 300)
+t_ratio=$(met "$ratio_jq" 4)
+if [ "$rss_growth_kib" -le 16384 ]; then
+	t_mem=MET
+else
+	t_mem="NOT MET"
+fi
+mib() {
+	awk -v k="$1" 'BEGIN { printf "%.1f MiB\n", k / 1024 }'
+}
+size_note=
+if [ "$big_bytes" -lt $((1 << 30)) ] && [ "$size_bytes" -lt $((1 << 30)) ]
+then
+	size_note=" (measured over $size; the target is stated for 1 GB)"
+fi
+
+if [ "$use_hyperfine" = 1 ]; then
+	timer="hyperfine $(hyperfine --version | awk '{ print $2 }'):"
+	timer="$timer \`hyperfine --runs $runs --style none --export-json"
+	timer="$timer FILE -- 'COMMAND'\`, after one untimed run"
+else
+	timer="a bash loop of $runs runs timed with \`date +%s.%N\`,"
+	timer="$timer after one untimed run"
+fi
+if [ "$use_time" = 1 ]; then
+	rsstool="\`/usr/bin/time -f %M\`"
+else
+	rsstool="VmHWM polled from /proc/PID/status"
+fi
+
+# The report, written beside its destination and renamed into place.
+mkdir -p "$(dirname "$out")"
+{
+	printf '# nsdedup benchmark results\n\n'
+	printf 'Written by `bench/run.sh --size %s --runs %s --seed %s`.\n\n' \
+	    "$size" "$runs" "$seed"
+	printf '## Machine\n\n'
+	printf -- '- Date: %s\n' "$(date -u '+%Y-%m-%d %H:%M UTC')"
+	printf -- '- System: %s\n' "$(uname -srm)"
+	printf -- '- CPU: %s, %s cores online\n' "$cpu_model" "$(nproc)"
+	printf -- '- Memory: %s\n' "$mem_gib"
+	printf -- '- nsdedup: `%s` (%s)\n' "$nsd_version" "$NSDEDUP"
+	[ -z "$cflags" ] || printf -- '- Built with CFLAGS: `%s`\n' "$cflags"
+	printf -- '- jq: %s\n' "$(jq --version 2>&1)"
+	printf -- '- Timing: %s; median of the runs.\n' "$timer"
+	printf -- '- MB/s: input bytes / median wall seconds / 10^6.\n\n'
+
+	printf '## Generated corpus\n\n'
+	printf '`%s --seed %s --size %s > $CORPUS`: %s bytes, %s.\n\n' \
+	    "$GENCORPUS" "$seed" "$size" "$big_bytes" "$(gen_counts "$size")"
+	printf '| command | median s | MB/s | CPU s (user+sys) |\n'
+	printf '|---|---:|---:|---:|\n'
+	for n in "${names[@]}"; do
+		printf '| `%s` | %s | %s | %s |\n' \
+		    "${CMD[$n]//"$big"/\$CORPUS}" "${MED[$n]}" \
+		    "$(mbps "$big_bytes" "${MED[$n]}")" "${CPU[$n]}"
+	done
+	printf '\nnsdedup --annotate is %sx as fast as `jq -c .`; ' "$ratio_jq"
+	printf 'nsdedup --drop-dups is %sx.\n\n' "$(awk -v a="${MED[jq]}" \
+	    -v b="${MED[drop]}" 'BEGIN { printf "%.2f", a / b }')"
+
+	printf '## Memory\n\n'
+	printf 'Peak resident set of `nsdedup --annotate $CORPUS > /dev/null`'
+	printf ', measured with %s.\n\n' "$rsstool"
+	printf '| input | bytes | max RSS | duplicates found '
+	printf '| reposts written |\n'
+	printf '|---|---:|---:|---:|---:|\n'
+	printf '| %s corpus | %s | %s | %s | %s |\n' "$small_size" \
+	    "$small_bytes" "$(mib "$rss_small")" "$dups_small" \
+	    "$(reposts "$small_size")"
+	printf '| %s corpus | %s | %s | %s | %s |\n\n' "$size" "$big_bytes" \
+	    "$(mib "$rss_big")" "$dups_big" "$(reposts "$size")"
+	printf 'The %s corpus is the first %s bytes of the %s one ' \
+	    "$small_size" "$small_bytes" "$size"
+	printf '(same seed).\n\n'
+
+	printf '## Shared corpora\n\n'
+	if [ ${#shared_rows[@]} -eq 0 ]; then
+		printf 'Not measured: no corpora at %s.\n\n' "$NSD_SHARED_DATA"
+	else
+		printf 'Each `%s/*.jsonl.gz`, decompressed once; ' \
+		    "$NSD_SHARED_DATA"
+		printf 'commands `jq -c . FILE > /dev/null` and '
+		printf '`nsdedup --annotate FILE > /dev/null`; duplicates '
+		printf 'counted with `nsdedup --annotate FILE | grep -c '
+		printf "'\"is_dup\":true'\`.\n\n"
+		printf '| corpus | records | MB | jq s | jq MB/s '
+		printf '| nsdedup s | nsdedup MB/s | vs jq | duplicates |\n'
+		printf '|---|---:|---:|---:|---:|---:|---:|---:|---:|\n'
+		printf '%s\n' "${shared_rows[@]}"
+		printf '\n'
+	fi
+
+	printf '## Targets\n\n'
+	printf '| target | figure | status |\n|---|---|---|\n'
+	printf '| nsdedup --annotate >= 300 MB/s on one core | %s MB/s ' \
+	    "$mb_annotate"
+	printf '(wall %s s, CPU %s s)%s | %s |\n' "${MED[annotate]}" \
+	    "${CPU[annotate]}" "$size_note" "$t_speed"
+	printf '| nsdedup --annotate >= 4x jq -c . | %sx (jq %s s) | %s |\n' \
+	    "$ratio_jq" "${MED[jq]}" "$t_ratio"
+	printf '| memory flat within 16 MiB over 1 GB | %s at %s, %s at %s' \
+	    "$(mib "$rss_small")" "$small_size" "$(mib "$rss_big")" "$size"
+	printf ' (growth %s)%s | %s |\n' "$(mib "$rss_growth_kib")" \
+	    "$size_note" "$t_mem"
+} >"$out.tmp"
+mv "$out.tmp" "$out"
+note "wrote $out"
+sed -n '/^## Targets/,$p' "$out"
