@@ -42,16 +42,19 @@ struct nsd_index;
 struct nsd_index_info {
 	uint64_t	 fingerprints;
 	uint64_t	 groups;
-	uint64_t	 memory;	/* bytes of this process's memory it uses */
+	uint64_t	 memory;	/* bytes of this process's memory it
+					   uses */
 };
 
 struct nsd_index_ops {
-	int	 (*lookup)(struct nsd_index *, uint64_t, uint64_t *, struct nsd_error *);
-	int	 (*claim)(struct nsd_index *, uint64_t, uint64_t, struct nsd_error *);
-	int	 (*group_new)(struct nsd_index *, const char *, size_t, uint64_t *,
-		    struct nsd_error *);
-	int	 (*group_id)(struct nsd_index *, uint64_t, const char **, size_t *,
-		    struct nsd_error *);
+	int	 (*lookup)(struct nsd_index *, uint64_t, uint64_t *,
+	    struct nsd_error *);
+	int	 (*claim)(struct nsd_index *, uint64_t, uint64_t,
+	    struct nsd_error *);
+	int	 (*group_new)(struct nsd_index *, const char *, size_t,
+	    uint64_t *, struct nsd_error *);
+	int	 (*group_id)(struct nsd_index *, uint64_t, const char **,
+	    size_t *, struct nsd_error *);
 	int	 (*commit)(struct nsd_index *, struct nsd_error *);
 	void	 (*info)(struct nsd_index *, struct nsd_index_info *);
 	void	 (*close)(struct nsd_index *);
@@ -63,35 +66,40 @@ struct nsd_index {
 };
 
 /* Open an index that lives in this process's memory only. */
-int	 nsd_index_open_memory(struct nsd_index **, const struct nsd_index_params *,
-	    struct nsd_error *);
+int	 nsd_index_open_memory(struct nsd_index **,
+	    const struct nsd_index_params *, struct nsd_error *);
 
 /* The group that claimed fp, or 0 in *group when none has. */
 static inline int
-nsd_index_lookup(struct nsd_index *ix, uint64_t fp, uint64_t *group, struct nsd_error *err)
+nsd_index_lookup(struct nsd_index *ix, uint64_t fp, uint64_t *group,
+    struct nsd_error *err)
 {
 	return (ix->ops->lookup(ix, fp, group, err));
 }
 
 /* Let group claim fp unless some group already has. */
 static inline int
-nsd_index_claim(struct nsd_index *ix, uint64_t fp, uint64_t group, struct nsd_error *err)
+nsd_index_claim(struct nsd_index *ix, uint64_t fp, uint64_t group,
+    struct nsd_error *err)
 {
 	return (ix->ops->claim(ix, fp, group, err));
 }
 
-/* Open a new group named by id[0..len) (len 0: no id); its number goes to *group. */
+/*
+ * Open a new group named by id[0..len) (len 0: no id); its number goes to
+ * *group.
+ */
 static inline int
-nsd_index_group_new(struct nsd_index *ix, const char *id, size_t len, uint64_t *group,
-    struct nsd_error *err)
+nsd_index_group_new(struct nsd_index *ix, const char *id, size_t len,
+    uint64_t *group, struct nsd_error *err)
 {
 	return (ix->ops->group_new(ix, id, len, group, err));
 }
 
 /* The id that names group, or *len = 0 when its first record had none. */
 static inline int
-nsd_index_group_id(struct nsd_index *ix, uint64_t group, const char **id, size_t *len,
-    struct nsd_error *err)
+nsd_index_group_id(struct nsd_index *ix, uint64_t group, const char **id,
+    size_t *len, struct nsd_error *err)
 {
 	return (ix->ops->group_id(ix, group, id, len, err));
 }

@@ -40,7 +40,9 @@ struct memory_index {
 static size_t
 slot_of(const struct memory_index *m, uint64_t fp)
 {
-	/* Fibonacci hashing spreads keys even if fingerprints were not uniform. */
+	/*
+	 * Fibonacci hashing spreads keys even if fingerprints were not uniform.
+	 */
 	return ((size_t)((fp * 0x9E3779B97F4A7C15ULL) >> m->shift));
 }
 
@@ -73,7 +75,8 @@ grow(struct memory_index *m)
 }
 
 static int
-memory_lookup(struct nsd_index *ix, uint64_t fp, uint64_t *group, struct nsd_error *err)
+memory_lookup(struct nsd_index *ix, uint64_t fp, uint64_t *group,
+    struct nsd_error *err)
 {
 	struct memory_index	*m = (struct memory_index *)ix;
 
@@ -83,7 +86,8 @@ memory_lookup(struct nsd_index *ix, uint64_t fp, uint64_t *group, struct nsd_err
 }
 
 static int
-memory_claim(struct nsd_index *ix, uint64_t fp, uint64_t group, struct nsd_error *err)
+memory_claim(struct nsd_index *ix, uint64_t fp, uint64_t group,
+    struct nsd_error *err)
 {
 	struct memory_index	*m = (struct memory_index *)ix;
 	struct slot		*s;
@@ -99,15 +103,16 @@ memory_claim(struct nsd_index *ix, uint64_t fp, uint64_t group, struct nsd_error
 }
 
 static int
-memory_group_new(struct nsd_index *ix, const char *id, size_t len, uint64_t *group,
-    struct nsd_error *err)
+memory_group_new(struct nsd_index *ix, const char *id, size_t len,
+    uint64_t *group, struct nsd_error *err)
 {
 	struct memory_index	*m = (struct memory_index *)ix;
 
 	(void)err;
 	if (m->ngroups == m->groups_cap) {
 		m->groups_cap = m->groups_cap ? m->groups_cap * 2 : 1024;
-		m->groups = xreallocarray(m->groups, m->groups_cap, sizeof *m->groups);
+		m->groups = xreallocarray(m->groups, m->groups_cap,
+		    sizeof *m->groups);
 	}
 	m->groups[m->ngroups].id_off = m->ids.len;
 	m->groups[m->ngroups].id_len = len;
@@ -117,8 +122,8 @@ memory_group_new(struct nsd_index *ix, const char *id, size_t len, uint64_t *gro
 }
 
 static int
-memory_group_id(struct nsd_index *ix, uint64_t group, const char **id, size_t *len,
-    struct nsd_error *err)
+memory_group_id(struct nsd_index *ix, uint64_t group, const char **id,
+    size_t *len, struct nsd_error *err)
 {
 	struct memory_index	*m = (struct memory_index *)ix;
 

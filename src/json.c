@@ -41,7 +41,8 @@ plain_init(void)
 }
 
 int
-nsd_json_path_parse(struct nsd_json_path *path, const char *field, struct nsd_error *err)
+nsd_json_path_parse(struct nsd_json_path *path, const char *field,
+    struct nsd_error *err)
 {
 	const char	*p, *end;
 	struct nsd_buf	 tok = { 0 };
@@ -63,7 +64,8 @@ nsd_json_path_parse(struct nsd_json_path *path, const char *field, struct nsd_er
 				nsd_buf_free(&tok);
 				nsd_json_path_free(path);
 				return (nsd_error_set(err, NSD_EXIT_USAGE,
-				    "invalid JSON Pointer '%s': '~' must be followed by 0 or 1",
+				    "invalid JSON Pointer '%s': "
+				    "'~' must be followed by 0 or 1",
 				    field));
 			}
 			nsd_buf_putc(&tok, end[1] == '0' ? '~' : '/');
@@ -71,15 +73,19 @@ nsd_json_path_parse(struct nsd_json_path *path, const char *field, struct nsd_er
 		}
 		path->tokens = xreallocarray(path->tokens, path->ntokens + 1,
 		    sizeof *path->tokens);
-		path->tokens[path->ntokens].name = xstrndup(tok.len ? tok.data : "", tok.len);
+		path->tokens[path->ntokens].name =
+		    xstrndup(tok.len ? tok.data : "", tok.len);
 		path->tokens[path->ntokens].len = tok.len;
 		path->tokens[path->ntokens].index = -1;
-		/* RFC 6901 array indices: "0" or digits without a leading zero. */
+		/*
+		 * RFC 6901 array indices: "0" or digits without a leading zero.
+		 */
 		if (tok.len > 0 && tok.len < 19 &&
 		    (tok.len == 1 || tok.data[0] != '0')) {
 			int64_t	 v = 0;
 
-			for (i = 0; i < tok.len && tok.data[i] >= '0' && tok.data[i] <= '9'; i++)
+			for (i = 0; i < tok.len &&
+			    tok.data[i] >= '0' && tok.data[i] <= '9'; i++)
 				v = v * 10 + (tok.data[i] - '0');
 			if (i == tok.len)
 				path->tokens[path->ntokens].index = v;
@@ -113,7 +119,8 @@ nsd_json_path_free(struct nsd_json_path *path)
 }
 
 void
-nsd_json_scanner_init(struct nsd_json_scanner *sc, struct nsd_json_query *q, size_t nq)
+nsd_json_scanner_init(struct nsd_json_scanner *sc, struct nsd_json_query *q,
+    size_t nq)
 {
 	memset(sc, 0, sizeof *sc);
 	sc->queries = q;
@@ -147,7 +154,10 @@ nsd_json_type_name(enum nsd_json_type t)
 	return (names[t]);
 }
 
-/* Record a failure; a NUL or a bad UTF-8 byte is named as such, being the likelier story. */
+/*
+ * Record a failure; a NUL or a bad UTF-8 byte is named as such, being the
+ * likelier story.
+ */
 static int
 fail(struct nsd_json_scanner *sc, const unsigned char *s, size_t n, size_t i,
     const char *reason)
@@ -166,7 +176,8 @@ fail(struct nsd_json_scanner *sc, const unsigned char *s, size_t n, size_t i,
 static int
 is_hex(unsigned char c)
 {
-	return ((c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f'));
+	return ((c >= '0' && c <= '9') ||
+	    ((c | 0x20) >= 'a' && (c | 0x20) <= 'f'));
 }
 
 /*
@@ -182,15 +193,24 @@ scan_string(struct nsd_json_scanner *sc, const unsigned char *s, size_t n,
 	*escaped = 0;
 	for (;;) {
 #ifdef __SSE2__
-		/* Skip 16 plain ASCII bytes at a time: no '"', '\\', control or high byte. */
+		/*
+		 * Skip 16 plain ASCII bytes at a time: no '"', '\\', control or
+		 * high byte.
+		 */
 		while (n - i >= 16) {
-			const __m128i	 b = _mm_loadu_si128((const __m128i *)(s + i));
+			const __m128i	 b =
+			    _mm_loadu_si128((const __m128i *)(s + i));
 			__m128i		 hit;
 
 			hit = _mm_cmpeq_epi8(b, _mm_set1_epi8('"'));
-			hit = _mm_or_si128(hit, _mm_cmpeq_epi8(b, _mm_set1_epi8('\\')));
-			/* Control bytes turn negative when 0x20 is subtracted; high bytes are negative already. */
-			hit = _mm_or_si128(hit, _mm_cmplt_epi8(_mm_sub_epi8(b, _mm_set1_epi8(0x20)),
+			hit = _mm_or_si128(hit,
+			    _mm_cmpeq_epi8(b, _mm_set1_epi8('\\')));
+			/*
+			 * Control bytes turn negative when 0x20 is subtracted;
+			 * high bytes are negative already.
+			 */
+			hit = _mm_or_si128(hit,
+			    _mm_cmplt_epi8(_mm_sub_epi8(b, _mm_set1_epi8(0x20)),
 			    _mm_setzero_si128()));
 			if (_mm_movemask_epi8(_mm_or_si128(hit, b)) != 0)
 				break;
@@ -208,33 +228,42 @@ scan_string(struct nsd_json_scanner *sc, const unsigned char *s, size_t n,
 		case '\\':
 			*escaped = 1;
 			if (i + 1 >= n)
-				return (fail(sc, s, n, i + 1, "unterminated string"));
+				return (fail(sc, s, n, i + 1,
+				    "unterminated string"));
 			switch (s[i + 1]) {
 			case '"': case '\\': case '/': case 'b':
 			case 'f': case 'n': case 'r': case 't':
 				i += 2;
 				break;
 			case 'u':
-				if (i + 5 >= n || !is_hex(s[i + 2]) || !is_hex(s[i + 3]) ||
-				    !is_hex(s[i + 4]) || !is_hex(s[i + 5]))
-					return (fail(sc, s, n, i, "invalid \\u escape in string"));
+				if (i + 5 >= n || !is_hex(s[i + 2]) ||
+				    !is_hex(s[i + 3]) || !is_hex(s[i + 4]) ||
+				    !is_hex(s[i + 5]))
+					return (fail(sc, s, n, i,
+					    "invalid \\u escape in string"));
 				i += 6;
 				break;
 			default:
-				return (fail(sc, s, n, i, "invalid escape in string"));
+				return (fail(sc, s, n, i,
+				    "invalid escape in string"));
 			}
 			break;
 		default:
 			if (s[i] < 0x20)
-				return (fail(sc, s, n, i, "control character in string"));
-			/* Runs of CJK: three-byte sequences that cannot be overlong or surrogates. */
+				return (fail(sc, s, n, i,
+				    "control character in string"));
+			/*
+			 * Runs of CJK: three-byte sequences that cannot be
+			 * overlong or surrogates.
+			 */
 			while (i + 2 < n && s[i] >= 0xE1 && s[i] != 0xED &&
 			    s[i] <= 0xEF && (s[i + 1] & 0xC0) == 0x80 &&
 			    (s[i + 2] & 0xC0) == 0x80)
 				i += 3;
 			if (i < n && s[i] >= 0x80) {
 				if ((len = nsd_utf8_seqlen(s + i, n - i)) == 0)
-					return (fail(sc, s, n, i, "invalid UTF-8"));
+					return (fail(sc, s, n, i,
+					    "invalid UTF-8"));
 				i += len;
 			}
 			break;
@@ -279,13 +308,15 @@ scan_number(const unsigned char *s, size_t n, size_t i)
 static size_t
 skip_space(const unsigned char *s, size_t n, size_t i)
 {
-	while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r'))
+	while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' ||
+	    s[i] == '\r'))
 		i++;
 	return (i);
 }
 
 static void
-push_span(struct nsd_json_query *q, size_t start, size_t len, enum nsd_json_type t)
+push_span(struct nsd_json_query *q, size_t start, size_t len,
+    enum nsd_json_type t)
 {
 	q->found.start = start;
 	q->found.len = len;
@@ -294,12 +325,16 @@ push_span(struct nsd_json_query *q, size_t start, size_t len, enum nsd_json_type
 		return;
 	if (q->nspans == q->spans_cap) {
 		q->spans_cap = q->spans_cap ? q->spans_cap * 2 : 4;
-		q->spans = xreallocarray(q->spans, q->spans_cap, sizeof *q->spans);
+		q->spans = xreallocarray(q->spans, q->spans_cap,
+		    sizeof *q->spans);
 	}
 	q->spans[q->nspans++] = q->found;
 }
 
-/* A member name at depth d has been read: mark the queries whose path it continues. */
+/*
+ * A member name at depth d has been read: mark the queries whose path it
+ * continues.
+ */
 static void
 match_key(struct nsd_json_scanner *sc, const unsigned char *s, size_t start,
     size_t end, int escaped, size_t d)
@@ -317,7 +352,8 @@ match_key(struct nsd_json_scanner *sc, const unsigned char *s, size_t start,
 			continue;
 		if (escaped && !decoded) {
 			sc->key.len = 0;
-			nsd_json_decode_string((const char *)s + start, end - start, &sc->key);
+			nsd_json_decode_string((const char *)s + start,
+			    end - start, &sc->key);
 			name = sc->key.data;
 			len = sc->key.len;
 			decoded = 1;
@@ -365,7 +401,10 @@ match_value_start(struct nsd_json_scanner *sc, size_t d, int container)
 	}
 }
 
-/* A scalar value at depth d spans s[start..end): capture it where a path ends here. */
+/*
+ * A scalar value at depth d spans s[start..end): capture it where a path ends
+ * here.
+ */
 static void
 match_scalar(struct nsd_json_scanner *sc, size_t d, size_t start, size_t end,
     enum nsd_json_type t)
@@ -407,7 +446,8 @@ push_frame(struct nsd_json_scanner *sc, size_t depth, char kind, size_t start)
 {
 	if (depth >= sc->stack_cap) {
 		sc->stack_cap = sc->stack_cap ? sc->stack_cap * 2 : 64;
-		sc->stack = xreallocarray(sc->stack, sc->stack_cap, sizeof *sc->stack);
+		sc->stack = xreallocarray(sc->stack, sc->stack_cap,
+		    sizeof *sc->stack);
 	}
 	sc->stack[depth].kind = kind;
 	sc->stack[depth].count = 0;
@@ -415,7 +455,8 @@ push_frame(struct nsd_json_scanner *sc, size_t depth, char kind, size_t start)
 }
 
 int
-nsd_json_scan(struct nsd_json_scanner *sc, const char *line, size_t n, int object_only)
+nsd_json_scan(struct nsd_json_scanner *sc, const char *line, size_t n,
+    int object_only)
 {
 	const unsigned char	*s = (const unsigned char *)line;
 	size_t			 i, depth = 0, start, end, q;
@@ -437,8 +478,8 @@ nsd_json_scan(struct nsd_json_scanner *sc, const char *line, size_t n, int objec
 	i = skip_space(s, n, 0);
 	if (object_only && (i >= n || s[i] != '{')) {
 		if (i < n && (s[i] == '[' || s[i] == '"' || s[i] == '-' ||
-		    (s[i] >= '0' && s[i] <= '9') || s[i] == 't' || s[i] == 'f' ||
-		    s[i] == 'n'))
+		    (s[i] >= '0' && s[i] <= '9') || s[i] == 't' ||
+		    s[i] == 'f' || s[i] == 'n'))
 			return (fail(sc, s, n, i, "not a JSON object"));
 		return (fail(sc, s, n, i, "expected a JSON object"));
 	}
@@ -528,7 +569,8 @@ member:
 close:
 	/* The container at depth "depth" has just closed at s[i - 1]. */
 	match_close(sc, depth, sc->stack[depth - 1].start, i,
-	    sc->stack[depth - 1].kind == '{' ? NSD_JSON_OBJECT : NSD_JSON_ARRAY);
+	    sc->stack[depth - 1].kind == '{' ?
+	    NSD_JSON_OBJECT : NSD_JSON_ARRAY);
 	depth--;
 	/* FALLTHROUGH */
 
@@ -576,7 +618,8 @@ decode_u_escape(const char *p, const char *end, uint32_t *cp)
 	int		 k;
 
 	for (k = 2; k < 6; k++)
-		hi = hi * 16 + (p[k] <= '9' ? p[k] - '0' : (p[k] | 0x20) - 'a' + 10);
+		hi = hi * 16 + (p[k] <= '9' ? p[k] - '0' :
+		    (p[k] | 0x20) - 'a' + 10);
 	if (hi < 0xD800 || hi > 0xDFFF) {
 		*cp = hi;
 		return (6);
@@ -585,7 +628,8 @@ decode_u_escape(const char *p, const char *end, uint32_t *cp)
 		for (k = 8; k < 12; k++) {
 			if (!is_hex((unsigned char)p[k]))
 				break;
-			lo = lo * 16 + (p[k] <= '9' ? p[k] - '0' : (p[k] | 0x20) - 'a' + 10);
+			lo = lo * 16 + (p[k] <= '9' ? p[k] - '0' :
+			    (p[k] | 0x20) - 'a' + 10);
 		}
 		if (k == 12 && lo >= 0xDC00 && lo <= 0xDFFF) {
 			*cp = 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);

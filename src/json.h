@@ -66,14 +66,18 @@ struct nsd_json_query {
 	size_t			 nspans;
 	size_t			 spans_cap;
 	/* Scan state. */
-	size_t			 matched;	/* path tokens matched by open containers */
-	size_t			 pending;	/* depth at which the next value matches */
-	size_t			 capture;	/* depth of a container being captured */
+	size_t			 matched;	/* path tokens matched by open
+						   containers */
+	size_t			 pending;	/* depth at which the next value
+						   matches */
+	size_t			 capture;	/* depth of a container being
+						   captured */
 };
 
 struct nsd_json_frame {
 	char		 kind;		/* '{' or '[' */
-	int64_t		 count;		/* index of the current element (arrays) */
+	int64_t		 count;		/* index of the current element
+					   (arrays) */
 	size_t		 start;		/* offset of the opening bracket */
 };
 
@@ -82,22 +86,29 @@ struct nsd_json_scanner {
 	size_t			 nqueries;
 	struct nsd_json_frame	*stack;
 	size_t			 stack_cap;
-	struct nsd_buf		 key;		/* scratch: decoded member names */
+	struct nsd_buf		 key;		/* scratch: decoded member
+						   names */
 	/* Results of the last scan. */
 	size_t			 insert_at;	/* where a new member goes */
 	int			 has_members;	/* the object is not empty */
-	enum nsd_json_type	 top;		/* type of the top-level value */
+	enum nsd_json_type	 top;		/* type of the top-level
+						   value */
 	const char		*error;		/* reason, on failure */
 	size_t			 error_at;	/* byte offset, on failure */
 };
 
-/* Compile FIELD: a top-level name, or a JSON Pointer when it starts with '/'. */
-int	 nsd_json_path_parse(struct nsd_json_path *, const char *, struct nsd_error *);
+/*
+ * Compile FIELD: a top-level name, or a JSON Pointer when it starts with
+ * '/'.
+ */
+int	 nsd_json_path_parse(struct nsd_json_path *, const char *,
+	    struct nsd_error *);
 /* A path to the top-level member called name, whatever its first character. */
 void	 nsd_json_path_member(struct nsd_json_path *, const char *);
 void	 nsd_json_path_free(struct nsd_json_path *);
 
-void	 nsd_json_scanner_init(struct nsd_json_scanner *, struct nsd_json_query *, size_t);
+void	 nsd_json_scanner_init(struct nsd_json_scanner *,
+	    struct nsd_json_query *, size_t);
 void	 nsd_json_scanner_free(struct nsd_json_scanner *);
 
 /*

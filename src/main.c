@@ -40,7 +40,8 @@ static const char help_text[] =
 "  -D, --only-dups        write only the duplicates, annotated\n"
 "\n"
 "Input:\n"
-"  -f, --format=FORMAT    auto (default: per file, from the first line), jsonl\n"
+"  -f, --format=FORMAT    auto (default: per file, from the first line), "
+    "jsonl\n"
 "                         or tsv\n"
 "  -k, --key=FIELD        the text to compare (default text); repeat to join\n"
 "                         several fields; FIELD is a top-level member, a JSON\n"
@@ -87,7 +88,8 @@ struct report {
 	const struct nsd_config	*cfg;
 	uint64_t		 shown;
 	int			 progress;	/* draw the progress line */
-	int			 drawn;		/* a progress line is on screen */
+	int			 drawn;		/* a progress line is on
+						   screen */
 	struct timespec		 start;
 	struct timespec		 last;
 };
@@ -162,20 +164,26 @@ print_stats(const struct nsd_stats *st, struct nsd_index *ix, double elapsed)
 	fprintf(stderr,
 	    "nsdedup: records     %" PRIu64 "\n"
 	    "nsdedup: bytes       %" PRIu64 "\n"
-	    "nsdedup: originals   %" PRIu64 " (%" PRIu64 " with nothing to compare)\n"
+	    "nsdedup: originals   %" PRIu64 " (%" PRIu64
+	    " with nothing to compare)\n"
 	    "nsdedup: duplicates  %" PRIu64 "\n"
 	    "nsdedup: bad         %" PRIu64 "\n"
 	    "nsdedup: blank       %" PRIu64 "\n"
 	    "nsdedup: elapsed     %.3f s\n"
 	    "nsdedup: throughput  %.1f MB/s\n"
-	    "nsdedup: index       %" PRIu64 " fingerprints, %" PRIu64 " groups, "
+	    "nsdedup: index       %" PRIu64 " fingerprints, %" PRIu64
+	    " groups, "
 	    "%.1f MiB of memory\n",
 	    st->records, st->bytes, st->originals, st->no_text, st->duplicates,
-	    st->bad, st->blank, elapsed, elapsed > 0 ? st->bytes / 1e6 / elapsed : 0.0,
+	    st->bad, st->blank, elapsed,
+	    elapsed > 0 ? st->bytes / 1e6 / elapsed : 0.0,
 	    info.fingerprints, info.groups, info.memory / 1048576.0);
 }
 
-/* On SIGINT, SIGTERM or SIGHUP: remove the temporary output, then die of the signal. */
+/*
+ * On SIGINT, SIGTERM or SIGHUP: remove the temporary output, then die of the
+ * signal.
+ */
 static void
 on_signal(int sig)
 {
@@ -225,8 +233,10 @@ main(int argc, char **argv)
 		/* NOTREACHED */
 	case NSD_OPTIONS_VERSION:
 		printf("nsdedup %s\n", PACKAGE_VERSION);
-		printf("fingerprints: nshash, normalization version %d\n", NSD_NORM_VERSION);
-		return (fflush(stdout) == 0 && !ferror(stdout) ? NSD_EXIT_OK : NSD_EXIT_OUTPUT);
+		printf("fingerprints: nshash, normalization version %d\n",
+		    NSD_NORM_VERSION);
+		return (fflush(stdout) == 0 && !ferror(stdout) ?
+		    NSD_EXIT_OK : NSD_EXIT_OUTPUT);
 	case NSD_OPTIONS_ERROR:
 		fprintf(stderr, "nsdedup: %s\n", err.msg);
 		usage(NSD_EXIT_USAGE);
@@ -235,7 +245,8 @@ main(int argc, char **argv)
 		break;
 	}
 	if (cfg.nfiles == 0 && isatty(STDIN_FILENO)) {
-		fputs("nsdedup: no input: give a FILE, or pipe records in\n", stderr);
+		fputs("nsdedup: no input: give a FILE, or pipe records in\n",
+		    stderr);
 		usage(NSD_EXIT_USAGE);
 	}
 
@@ -279,7 +290,8 @@ main(int argc, char **argv)
 
 	clear_progress(&rp);
 	if (!cfg.quiet && st.bad > rp.shown)
-		fprintf(stderr, "nsdedup: %" PRIu64 " bad records (%" PRIu64 " shown)\n",
+		fprintf(stderr,
+		    "nsdedup: %" PRIu64 " bad records (%" PRIu64 " shown)\n",
 		    st.bad, rp.shown);
 	if (rc == -1)
 		fatal(&rp, &err);

@@ -44,8 +44,10 @@ nsd_nshash_init(struct nsd_nshash *h, const struct nsd_nshash_params *p,
 	h->p = *p;
 	if (h->p.sentences < 1 || h->p.sentences > NSD_NSHASH_MAX_SENTENCES)
 		return (nsd_error_set(err, NSD_EXIT_USAGE,
-		    "sentences must be between 1 and %d", NSD_NSHASH_MAX_SENTENCES));
-	h->text = nsd_text_new(p->compat ? NSD_SPLIT_COMPAT : NSD_SPLIT_DEFAULT, err);
+		    "sentences must be between 1 and %d",
+		    NSD_NSHASH_MAX_SENTENCES));
+	h->text = nsd_text_new(p->compat ? NSD_SPLIT_COMPAT : NSD_SPLIT_DEFAULT,
+	    err);
 	return (h->text == NULL ? -1 : 0);
 }
 
@@ -66,7 +68,8 @@ struct candidate {
 };
 
 size_t
-nsd_nshash_compute(struct nsd_nshash *h, const char *text, size_t len, uint64_t *fps)
+nsd_nshash_compute(struct nsd_nshash *h, const char *text, size_t len,
+    uint64_t *fps)
 {
 	struct candidate best[NSD_NSHASH_MAX_SENTENCES], c;
 	const char	*s = text;
@@ -90,10 +93,12 @@ nsd_nshash_compute(struct nsd_nshash *h, const char *text, size_t len, uint64_t 
 	for (i = 0; i < npieces; i++) {
 		c.start = h->pieces[i].start;
 		c.len = h->pieces[i].len;
-		if (c.len <= min || (nbest == want && c.len <= best[nbest - 1].cps))
+		if (c.len <= min ||
+		    (nbest == want && c.len <= best[nbest - 1].cps))
 			continue;
 		c.cps = nsd_utf8_count(s + c.start, c.len);
-		if (c.cps <= min || (nbest == want && c.cps <= best[nbest - 1].cps))
+		if (c.cps <= min ||
+		    (nbest == want && c.cps <= best[nbest - 1].cps))
 			continue;
 		c.hash = XXH3_64bits_withSeed(s + c.start, c.len, h->p.seed);
 		if (!compat) {
@@ -101,7 +106,8 @@ nsd_nshash_compute(struct nsd_nshash *h, const char *text, size_t len, uint64_t 
 				;
 			if (j < nbest)
 				continue;	/* the same sentence again */
-			if (!nsd_text_has_word_char(h->text, s + c.start, c.len))
+			if (!nsd_text_has_word_char(h->text, s + c.start,
+			    c.len))
 				continue;
 		}
 		if (nbest < want)

@@ -23,7 +23,8 @@
 
 struct nsd_nshash_params {
 	unsigned	 sentences;	/* how many longest sentences (1..64) */
-	unsigned	 min_length;	/* sentences must be longer, in code points */
+	unsigned	 min_length;	/* sentences must be longer, in code
+					   points */
 	int		 compat;	/* reproduce the reference nshash */
 	uint64_t	 seed;		/* XXH3 seed */
 };
@@ -45,6 +46,7 @@ void	 nsd_nshash_free(struct nsd_nshash *);
  * p.sentences entries. Returns how many were written; 0 means the text has
  * nothing to compare.
  */
-size_t	 nsd_nshash_compute(struct nsd_nshash *, const char *, size_t, uint64_t *);
+size_t	 nsd_nshash_compute(struct nsd_nshash *, const char *, size_t,
+	    uint64_t *);
 
 #endif /* NSD_NSHASH_H */

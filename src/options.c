@@ -24,7 +24,10 @@ enum {
 	OPT_STATS
 };
 
-/* Leading "+": stop at the first operand; ":": report a missing value as ':'. */
+/*
+ * Leading "+": stop at the first operand; ":": report a missing value as
+ * ':'.
+ */
 static const char short_options[] = "+:adDf:Hhk:m:n:o:qV";
 
 /* Sorted by long name. */
@@ -76,7 +79,8 @@ static const struct choice choices[] = {
 
 /* Look word up among option's choices; the error lists the valid ones. */
 static int
-parse_choice(const char *option, const char *word, int *value, struct nsd_error *err)
+parse_choice(const char *option, const char *word, int *value,
+    struct nsd_error *err)
 {
 	char	 valid[128] = "";
 	size_t	 i, used = 0;
@@ -135,14 +139,19 @@ bad:
 	    size ? "size" : "number", s, option));
 }
 
-/* A name written into JSON and TSV output: non-empty, UTF-8, no tab or newline. */
+/*
+ * A name written into JSON and TSV output: non-empty, UTF-8, no tab or
+ * newline.
+ */
 static int
-check_name(const char *option, const char *name, int may_be_empty, struct nsd_error *err)
+check_name(const char *option, const char *name, int may_be_empty,
+    struct nsd_error *err)
 {
 	size_t	 len = strlen(name);
 
 	if (len == 0 && !may_be_empty)
-		return (nsd_error_set(err, NSD_EXIT_USAGE, "--%s must not be empty", option));
+		return (nsd_error_set(err, NSD_EXIT_USAGE,
+		    "--%s must not be empty", option));
 	if (nsd_utf8_check(name, len) != len || strpbrk(name, "\t\r\n") != NULL)
 		return (nsd_error_set(err, NSD_EXIT_USAGE,
 		    "--%s must be UTF-8 without tabs or line breaks", option));
@@ -167,7 +176,8 @@ config_defaults(struct nsd_config *cfg)
 }
 
 enum nsd_options_result
-nsd_options_parse(int argc, char **argv, struct nsd_config *cfg, struct nsd_error *err)
+nsd_options_parse(int argc, char **argv, struct nsd_config *cfg,
+    struct nsd_error *err)
 {
 	uint64_t	 num;
 	int		 ch, value, li;
@@ -175,7 +185,8 @@ nsd_options_parse(int argc, char **argv, struct nsd_config *cfg, struct nsd_erro
 	config_defaults(cfg);
 	opterr = 0;
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, short_options, long_options, &li)) != -1) {
+	while ((ch = getopt_long(argc, argv, short_options, long_options,
+	    &li)) != -1) {
 		switch (ch) {
 		case 'a':
 			cfg->mode = NSD_MODE_ANNOTATE;
@@ -198,8 +209,8 @@ nsd_options_parse(int argc, char **argv, struct nsd_config *cfg, struct nsd_erro
 			return (NSD_OPTIONS_HELP);
 		case 'k':
 			if (cfg->nkeys == NSD_MAX_KEYS) {
-				nsd_error_set(err, NSD_EXIT_USAGE, "at most %d --key options",
-				    NSD_MAX_KEYS);
+				nsd_error_set(err, NSD_EXIT_USAGE,
+				    "at most %d --key options", NSD_MAX_KEYS);
 				return (NSD_OPTIONS_ERROR);
 			}
 			cfg->keys[cfg->nkeys++] = optarg;
@@ -210,13 +221,15 @@ nsd_options_parse(int argc, char **argv, struct nsd_config *cfg, struct nsd_erro
 			cfg->method = value;
 			break;
 		case 'n':
-			if (parse_number("sentences", optarg, 1, 64, 0, &num, err) == -1)
+			if (parse_number("sentences", optarg, 1, 64, 0, &num,
+			    err) == -1)
 				return (NSD_OPTIONS_ERROR);
 			cfg->sentences = num;
 			break;
 		case 'o':
 			if (optarg[0] == '\0') {
-				nsd_error_set(err, NSD_EXIT_USAGE, "--output must not be empty");
+				nsd_error_set(err, NSD_EXIT_USAGE,
+				    "--output must not be empty");
 				return (NSD_OPTIONS_ERROR);
 			}
 			cfg->output = optarg;
@@ -246,13 +259,14 @@ nsd_options_parse(int argc, char **argv, struct nsd_config *cfg, struct nsd_erro
 			cfg->id_field_given = 1;
 			break;
 		case OPT_MAX_LINE:
-			if (parse_number("max-line", optarg, 1, (uint64_t)1 << 32, 1,
-			    &num, err) == -1)
+			if (parse_number("max-line", optarg, 1,
+			    (uint64_t)1 << 32, 1, &num, err) == -1)
 				return (NSD_OPTIONS_ERROR);
 			cfg->max_line = num;
 			break;
 		case OPT_MIN_LENGTH:
-			if (parse_number("min-length", optarg, 0, 100000, 0, &num, err) == -1)
+			if (parse_number("min-length", optarg, 0, 100000, 0,
+			    &num, err) == -1)
 				return (NSD_OPTIONS_ERROR);
 			cfg->min_length = num;
 			break;
@@ -270,23 +284,27 @@ nsd_options_parse(int argc, char **argv, struct nsd_config *cfg, struct nsd_erro
 			cfg->stats = 1;
 			break;
 		case ':':
-			nsd_error_set(err, NSD_EXIT_USAGE, "option '%s' requires a value",
-			    argv[optind - 1]);
+			nsd_error_set(err, NSD_EXIT_USAGE,
+			    "option '%s' requires a value", argv[optind - 1]);
 			return (NSD_OPTIONS_ERROR);
 		default:
 			if (optopt != 0 && optopt < 256)
-				nsd_error_set(err, NSD_EXIT_USAGE, "unknown option '-%c'", optopt);
+				nsd_error_set(err, NSD_EXIT_USAGE,
+				    "unknown option '-%c'", optopt);
 			else
-				nsd_error_set(err, NSD_EXIT_USAGE, "unknown or ambiguous option '%s'",
+				nsd_error_set(err, NSD_EXIT_USAGE,
+				    "unknown or ambiguous option '%s'",
 				    argv[optind - 1]);
 			return (NSD_OPTIONS_ERROR);
 		}
 	}
 	if (cfg->nkeys == 0)
 		cfg->keys[cfg->nkeys++] = "text";
-	if (cfg->dup_field[0] != '\0' && strcmp(cfg->dup_field, cfg->field_name) == 0) {
+	if (cfg->dup_field[0] != '\0' &&
+	    strcmp(cfg->dup_field, cfg->field_name) == 0) {
 		nsd_error_set(err, NSD_EXIT_USAGE,
-		    "--field-name and --dup-field must differ ('%s')", cfg->field_name);
+		    "--field-name and --dup-field must differ ('%s')",
+		    cfg->field_name);
 		return (NSD_OPTIONS_ERROR);
 	}
 	cfg->files = argv + optind;

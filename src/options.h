@@ -22,7 +22,9 @@ enum nsd_mode { NSD_MODE_ANNOTATE, NSD_MODE_DROP_DUPS, NSD_MODE_ONLY_DUPS };
 enum nsd_format { NSD_FORMAT_AUTO, NSD_FORMAT_JSONL, NSD_FORMAT_TSV };
 enum nsd_method { NSD_METHOD_NSHASH };
 enum nsd_on_error { NSD_ON_ERROR_PASS, NSD_ON_ERROR_SKIP, NSD_ON_ERROR_FAIL };
-enum nsd_progress { NSD_PROGRESS_AUTO, NSD_PROGRESS_ALWAYS, NSD_PROGRESS_NEVER };
+enum nsd_progress {
+	NSD_PROGRESS_AUTO, NSD_PROGRESS_ALWAYS, NSD_PROGRESS_NEVER
+};
 
 #define NSD_DEFAULT_MAX_LINE	(16 * 1024 * 1024)
 #define NSD_MAX_KEYS		64
@@ -33,7 +35,8 @@ struct nsd_config {
 	enum nsd_format		 format;
 	const char		*keys[NSD_MAX_KEYS];	/* -k, default "text" */
 	size_t			 nkeys;
-	const char		*id_field;		/* --id-field, default "id" */
+	const char		*id_field;		/* --id-field, default
+							   "id" */
 	int			 id_field_given;
 	int			 no_header;
 	unsigned		 sentences;
@@ -47,7 +50,8 @@ struct nsd_config {
 	enum nsd_progress	 progress;
 	int			 quiet;
 	size_t			 max_line;
-	char			**files;		/* operands; none: stdin */
+	char			**files;		/* operands; none:
+							   stdin */
 	size_t			 nfiles;
 };
 

@@ -28,7 +28,8 @@ struct record {
 	size_t		 reason;	/* bad: offset in the batch's reasons */
 	size_t		 fp_off;	/* fingerprints in the batch's array */
 	unsigned	 nfps;
-	size_t		 id_start;	/* the id token in the line, if id_len > 0 */
+	size_t		 id_start;	/* the id token in the line,
+					   if id_len > 0 */
 	size_t		 id_len;
 	size_t		 span_off;	/* JSON: members to replace */
 	size_t		 nspans;
@@ -55,14 +56,18 @@ struct work {
 /* Per-input state kept by the in-order stages. */
 struct input {
 	const char		*name;
-	enum nsd_format		 format;	/* AUTO until the first non-blank line */
+	enum nsd_format		 format;	/* AUTO until the first
+						   non-blank line */
 	int			 header_seen;
-	size_t			 ncols;		/* TSV: columns per row, 0 until known */
+	size_t			 ncols;		/* TSV: columns per row, 0 until
+						   known */
 	long			 key_cols[NSD_MAX_KEYS];
 	long			 id_col;	/* -1: no id column */
-	long			 id_out_col;	/* existing annotation columns, or -1 */
+	long			 id_out_col;	/* existing annotation columns,
+						   or -1 */
 	long			 dup_out_col;
-	int			 long_pass;	/* writing out the pieces of a long line */
+	int			 long_pass;	/* writing out the pieces of a
+						   long line */
 };
 
 /* The state stage 2 needs, one per thread. */
@@ -71,7 +76,8 @@ struct nsd_worker {
 	struct nsd_json_query	 queries[NSD_MAX_KEYS + 3];
 	size_t			 nqueries;
 	size_t			 id_query;
-	size_t			 member_query;	/* first of the annotation members */
+	size_t			 member_query;	/* first of the annotation
+						   members */
 	struct nsd_json_scanner	 scanner;
 	struct nsd_nshash	 nshash;
 	struct nsd_buf		 text;
@@ -79,7 +85,8 @@ struct nsd_worker {
 };
 
 static int
-worker_init(struct nsd_worker *w, const struct nsd_config *cfg, struct nsd_error *err)
+worker_init(struct nsd_worker *w, const struct nsd_config *cfg,
+    struct nsd_error *err)
 {
 	struct nsd_nshash_params np;
 	size_t			 i, n = 0;
@@ -182,10 +189,14 @@ detect_format(const char *s, size_t len)
 		;
 	if (i < len && (s[i] == '{' || s[i] == '['))
 		return (NSD_FORMAT_JSONL);
-	return (memchr(s, '\t', len) == NULL ? NSD_FORMAT_JSONL : NSD_FORMAT_TSV);
+	return (memchr(s, '\t', len) == NULL ?
+	    NSD_FORMAT_JSONL : NSD_FORMAT_TSV);
 }
 
-/* Check that a TSV line is UTF-8 without NUL; 0, or -1 with the record marked bad. */
+/*
+ * Check that a TSV line is UTF-8 without NUL; 0, or -1 with the record marked
+ * bad.
+ */
 static int
 tsv_check_bytes(struct work *wk, struct record *r, const char *s, size_t len)
 {
@@ -203,7 +214,10 @@ tsv_check_bytes(struct work *wk, struct record *r, const char *s, size_t len)
 	return (0);
 }
 
-/* Resolve a TSV column reference against the header (or, with -H, as a number). */
+/*
+ * Resolve a TSV column reference against the header (or, with -H, as a
+ * number).
+ */
 static int
 tsv_column(const struct nsd_config *cfg, struct input *in, const char *field,
     const char *line, const struct nsd_tsv_fields *hf, int required, long *col,
@@ -214,12 +228,17 @@ tsv_column(const struct nsd_config *cfg, struct input *in, const char *field,
 		return (0);
 	if (cfg->no_header)
 		return (nsd_error_set(err, NSD_EXIT_USAGE,
-		    "%s: with --no-header, columns are numbers, not '%s'", in->name, field));
-	return (nsd_error_set(err, NSD_EXIT_INPUT, "%s:%llu: no column '%s' in the header",
+		    "%s: with --no-header, columns are numbers, not '%s'",
+		    in->name, field));
+	return (nsd_error_set(err, NSD_EXIT_INPUT,
+	    "%s:%llu: no column '%s' in the header",
 	    in->name, (unsigned long long)lineno, field));
 }
 
-/* Work out the columns of a TSV input from its header line (or first row, with -H). */
+/*
+ * Work out the columns of a TSV input from its header line (or first row,
+ * with -H).
+ */
 static int
 tsv_setup(const struct nsd_config *cfg, struct nsd_worker *w, struct input *in,
     const char *line, size_t len, uint64_t lineno, struct nsd_error *err)
@@ -232,14 +251,16 @@ tsv_setup(const struct nsd_config *cfg, struct nsd_worker *w, struct input *in,
 		if (tsv_column(cfg, in, cfg->keys[i], line, &w->fields, 1,
 		    &in->key_cols[i], lineno, err) == -1)
 			return (-1);
-	if (tsv_column(cfg, in, cfg->id_field, line, &w->fields, cfg->id_field_given,
-	    &in->id_col, lineno, err) == -1)
+	if (tsv_column(cfg, in, cfg->id_field, line, &w->fields,
+	    cfg->id_field_given, &in->id_col, lineno, err) == -1)
 		return (-1);
 	in->id_out_col = in->dup_out_col = -1;
 	if (!cfg->no_header) {
-		in->id_out_col = nsd_tsv_column(cfg->field_name, line, &w->fields);
+		in->id_out_col = nsd_tsv_column(cfg->field_name, line,
+		    &w->fields);
 		if (cfg->dup_field[0] != '\0')
-			in->dup_out_col = nsd_tsv_column(cfg->dup_field, line, &w->fields);
+			in->dup_out_col = nsd_tsv_column(cfg->dup_field, line,
+			    &w->fields);
 	}
 	return (0);
 }
@@ -249,15 +270,16 @@ tsv_setup(const struct nsd_config *cfg, struct nsd_worker *w, struct input *in,
  * Long lines are bad here already; the header errors are fatal.
  */
 static int
-stage_frame(const struct nsd_config *cfg, struct nsd_worker *w, struct input *in,
-    struct work *wk, struct nsd_error *err)
+stage_frame(const struct nsd_config *cfg, struct nsd_worker *w,
+    struct input *in, struct work *wk, struct nsd_error *err)
 {
 	size_t		 i;
 
 	wk->reasons.len = 0;
 	if (wk->recs_cap < wk->lines.nlines) {
 		wk->recs_cap = wk->lines.nlines;
-		wk->recs = xreallocarray(wk->recs, wk->recs_cap, sizeof *wk->recs);
+		wk->recs = xreallocarray(wk->recs, wk->recs_cap,
+		    sizeof *wk->recs);
 	}
 	for (i = 0; i < wk->lines.nlines; i++) {
 		const struct nsd_line	*l = &wk->lines.lines[i];
@@ -266,12 +288,16 @@ stage_frame(const struct nsd_config *cfg, struct nsd_worker *w, struct input *in
 
 		memset(r, 0, sizeof *r);
 		r->kind = RECORD_OK;
-		if (l->kind == NSD_LINE_LONG_MORE || l->kind == NSD_LINE_LONG_LAST) {
-			r->kind = RECORD_BAD;	/* the rest of a line reported already */
+		if (l->kind == NSD_LINE_LONG_MORE ||
+		    l->kind == NSD_LINE_LONG_LAST) {
+			r->kind = RECORD_BAD;	/* the rest of a line reported
+						   already */
 			continue;
 		}
 		if (l->kind != NSD_LINE_WHOLE) {
-			set_bad(wk, r, "line longer than %zu bytes (--max-line)", cfg->max_line);
+			set_bad(wk, r,
+			    "line longer than %zu bytes (--max-line)",
+			    cfg->max_line);
 			continue;
 		}
 		if (is_blank(s, l->len)) {
@@ -286,7 +312,8 @@ stage_frame(const struct nsd_config *cfg, struct nsd_worker *w, struct input *in
 		if (!cfg->no_header) {
 			r->kind = RECORD_HEADER;
 			if (tsv_check_bytes(wk, r, s, l->len) == -1)
-				return (nsd_error_set(err, NSD_EXIT_INPUT, "%s:%llu: bad header: %s",
+				return (nsd_error_set(err, NSD_EXIT_INPUT,
+				    "%s:%llu: bad header: %s",
 				    in->name, (unsigned long long)l->lineno,
 				    wk->reasons.data + r->reason));
 		}
@@ -323,14 +350,18 @@ add_spans(struct work *wk, struct record *r, const struct nsd_worker *w)
 			struct nsd_splice_span	 s;
 
 			if (wk->nspans == wk->spans_cap) {
-				wk->spans_cap = wk->spans_cap ? wk->spans_cap * 2 : 64;
-				wk->spans = xreallocarray(wk->spans, wk->spans_cap,
-				    sizeof *wk->spans);
+				wk->spans_cap = wk->spans_cap ?
+				    wk->spans_cap * 2 : 64;
+				wk->spans = xreallocarray(wk->spans,
+				    wk->spans_cap, sizeof *wk->spans);
 			}
 			s.start = qu->spans[i].start;
 			s.len = qu->spans[i].len;
-			s.member = q == w->member_query ? NSD_MEMBER_ID : NSD_MEMBER_DUP;
-			for (j = wk->nspans; j > r->span_off && wk->spans[j - 1].start > s.start; j--)
+			s.member = q == w->member_query ?
+			    NSD_MEMBER_ID : NSD_MEMBER_DUP;
+			for (j = wk->nspans;
+			    j > r->span_off && wk->spans[j - 1].start > s.start;
+			    j--)
 				wk->spans[j] = wk->spans[j - 1];
 			wk->spans[j] = s;
 			wk->nspans++;
@@ -352,10 +383,11 @@ scan_json(const struct nsd_config *cfg, struct nsd_worker *w, struct work *wk,
 			set_bad(wk, r, "not a JSON object");
 		else if (strcmp(sc->error, "NUL byte") == 0 ||
 		    strcmp(sc->error, "invalid UTF-8") == 0)
-			set_bad(wk, r, "%s at byte %zu", sc->error, sc->error_at + 1);
-		else
-			set_bad(wk, r, "invalid JSON: %s at byte %zu", sc->error,
+			set_bad(wk, r, "%s at byte %zu", sc->error,
 			    sc->error_at + 1);
+		else
+			set_bad(wk, r, "invalid JSON: %s at byte %zu",
+			    sc->error, sc->error_at + 1);
 		return;
 	}
 	w->text.len = 0;
@@ -378,7 +410,8 @@ scan_json(const struct nsd_config *cfg, struct nsd_worker *w, struct work *wk,
 	{
 		const struct nsd_json_span *id = &w->queries[w->id_query].found;
 
-		if (id->type == NSD_JSON_STRING || id->type == NSD_JSON_NUMBER) {
+		if (id->type == NSD_JSON_STRING ||
+		    id->type == NSD_JSON_NUMBER) {
 			r->id_start = id->start;
 			r->id_len = id->len;
 		}
@@ -390,8 +423,9 @@ scan_json(const struct nsd_config *cfg, struct nsd_worker *w, struct work *wk,
 
 /* Stage 2 for a TSV row: check it, collect the text columns and the id cell. */
 static void
-scan_tsv(const struct nsd_config *cfg, struct nsd_worker *w, const struct input *in,
-    struct work *wk, struct record *r, const char *s, size_t len)
+scan_tsv(const struct nsd_config *cfg, struct nsd_worker *w,
+    const struct input *in, struct work *wk, struct record *r, const char *s,
+    size_t len)
 {
 	size_t	 i;
 
@@ -420,8 +454,8 @@ scan_tsv(const struct nsd_config *cfg, struct nsd_worker *w, const struct input 
 
 /* Stage 2: every record of the batch, independently of the others. */
 static void
-stage_scan(const struct nsd_config *cfg, struct nsd_worker *w, const struct input *in,
-    struct work *wk)
+stage_scan(const struct nsd_config *cfg, struct nsd_worker *w,
+    const struct input *in, struct work *wk)
 {
 	uint64_t	 fps[NSD_NSHASH_MAX_SENTENCES];
 	size_t		 i, n;
@@ -441,7 +475,8 @@ stage_scan(const struct nsd_config *cfg, struct nsd_worker *w, const struct inpu
 			scan_tsv(cfg, w, in, wk, r, s, l->len);
 		if (r->kind != RECORD_OK)
 			continue;
-		n = nsd_nshash_compute(&w->nshash, w->text.data, w->text.len, fps);
+		n = nsd_nshash_compute(&w->nshash, w->text.data, w->text.len,
+		    fps);
 		add_fps(wk, r, fps, n);
 	}
 }
@@ -453,8 +488,9 @@ stage_scan(const struct nsd_config *cfg, struct nsd_worker *w, const struct inpu
  * *stop set, at a bad record under --on-error=fail.
  */
 static int
-stage_decide(const struct nsd_config *cfg, struct nsd_index *ix, struct work *wk,
-    struct nsd_stats *st, size_t *stop, struct nsd_error *err)
+stage_decide(const struct nsd_config *cfg, struct nsd_index *ix,
+    struct work *wk, struct nsd_stats *st, size_t *stop,
+    struct nsd_error *err)
 {
 	const char	*s;
 	uint64_t	 g, best;
@@ -472,7 +508,8 @@ stage_decide(const struct nsd_config *cfg, struct nsd_index *ix, struct work *wk
 		case RECORD_HEADER:
 			continue;
 		case RECORD_BAD:
-			if (l->kind == NSD_LINE_LONG_MORE || l->kind == NSD_LINE_LONG_LAST)
+			if (l->kind == NSD_LINE_LONG_MORE ||
+			    l->kind == NSD_LINE_LONG_LAST)
 				continue;
 			st->records++;
 			st->bad++;
@@ -487,7 +524,8 @@ stage_decide(const struct nsd_config *cfg, struct nsd_index *ix, struct work *wk
 		st->records++;
 		best = 0;
 		for (k = 0; k < r->nfps; k++) {
-			if (nsd_index_lookup(ix, wk->fps[r->fp_off + k], &g, err) == -1)
+			if (nsd_index_lookup(ix, wk->fps[r->fp_off + k], &g,
+			    err) == -1)
 				return (-1);
 			if (g != 0 && (best == 0 || g < best))
 				best = g;
@@ -495,12 +533,14 @@ stage_decide(const struct nsd_config *cfg, struct nsd_index *ix, struct work *wk
 		r->dup = best != 0;
 		if (best == 0) {
 			s = nsd_line_data(&wk->lines, l);
-			if (nsd_index_group_new(ix, s + r->id_start, r->id_len, &best, err) == -1)
+			if (nsd_index_group_new(ix, s + r->id_start, r->id_len,
+			    &best, err) == -1)
 				return (-1);
 		}
 		r->group = best;
 		for (k = 0; k < r->nfps; k++)
-			if (nsd_index_claim(ix, wk->fps[r->fp_off + k], best, err) == -1)
+			if (nsd_index_claim(ix, wk->fps[r->fp_off + k], best,
+			    err) == -1)
 				return (-1);
 		if (r->dup)
 			st->duplicates++;
@@ -514,16 +554,17 @@ stage_decide(const struct nsd_config *cfg, struct nsd_index *ix, struct work *wk
 
 /* Stage 4 for a record that was judged: annotate it, pass it, or drop it. */
 static int
-write_judged(const struct nsd_config *cfg, struct nsd_index *ix, struct nsd_writer *wr,
-    const struct input *in, const struct work *wk, const struct record *r,
-    const struct nsd_line *l, struct nsd_error *err)
+write_judged(const struct nsd_config *cfg, struct nsd_index *ix,
+    struct nsd_writer *wr, const struct input *in, const struct work *wk,
+    const struct record *r, const struct nsd_line *l, struct nsd_error *err)
 {
 	const char		*s = nsd_line_data(&wk->lines, l);
 	struct nsd_annotation	 a;
 	struct nsd_splice	 sp;
 
 	if (cfg->mode == NSD_MODE_DROP_DUPS)
-		return (r->dup ? 0 : nsd_writer_raw(wr, s, l->len, l->eol_len, err));
+		return (r->dup ? 0 : nsd_writer_raw(wr, s, l->len, l->eol_len,
+		    err));
 	if (cfg->mode == NSD_MODE_ONLY_DUPS && !r->dup)
 		return (0);
 	memset(&a, 0, sizeof a);
@@ -534,8 +575,8 @@ write_judged(const struct nsd_config *cfg, struct nsd_index *ix, struct nsd_writ
 	a.group = r->group;
 	a.dup = r->dup;
 	if (in->format == NSD_FORMAT_TSV)
-		return (nsd_writer_tsv(wr, s, l->len, l->eol_len, in->id_out_col,
-		    in->dup_out_col, &a, err));
+		return (nsd_writer_tsv(wr, s, l->len, l->eol_len,
+		    in->id_out_col, in->dup_out_col, &a, err));
 	sp.insert_at = r->insert_at;
 	sp.has_members = r->has_members;
 	sp.replace = wk->spans + r->span_off;
@@ -545,8 +586,9 @@ write_judged(const struct nsd_config *cfg, struct nsd_index *ix, struct nsd_writ
 
 /* Stage 4, in order: the output, up to (not including) record stop. */
 static int
-stage_write(const struct nsd_config *cfg, struct nsd_index *ix, struct nsd_writer *wr,
-    struct input *in, const struct work *wk, size_t stop, struct nsd_error *err)
+stage_write(const struct nsd_config *cfg, struct nsd_index *ix,
+    struct nsd_writer *wr, struct input *in, const struct work *wk,
+    size_t stop, struct nsd_error *err)
 {
 	const char	*s;
 	size_t		 i;
@@ -562,29 +604,36 @@ stage_write(const struct nsd_config *cfg, struct nsd_index *ix, struct nsd_write
 			break;
 		case RECORD_HEADER:
 			if (cfg->mode == NSD_MODE_DROP_DUPS) {
-				if (nsd_writer_raw(wr, s, l->len, l->eol_len, err) == -1)
+				if (nsd_writer_raw(wr, s, l->len, l->eol_len,
+				    err) == -1)
 					return (-1);
-			} else if (nsd_writer_tsv(wr, s, l->len, l->eol_len, in->id_out_col,
-			    in->dup_out_col, NULL, err) == -1)
+			} else if (nsd_writer_tsv(wr, s, l->len, l->eol_len,
+			    in->id_out_col, in->dup_out_col, NULL, err) == -1)
 				return (-1);
 			break;
 		case RECORD_BAD:
-			/* Pieces of a long line: its head decided whether they are passed. */
+			/*
+			 * Pieces of a long line: its head decided whether
+			 * they are passed.
+			 */
 			if (l->kind == NSD_LINE_LONG_HEAD)
 				in->long_pass = pass;
-			if (l->kind == NSD_LINE_LONG_HEAD || l->kind == NSD_LINE_LONG_MORE) {
-				if (in->long_pass && nsd_output_write(wr->out, s, l->len, err) == -1)
+			if (l->kind == NSD_LINE_LONG_HEAD ||
+			    l->kind == NSD_LINE_LONG_MORE) {
+				if (in->long_pass && nsd_output_write(wr->out,
+				    s, l->len, err) == -1)
 					return (-1);
 				break;
 			}
 			if (l->kind == NSD_LINE_LONG_LAST) {
-				if (in->long_pass &&
-				    nsd_writer_raw(wr, s, l->len, l->eol_len, err) == -1)
+				if (in->long_pass && nsd_writer_raw(wr, s,
+				    l->len, l->eol_len, err) == -1)
 					return (-1);
 				in->long_pass = 0;
 				break;
 			}
-			if (pass && nsd_writer_raw(wr, s, l->len, l->eol_len, err) == -1)
+			if (pass && nsd_writer_raw(wr, s, l->len, l->eol_len,
+			    err) == -1)
 				return (-1);
 			break;
 		case RECORD_OK:
@@ -620,7 +669,8 @@ report_bad(const struct nsd_pipeline_hooks *hooks, const struct input *in,
 static int
 run_input(const struct nsd_config *cfg, const char *path, struct nsd_worker *w,
     struct work *wk, struct nsd_index *ix, struct nsd_writer *wr,
-    const struct nsd_pipeline_hooks *hooks, struct nsd_stats *st, struct nsd_error *err)
+    const struct nsd_pipeline_hooks *hooks, struct nsd_stats *st,
+    struct nsd_error *err)
 {
 	struct nsd_reader	 rd;
 	struct input		 in;
@@ -650,7 +700,8 @@ run_input(const struct nsd_config *cfg, const char *path, struct nsd_worker *w,
 			hooks->progress(hooks->ctx, st);
 		if (stop < wk->lines.nlines) {
 			rc = nsd_error_set(err, NSD_EXIT_FAILREC,
-			    "stopped at the first bad record (--on-error=fail)");
+			    "stopped at the first bad record "
+			    "(--on-error=fail)");
 			break;
 		}
 	}

@@ -28,8 +28,10 @@
 
 struct nsd_stats {
 	uint64_t	 files;
-	uint64_t	 bytes;		/* read, terminators and BOMs included */
-	uint64_t	 records;	/* lines that are not blank and not headers */
+	uint64_t	 bytes;		/* read, terminators and BOMs
+					   included */
+	uint64_t	 records;	/* lines that are not blank and not
+					   headers */
 	uint64_t	 originals;
 	uint64_t	 duplicates;
 	uint64_t	 no_text;	/* originals with nothing to compare */

@@ -29,7 +29,8 @@ nsd_reader_open(struct nsd_reader *r, const char *path, size_t max_line,
 		return (0);
 	}
 	if ((r->fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return (nsd_error_set(err, NSD_EXIT_INPUT, "%s: %s", path, strerror(errno)));
+		return (nsd_error_set(err, NSD_EXIT_INPUT, "%s: %s", path,
+		    strerror(errno)));
 	r->name = xstrdup(path);
 	return (0);
 }
@@ -61,7 +62,8 @@ add_line(struct nsd_batch *b, size_t start, size_t len, unsigned eol_len,
 
 	if (b->nlines == b->lines_cap) {
 		b->lines_cap = b->lines_cap ? b->lines_cap * 2 : 1024;
-		b->lines = xreallocarray(b->lines, b->lines_cap, sizeof *b->lines);
+		b->lines = xreallocarray(b->lines, b->lines_cap,
+		    sizeof *b->lines);
 	}
 	l = &b->lines[b->nlines++];
 	l->start = start;
@@ -116,9 +118,11 @@ fill_long(struct nsd_reader *r, struct nsd_batch *b, struct nsd_error *err)
 	if ((nl = memchr(b->buf.data, '\n', b->buf.len)) == NULL) {
 		if (r->eof) {
 			r->in_long = 0;
-			add_line(b, 0, b->buf.len, 0, NSD_LINE_LONG_LAST, r->lineno);
+			add_line(b, 0, b->buf.len, 0, NSD_LINE_LONG_LAST,
+			    r->lineno);
 		} else
-			add_line(b, 0, b->buf.len, 0, NSD_LINE_LONG_MORE, r->lineno);
+			add_line(b, 0, b->buf.len, 0, NSD_LINE_LONG_MORE,
+			    r->lineno);
 		return (1);
 	}
 	len = nl - b->buf.data;
@@ -133,7 +137,8 @@ fill_long(struct nsd_reader *r, struct nsd_batch *b, struct nsd_error *err)
 }
 
 int
-nsd_reader_fill(struct nsd_reader *r, struct nsd_batch *b, struct nsd_error *err)
+nsd_reader_fill(struct nsd_reader *r, struct nsd_batch *b,
+    struct nsd_error *err)
 {
 	size_t		 line_start = 0, scan = 0, end;
 	const char	*nl;
@@ -154,10 +159,12 @@ nsd_reader_fill(struct nsd_reader *r, struct nsd_batch *b, struct nsd_error *err
 				continue;
 			}
 			r->at_start = 0;
-			if (b->buf.len >= sizeof bom && memcmp(b->buf.data, bom, sizeof bom) == 0)
+			if (b->buf.len >= sizeof bom &&
+			    memcmp(b->buf.data, bom, sizeof bom) == 0)
 				line_start = scan = sizeof bom;
 		}
-		while ((nl = memchr(b->buf.data + scan, '\n', b->buf.len - scan)) != NULL) {
+		while ((nl = memchr(b->buf.data + scan, '\n',
+		    b->buf.len - scan)) != NULL) {
 			end = nl - b->buf.data;
 			eol = 1;
 			if (end > line_start && b->buf.data[end - 1] == '\r') {
@@ -165,7 +172,8 @@ nsd_reader_fill(struct nsd_reader *r, struct nsd_batch *b, struct nsd_error *err
 				eol = 2;
 			}
 			add_line(b, line_start, end - line_start, eol,
-			    end - line_start > r->max_line ? NSD_LINE_TOO_LONG : NSD_LINE_WHOLE,
+			    end - line_start > r->max_line ?
+			    NSD_LINE_TOO_LONG : NSD_LINE_WHOLE,
 			    ++r->lineno);
 			line_start = scan = nl - b->buf.data + 1;
 		}
@@ -175,7 +183,9 @@ nsd_reader_fill(struct nsd_reader *r, struct nsd_batch *b, struct nsd_error *err
 				keep_rest(r, b, line_start);
 				return (1);
 			}
-			/* Hand out the head; the rest follows piece by piece. */
+			/*
+			 * Hand out the head; the rest follows piece by piece.
+			 */
 			add_line(b, line_start, b->buf.len - line_start, 0,
 			    NSD_LINE_LONG_HEAD, ++r->lineno);
 			r->in_long = 1;
@@ -183,8 +193,8 @@ nsd_reader_fill(struct nsd_reader *r, struct nsd_batch *b, struct nsd_error *err
 		}
 		if (r->eof) {
 			if (line_start < b->buf.len)
-				add_line(b, line_start, b->buf.len - line_start, 0,
-				    NSD_LINE_WHOLE, ++r->lineno);
+				add_line(b, line_start, b->buf.len - line_start,
+				    0, NSD_LINE_WHOLE, ++r->lineno);
 			return (b->nlines > 0);
 		}
 		if (b->nlines > 0) {

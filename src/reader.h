@@ -28,15 +28,18 @@
 enum nsd_line_kind {
 	NSD_LINE_WHOLE,		/* a complete line of at most max_line bytes */
 	NSD_LINE_TOO_LONG,	/* a complete line, but longer than max_line */
-	NSD_LINE_LONG_HEAD,	/* the first bytes of a line longer than max_line */
+	NSD_LINE_LONG_HEAD,	/* the first bytes of a line longer than
+				   max_line */
 	NSD_LINE_LONG_MORE,	/* a further piece of it */
 	NSD_LINE_LONG_LAST	/* its last piece, with its terminator if any */
 };
 
 struct nsd_line {
 	size_t			 start;		/* offset in the batch buffer */
-	size_t			 len;		/* bytes, without the terminator */
-	unsigned		 eol_len;	/* 0 (end of input), 1 ("\n") or 2 ("\r\n") */
+	size_t			 len;		/* bytes, without the
+						   terminator */
+	unsigned		 eol_len;	/* 0 (end of input), 1 ("\n") or
+						   2 ("\r\n") */
 	enum nsd_line_kind	 kind;
 	uint64_t		 lineno;
 };
@@ -52,21 +55,28 @@ struct nsd_reader {
 	int			 fd;
 	char			*name;		/* for messages */
 	size_t			 max_line;
-	size_t			 chunk;		/* bytes asked of each read(2) */
+	size_t			 chunk;		/* bytes asked of each
+						   read(2) */
 	struct nsd_buf		 carry;		/* an unfinished line */
 	uint64_t		 lineno;
 	uint64_t		 bytes;		/* read so far, BOM included */
 	int			 eof;
 	int			 at_start;	/* a BOM may still come */
-	int			 in_long;	/* inside a line longer than max_line */
+	int			 in_long;	/* inside a line longer than
+						   max_line */
 };
 
 /* Open path ("-" for standard input) for reading. */
-int	 nsd_reader_open(struct nsd_reader *, const char *, size_t, struct nsd_error *);
+int	 nsd_reader_open(struct nsd_reader *, const char *, size_t,
+	    struct nsd_error *);
 void	 nsd_reader_close(struct nsd_reader *);
 
-/* Fill b with the next lines: 1 when it holds some, 0 at the end, -1 on error. */
-int	 nsd_reader_fill(struct nsd_reader *, struct nsd_batch *, struct nsd_error *);
+/*
+ * Fill b with the next lines: 1 when it holds some, 0 at the end, -1 on
+ * error.
+ */
+int	 nsd_reader_fill(struct nsd_reader *, struct nsd_batch *,
+	    struct nsd_error *);
 
 void	 nsd_batch_free(struct nsd_batch *);
 

@@ -29,12 +29,14 @@ struct nsd_text {
 
 /*
  * The delimiters. The default rule runs on normalized text, where full-width
- * '：；？！' have become ASCII and all white space is ' ' or '\n'; a '.' ends a
- * sentence only before white space or at the end. The compat rule is the
- * reference nshash's character class, on the text as decoded.
+ * '：；？！' have become ASCII and all white space is ' ' or '\n'; a '.'
+ * ends a sentence only before white space or at the end. The compat rule is
+ * the reference nshash's character class, on the text as decoded.
  */
-static const char delim_default[] = "[:;?!\\n\\x{3002}\\x{3011}]|\\.(?=[ \\n]|\\z)";
-static const char delim_compat[] = "[:\\x{FF1A}\\x{FF1B}\\x{FF1F}\\x{3002}\\x{FF01}\\x{3011}\\n]";
+static const char delim_default[] =
+    "[:;?!\\n\\x{3002}\\x{3011}]|\\.(?=[ \\n]|\\z)";
+static const char delim_compat[] =
+    "[:\\x{FF1A}\\x{FF1B}\\x{FF1F}\\x{3002}\\x{FF01}\\x{3011}\\n]";
 static const char word_run[] = "[\\p{L}\\p{N}]+";
 
 static int
@@ -49,10 +51,12 @@ pattern_compile(struct nsd_pattern *p, const char *src, struct nsd_error *err)
 	if (p->code == NULL) {
 		pcre2_get_error_message(code, msg, sizeof msg);
 		return (nsd_error_set(err, NSD_EXIT_NOMEM,
-		    "cannot compile pattern at offset %zu: %s", (size_t)off, msg));
+		    "cannot compile pattern at offset %zu: %s",
+		    (size_t)off, msg));
 	}
 	p->jit = pcre2_jit_compile(p->code, PCRE2_JIT_COMPLETE) == 0;
-	if ((p->match = pcre2_match_data_create_from_pattern(p->code, NULL)) == NULL)
+	if ((p->match = pcre2_match_data_create_from_pattern(p->code,
+	    NULL)) == NULL)
 		return (nsd_error_set(err, NSD_EXIT_NOMEM, "out of memory"));
 	return (0);
 }
@@ -125,7 +129,10 @@ static const unsigned char special[256] = {
 
 enum space_kind { NOT_SPACE, SPACE, LINE_BREAK };
 
-/* Classify the character at p (valid UTF-8, n bytes left); *len gets its length. */
+/*
+ * Classify the character at p (valid UTF-8, n bytes left); *len gets its
+ * length.
+ */
 static inline __attribute__((always_inline)) enum space_kind
 space_at(const unsigned char *p, size_t n, size_t *len)
 {
@@ -142,7 +149,8 @@ space_at(const unsigned char *p, size_t n, size_t *len)
 		return (n >= 2 && p[1] == 0xA0 ? SPACE : NOT_SPACE);
 	case 0xE1:
 		*len = 3;
-		return (n >= 3 && p[1] == 0x9A && p[2] == 0x80 ? SPACE : NOT_SPACE);
+		return (n >= 3 && p[1] == 0x9A && p[2] == 0x80 ?
+		    SPACE : NOT_SPACE);
 	case 0xE2:
 		*len = 3;
 		if (n < 3)
@@ -154,7 +162,8 @@ space_at(const unsigned char *p, size_t n, size_t *len)
 		return (p[1] == 0x81 && p[2] == 0x9F ? SPACE : NOT_SPACE);
 	case 0xE3:
 		*len = 3;
-		return (n >= 3 && p[1] == 0x80 && p[2] == 0x80 ? SPACE : NOT_SPACE);
+		return (n >= 3 && p[1] == 0x80 && p[2] == 0x80 ?
+		    SPACE : NOT_SPACE);
 	default:
 		return (NOT_SPACE);
 	}
@@ -171,20 +180,26 @@ ordinary_blocks(const unsigned char *p, const unsigned char *end)
 	const unsigned char	*q = p;
 #ifdef __SSE2__
 	const __m128i	 tab = _mm_set1_epi8(0x09), span = _mm_set1_epi8(0x04);
-	const __m128i	 sp = _mm_set1_epi8(0x20), c2 = _mm_set1_epi8((char)0xC2);
-	const __m128i	 e1 = _mm_set1_epi8((char)0xE1), e3 = _mm_set1_epi8((char)0xE3);
+	const __m128i	 sp = _mm_set1_epi8(0x20),
+	    c2 = _mm_set1_epi8((char)0xC2);
+	const __m128i	 e1 = _mm_set1_epi8((char)0xE1),
+	    e3 = _mm_set1_epi8((char)0xE3);
 	const __m128i	 ef = _mm_set1_epi8((char)0xEF);
 	__m128i		 b, hit, ctl;
 
 	while (end - q >= 16) {
 		b = _mm_loadu_si128((const __m128i *)q);
-		/* 0x09..0x0D: b - 0x09 <= 4, unsigned, i.e. max(b - 9, 4) == 4. */
+		/*
+		 * 0x09..0x0D: b - 0x09 <= 4, unsigned, i.e.
+		 * max(b - 9, 4) == 4.
+		 */
 		ctl = _mm_sub_epi8(b, tab);
 		hit = _mm_cmpeq_epi8(_mm_max_epu8(ctl, span), span);
 		hit = _mm_or_si128(hit, _mm_cmpeq_epi8(b, sp));
 		hit = _mm_or_si128(hit, _mm_cmpeq_epi8(b, c2));
 		/* 0xE1..0xE3: max(min(b, E3), E1) == b. */
-		hit = _mm_or_si128(hit, _mm_cmpeq_epi8(_mm_max_epu8(_mm_min_epu8(b, e3), e1), b));
+		hit = _mm_or_si128(hit,
+		    _mm_cmpeq_epi8(_mm_max_epu8(_mm_min_epu8(b, e3), e1), b));
 		hit = _mm_or_si128(hit, _mm_cmpeq_epi8(b, ef));
 		if (_mm_movemask_epi8(hit) != 0)
 			break;
@@ -235,12 +250,16 @@ nsd_text_normalize(const char *in, size_t len, struct nsd_buf *out)
 			continue;
 		}
 		if ((run = space_at(p, end - p, &n)) != NOT_SPACE) {
-			/* Take the whole run of white space; emit one separator if text follows. */
+			/*
+			 * Take the whole run of white space; emit one separator
+			 * if text follows.
+			 */
 			for (p += n; p < end; p += n) {
 				n = 1;
 				if (*p == '\r')
 					continue;
-				if (!special[*p] || (kind = space_at(p, end - p, &n)) == NOT_SPACE)
+				if (!special[*p] || (kind = space_at(p, end - p,
+				    &n)) == NOT_SPACE)
 					break;
 				if (kind > run)
 					run = kind;
@@ -249,13 +268,17 @@ nsd_text_normalize(const char *in, size_t len, struct nsd_buf *out)
 				*o++ = run == LINE_BREAK ? '\n' : ' ';
 			continue;
 		}
-		/* U+FF01..U+FF5E (EF BC 81..EF BD 9E) fold to U+0021..U+007E. */
-		if (p[0] == 0xEF && end - p >= 3 && p[1] == 0xBC && p[2] >= 0x81) {
+		/*
+		 * U+FF01..U+FF5E (EF BC 81..EF BD 9E) fold to U+0021..U+007E.
+		 */
+		if (p[0] == 0xEF && end - p >= 3 && p[1] == 0xBC &&
+		    p[2] >= 0x81) {
 			*o++ = (char)(p[2] - 0x81 + 0x21);
 			p += 3;
 			continue;
 		}
-		if (p[0] == 0xEF && end - p >= 3 && p[1] == 0xBD && p[2] <= 0x9E) {
+		if (p[0] == 0xEF && end - p >= 3 && p[1] == 0xBD &&
+		    p[2] <= 0x9E) {
 			*o++ = (char)(p[2] - 0x80 + 0x60);
 			p += 3;
 			continue;
@@ -271,7 +294,8 @@ nsd_text_normalize(const char *in, size_t len, struct nsd_buf *out)
 }
 
 static void
-piece_push(struct nsd_piece **pieces, size_t *cap, size_t n, size_t start, size_t len)
+piece_push(struct nsd_piece **pieces, size_t *cap, size_t n, size_t start,
+    size_t len)
 {
 	if (n == *cap) {
 		*cap = *cap ? *cap * 2 : 64;

@@ -37,7 +37,8 @@ nsd_tsv_fields_free(struct nsd_tsv_fields *fs)
 }
 
 long
-nsd_tsv_column(const char *field, const char *header, const struct nsd_tsv_fields *hf)
+nsd_tsv_column(const char *field, const char *header,
+    const struct nsd_tsv_fields *hf)
 {
 	const char	*p;
 	long		 col = 0;
@@ -50,7 +51,8 @@ nsd_tsv_column(const char *field, const char *header, const struct nsd_tsv_field
 	if (header == NULL)
 		return (-1);
 	for (i = 0; i < hf->n; i++)
-		if (hf->f[i].len == len && memcmp(header + hf->f[i].start, field, len) == 0)
+		if (hf->f[i].len == len &&
+		    memcmp(header + hf->f[i].start, field, len) == 0)
 			return ((long)i);
 	return (-1);
 }

@@ -36,7 +36,8 @@ void	 nsd_tsv_fields_free(struct nsd_tsv_fields *);
  * The 0-based column that FIELD names: a 1-based number, or else a name in
  * the header (line, fields); -1 when there is no such column.
  */
-long	 nsd_tsv_column(const char *, const char *, const struct nsd_tsv_fields *);
+long	 nsd_tsv_column(const char *, const char *,
+	    const struct nsd_tsv_fields *);
 
 /* Append the text of a field, with its backslash escapes decoded, to out. */
 void	 nsd_tsv_decode(const char *, size_t, struct nsd_buf *);

@@ -25,7 +25,8 @@ nsd_utf8_seqlen(const unsigned char *p, size_t avail)
 	if (c < 0x80)
 		return (1);
 	if (c < 0xC2)
-		return (0);		/* continuation byte or overlong 2-byte lead */
+		return (0);		/* continuation byte or overlong 2-byte
+					   lead */
 	if (c < 0xE0)
 		n = 2;
 	else if (c < 0xF0) {
@@ -50,7 +51,10 @@ nsd_utf8_seqlen(const unsigned char *p, size_t avail)
 	return (n);
 }
 
-/* Offset of the first invalid byte in p[0..len), or len when all of it is valid. */
+/*
+ * Offset of the first invalid byte in p[0..len), or len when all of it is
+ * valid.
+ */
 size_t	 nsd_utf8_check(const char *, size_t);
 
 /* Number of code points in valid UTF-8. */

@@ -12,7 +12,10 @@
 
 #include "util.h"
 
-/* Fill in an error and return -1, so that callers can write "return nsd_error_set(...)". */
+/*
+ * Fill in an error and return -1, so that callers can write "return
+ * nsd_error_set(...)".
+ */
 int
 nsd_error_set(struct nsd_error *err, int status, const char *fmt, ...)
 {
@@ -27,7 +30,10 @@ nsd_error_set(struct nsd_error *err, int status, const char *fmt, ...)
 	return (-1);
 }
 
-/* Report exhaustion with a fixed message: there may be no memory left to format one. */
+/*
+ * Report exhaustion with a fixed message: there may be no memory left to
+ * format one.
+ */
 static void
 out_of_memory(void)
 {

@@ -25,7 +25,8 @@ struct nsd_output {
 };
 
 int
-nsd_output_open(struct nsd_output **outp, const char *path, struct nsd_error *err)
+nsd_output_open(struct nsd_output **outp, const char *path,
+    struct nsd_error *err)
 {
 	struct nsd_output	*o;
 	const char		*slash;
@@ -39,7 +40,10 @@ nsd_output_open(struct nsd_output **outp, const char *path, struct nsd_error *er
 		*outp = o;
 		return (0);
 	}
-	/* The temporary file sits beside the target so that rename(2) is atomic. */
+	/*
+	 * The temporary file sits beside the target so that rename(2) is
+	 * atomic.
+	 */
 	slash = strrchr(path, '/');
 	dirlen = slash ? (size_t)(slash - path) + 1 : 0;
 	o->path = xstrdup(path);
@@ -47,18 +51,22 @@ nsd_output_open(struct nsd_output **outp, const char *path, struct nsd_error *er
 	memcpy(o->temp, path, dirlen);
 	memcpy(o->temp + dirlen, ".nsdedup-XXXXXX", sizeof ".nsdedup-XXXXXX");
 	if ((o->fd = mkstemp(o->temp)) == -1) {
-		nsd_error_set(err, NSD_EXIT_OUTPUT, "%s: cannot create a temporary file: %s",
+		nsd_error_set(err, NSD_EXIT_OUTPUT,
+		    "%s: cannot create a temporary file: %s",
 		    path, strerror(errno));
 		free(o->temp);
 		o->temp = NULL;
 		nsd_output_discard(o);
 		return (-1);
 	}
-	/* mkstemp makes 0600; give the result the mode any new file would get. */
+	/*
+	 * mkstemp makes 0600; give the result the mode any new file would get.
+	 */
 	mask = umask(0);
 	umask(mask);
 	if (fchmod(o->fd, 0666 & ~mask) == -1) {
-		nsd_error_set(err, NSD_EXIT_OUTPUT, "%s: %s", o->temp, strerror(errno));
+		nsd_error_set(err, NSD_EXIT_OUTPUT, "%s: %s", o->temp,
+		    strerror(errno));
 		nsd_output_discard(o);
 		return (-1);
 	}
@@ -83,8 +91,10 @@ flush(struct nsd_output *o, struct nsd_error *err)
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n == -1)
-			return (nsd_error_set(err, NSD_EXIT_OUTPUT, "%s: write error: %s",
-			    o->path ? o->path : "standard output", strerror(errno)));
+			return (nsd_error_set(err, NSD_EXIT_OUTPUT,
+			    "%s: write error: %s",
+			    o->path ? o->path : "standard output",
+			    strerror(errno)));
 		done += n;
 	}
 	o->len = 0;
@@ -92,13 +102,16 @@ flush(struct nsd_output *o, struct nsd_error *err)
 }
 
 int
-nsd_output_write(struct nsd_output *o, const void *p, size_t len, struct nsd_error *err)
+nsd_output_write(struct nsd_output *o, const void *p, size_t len,
+    struct nsd_error *err)
 {
 	if (o->len + len > OUTPUT_BUFFER) {
 		if (flush(o, err) == -1)
 			return (-1);
 		if (len >= OUTPUT_BUFFER) {
-			/* Large pieces (long lines) go straight out, uncopied. */
+			/*
+			 * Large pieces (long lines) go straight out, uncopied.
+			 */
 			const char	*s = p;
 			ssize_t		 n;
 
@@ -107,9 +120,11 @@ nsd_output_write(struct nsd_output *o, const void *p, size_t len, struct nsd_err
 				if (n == -1 && errno == EINTR)
 					continue;
 				if (n == -1)
-					return (nsd_error_set(err, NSD_EXIT_OUTPUT,
+					return (nsd_error_set(err,
+					    NSD_EXIT_OUTPUT,
 					    "%s: write error: %s",
-					    o->path ? o->path : "standard output",
+					    o->path ?
+					    o->path : "standard output",
 					    strerror(errno)));
 				s += n;
 				len -= n;
@@ -137,14 +152,16 @@ nsd_output_finish(struct nsd_output *o, struct nsd_error *err)
 		return (0);
 	}
 	if (fsync(o->fd) == -1 || close(o->fd) == -1) {
-		nsd_error_set(err, NSD_EXIT_OUTPUT, "%s: %s", name, strerror(errno));
+		nsd_error_set(err, NSD_EXIT_OUTPUT, "%s: %s", name,
+		    strerror(errno));
 		o->fd = -1;
 		nsd_output_discard(o);
 		return (-1);
 	}
 	o->fd = -1;
 	if (rename(o->temp, o->path) == -1) {
-		nsd_error_set(err, NSD_EXIT_OUTPUT, "%s: cannot rename into place: %s",
+		nsd_error_set(err, NSD_EXIT_OUTPUT,
+		    "%s: cannot rename into place: %s",
 		    name, strerror(errno));
 		nsd_output_discard(o);
 		return (-1);
@@ -163,7 +180,10 @@ nsd_output_discard(struct nsd_output *o)
 
 	if (o == NULL)
 		return;
-	/* Records already produced still reach a stream; a file is left as it was. */
+	/*
+	 * Records already produced still reach a stream; a file is left as it
+	 * was.
+	 */
 	if (o->path == NULL && o->len > 0)
 		(void)flush(o, &ignored);
 	if (o->temp != NULL) {
@@ -201,8 +221,8 @@ json_member(const char *name)
 }
 
 void
-nsd_writer_init(struct nsd_writer *w, struct nsd_output *out, const char *id_name,
-    const char *dup_name)
+nsd_writer_init(struct nsd_writer *w, struct nsd_output *out,
+    const char *id_name, const char *dup_name)
 {
 	memset(w, 0, sizeof *w);
 	w->out = out;
@@ -228,19 +248,24 @@ put(struct nsd_writer *w, const void *p, size_t len, struct nsd_error *err)
 static int
 put_eol(struct nsd_writer *w, unsigned eol_len, struct nsd_error *err)
 {
-	return (put(w, eol_len == 2 ? "\r\n" : "\n", eol_len == 2 ? 2 : 1, err));
+	return (put(w, eol_len == 2 ? "\r\n" : "\n", eol_len == 2 ? 2 : 1,
+	    err));
 }
 
-/* The value of one annotation member: the id token or group number, or the flag. */
+/*
+ * The value of one annotation member: the id token or group number, or the
+ * flag.
+ */
 static int
-put_value(struct nsd_writer *w, enum nsd_member m, const struct nsd_annotation *a,
-    struct nsd_error *err)
+put_value(struct nsd_writer *w, enum nsd_member m,
+    const struct nsd_annotation *a, struct nsd_error *err)
 {
 	char	 num[24];
 	int	 n;
 
 	if (m == NSD_MEMBER_DUP)
-		return (a->dup ? put(w, "true", 4, err) : put(w, "false", 5, err));
+		return (a->dup ? put(w, "true", 4, err) :
+		    put(w, "false", 5, err));
 	if (a->id != NULL)
 		return (put(w, a->id, a->id_len, err));
 	n = snprintf(num, sizeof num, "%" PRIu64, a->group);
@@ -248,8 +273,8 @@ put_value(struct nsd_writer *w, enum nsd_member m, const struct nsd_annotation *
 }
 
 int
-nsd_writer_raw(struct nsd_writer *w, const char *line, size_t len, unsigned eol_len,
-    struct nsd_error *err)
+nsd_writer_raw(struct nsd_writer *w, const char *line, size_t len,
+    unsigned eol_len, struct nsd_error *err)
 {
 	if (put(w, line, len, err) == -1)
 		return (-1);
@@ -257,8 +282,9 @@ nsd_writer_raw(struct nsd_writer *w, const char *line, size_t len, unsigned eol_
 }
 
 int
-nsd_writer_json(struct nsd_writer *w, const char *line, size_t len, unsigned eol_len,
-    const struct nsd_splice *sp, const struct nsd_annotation *a, struct nsd_error *err)
+nsd_writer_json(struct nsd_writer *w, const char *line, size_t len,
+    unsigned eol_len, const struct nsd_splice *sp,
+    const struct nsd_annotation *a, struct nsd_error *err)
 {
 	size_t	 pos = 0, i;
 	int	 have_id = 0, have_dup = w->dup_member == NULL, comma;
@@ -298,10 +324,11 @@ nsd_writer_json(struct nsd_writer *w, const char *line, size_t len, unsigned eol
 
 /* One annotation cell: the header's name for it, or the record's value. */
 static int
-put_cell(struct nsd_writer *w, enum nsd_member m, const struct nsd_annotation *a,
-    struct nsd_error *err)
+put_cell(struct nsd_writer *w, enum nsd_member m,
+    const struct nsd_annotation *a, struct nsd_error *err)
 {
-	const char	*name = m == NSD_MEMBER_ID ? w->id_column : w->dup_column;
+	const char	*name = m == NSD_MEMBER_ID ?
+	    w->id_column : w->dup_column;
 
 	if (a == NULL)
 		return (put(w, name, strlen(name), err));
@@ -309,8 +336,9 @@ put_cell(struct nsd_writer *w, enum nsd_member m, const struct nsd_annotation *a
 }
 
 int
-nsd_writer_tsv(struct nsd_writer *w, const char *line, size_t len, unsigned eol_len,
-    long id_col, long dup_col, const struct nsd_annotation *a, struct nsd_error *err)
+nsd_writer_tsv(struct nsd_writer *w, const char *line, size_t len,
+    unsigned eol_len, long id_col, long dup_col,
+    const struct nsd_annotation *a, struct nsd_error *err)
 {
 	const char	*p = line, *end = line + len, *tab;
 	long		 col;
@@ -340,7 +368,8 @@ nsd_writer_tsv(struct nsd_writer *w, const char *line, size_t len, unsigned eol_
 	if (id_col < 0 && (put(w, "\t", 1, err) == -1 ||
 	    put_cell(w, NSD_MEMBER_ID, a, err) == -1))
 		return (-1);
-	if (dup_col < 0 && w->dup_column != NULL && (put(w, "\t", 1, err) == -1 ||
+	if (dup_col < 0 && w->dup_column != NULL &&
+	    (put(w, "\t", 1, err) == -1 ||
 	    put_cell(w, NSD_MEMBER_DUP, a, err) == -1))
 		return (-1);
 	return (put_eol(w, eol_len, err));

@@ -24,8 +24,10 @@
 struct nsd_output;
 
 /* Open path for writing (NULL: standard output). */
-int	 nsd_output_open(struct nsd_output **, const char *, struct nsd_error *);
-int	 nsd_output_write(struct nsd_output *, const void *, size_t, struct nsd_error *);
+int	 nsd_output_open(struct nsd_output **, const char *,
+	    struct nsd_error *);
+int	 nsd_output_write(struct nsd_output *, const void *, size_t,
+	    struct nsd_error *);
 /* Flush, sync and (for a file) rename into place; frees the output. */
 int	 nsd_output_finish(struct nsd_output *, struct nsd_error *);
 /* Give up: remove the temporary file; standard output still gets what was
@@ -56,7 +58,8 @@ struct nsd_splice_span {
 
 /* Where an annotation goes in a JSON record. */
 struct nsd_splice {
-	size_t			 insert_at;	/* after the last member, or after '{' */
+	size_t			 insert_at;	/* after the last member, or
+						   after '{' */
 	int			 has_members;
 	const struct nsd_splice_span *replace;	/* sorted by start */
 	size_t			 nreplace;
@@ -64,8 +67,10 @@ struct nsd_splice {
 
 struct nsd_writer {
 	struct nsd_output	*out;
-	char			*id_member;	/* "\"similar_id\":", JSON-escaped */
-	char			*dup_member;	/* "\"is_dup\":", or NULL when omitted */
+	char			*id_member;	/* "\"similar_id\":",
+						   JSON-escaped */
+	char			*dup_member;	/* "\"is_dup\":", or NULL when
+						   omitted */
 	const char		*id_column;	/* TSV header cells */
 	const char		*dup_column;
 };
@@ -78,7 +83,8 @@ void	 nsd_writer_free(struct nsd_writer *);
 int	 nsd_writer_raw(struct nsd_writer *, const char *, size_t, unsigned,
 	    struct nsd_error *);
 int	 nsd_writer_json(struct nsd_writer *, const char *, size_t, unsigned,
-	    const struct nsd_splice *, const struct nsd_annotation *, struct nsd_error *);
+	    const struct nsd_splice *, const struct nsd_annotation *,
+	    struct nsd_error *);
 /*
  * Write a TSV row (or, with a NULL annotation, the header) with the
  * annotation columns: replaced in place at id_col/dup_col when those are

@@ -58,7 +58,8 @@ check_lines(void)
 	static const char *valid[] = {
 		"{}", "{ }", "{\"a\":1}", " {\"a\":[1,2,{\"b\":null}]} \r",
 		"{\"a\":\"\\u00e9\\ud83d\\ude00\\n\"}", "{\"\":0}",
-		"{\"n\":-0.5e+10,\"t\":true,\"f\":false}", "{\"s\":\"\xe4\xb8\xad\"}",
+		"{\"n\":-0.5e+10,\"t\":true,\"f\":false}",
+		"{\"s\":\"\xe4\xb8\xad\"}",
 	};
 	static const struct { const char *line, *why; } invalid[] = {
 		{ "", "unexpected end of line" },
@@ -85,8 +86,8 @@ check_lines(void)
 		int	 rc = scan(invalid[i].line, NULL, -1);
 
 		tap_ok(rc == -1 && strcmp(sc.error, invalid[i].why) == 0,
-		    "invalid: '%s' -> %s (got %s)", invalid[i].line, invalid[i].why,
-		    rc == -1 ? sc.error : "accepted");
+		    "invalid: '%s' -> %s (got %s)", invalid[i].line,
+		    invalid[i].why, rc == -1 ? sc.error : "accepted");
 	}
 	tap_ok(scan("{\"a\":1,\0}", NULL, -1) == -1, "NUL byte rejected");
 	{
@@ -110,7 +111,8 @@ check_fields(void)
 
 	line = "{\"id\":\"abc\",\"text\":\"hello\",\"n\":{\"text\":\"inner\"}}";
 	tap_ok(scan(line, f1, -1) == 0 && found_is(0, line, "\"hello\"") &&
-	    found_is(1, line, "\"abc\""), "top-level members found, nested ones ignored");
+	    found_is(1, line, "\"abc\""),
+	    "top-level members found, nested ones ignored");
 	line = "{\"te\\u0078t\":\"esc\",\"id\":42}";
 	tap_ok(scan(line, f1, -1) == 0 && found_is(0, line, "\"esc\"") &&
 	    found_is(1, line, "42") && queries[1].found.type == NSD_JSON_NUMBER,
@@ -134,19 +136,25 @@ check_fields(void)
 	    queries[0].spans[0].start == 14 && queries[0].spans[1].len == 3,
 	    "every occurrence of an annotation member is kept");
 	line = "{\"a\":1 ,\"b\":[] }";
-	tap_ok(scan(line, NULL, -1) == 0 && sc.insert_at == 14 && sc.has_members,
+	tap_ok(scan(line, NULL, -1) == 0 && sc.insert_at == 14 &&
+	    sc.has_members,
 	    "insertion point is right after the last value");
 	line = "{  }";
-	tap_ok(scan(line, NULL, -1) == 0 && sc.insert_at == 3 && !sc.has_members,
+	tap_ok(scan(line, NULL, -1) == 0 && sc.insert_at == 3 &&
+	    !sc.has_members,
 	    "insertion point of an empty object is before its brace");
 }
 
 static void
 check_decode(void)
 {
-	static const struct { const char *tok, *want; size_t wantlen; } cases[] = {
+	static const struct {
+		const char	*tok, *want;
+		size_t		 wantlen;
+	} cases[] = {
 		{ "\"plain\"", "plain", 5 },
-		{ "\"a\\\"b\\\\c\\/d\\b\\f\\n\\r\\t\"", "a\"b\\c/d\b\f\n\r\t", 12 },
+		{ "\"a\\\"b\\\\c\\/d\\b\\f\\n\\r\\t\"", "a\"b\\c/d\b\f\n\r\t",
+		    12 },
 		{ "\"\\u00e9\\u4e2d\"", "\xc3\xa9\xe4\xb8\xad", 5 },
 		{ "\"\\ud83d\\ude00\"", "\xf0\x9f\x98\x80", 4 },
 		{ "\"\\ud800x\"", "\xef\xbf\xbdx", 4 },
@@ -158,9 +166,11 @@ check_decode(void)
 
 	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		out.len = 0;
-		nsd_json_decode_string(cases[i].tok, strlen(cases[i].tok), &out);
+		nsd_json_decode_string(cases[i].tok, strlen(cases[i].tok),
+		    &out);
 		tap_ok(out.len == cases[i].wantlen &&
-		    memcmp(out.data, cases[i].want, out.len) == 0, "decode %s", cases[i].tok);
+		    memcmp(out.data, cases[i].want, out.len) == 0,
+		    "decode %s", cases[i].tok);
 	}
 	nsd_buf_free(&out);
 }
@@ -200,10 +210,13 @@ expect_implementation_defined(const char *name)
 {
 	static const char *accepted[] = {
 		"i_number_double_huge_neg_exp.json", "i_number_huge_exp.json",
-		"i_number_neg_int_huge_exp.json", "i_number_pos_double_huge_exp.json",
-		"i_number_real_neg_overflow.json", "i_number_real_pos_overflow.json",
+		"i_number_neg_int_huge_exp.json",
+		"i_number_pos_double_huge_exp.json",
+		"i_number_real_neg_overflow.json",
+		"i_number_real_pos_overflow.json",
 		"i_number_real_underflow.json", "i_number_too_big_neg_int.json",
-		"i_number_too_big_pos_int.json", "i_number_very_big_negative_int.json",
+		"i_number_too_big_pos_int.json",
+		"i_number_very_big_negative_int.json",
 		"i_object_key_lone_2nd_surrogate.json",
 		"i_string_1st_surrogate_but_2nd_missing.json",
 		"i_string_1st_valid_surrogate_2nd_invalid.json",
@@ -211,7 +224,8 @@ expect_implementation_defined(const char *name)
 		"i_string_incomplete_surrogate_pair.json",
 		"i_string_incomplete_surrogates_escape_valid.json",
 		"i_string_invalid_lonely_surrogate.json",
-		"i_string_invalid_surrogate.json", "i_string_inverted_surrogates_U+1D11E.json",
+		"i_string_invalid_surrogate.json",
+		"i_string_inverted_surrogates_U+1D11E.json",
 		"i_string_lone_second_surrogate.json",
 		"i_structure_500_nested_arrays.json",
 	};
@@ -239,7 +253,8 @@ check_suite(void)
 		return;
 	}
 	while ((de = readdir(d)) != NULL) {
-		if (de->d_name[0] != 'y' && de->d_name[0] != 'n' && de->d_name[0] != 'i')
+		if (de->d_name[0] != 'y' && de->d_name[0] != 'n' &&
+		    de->d_name[0] != 'i')
 			continue;
 		names = xreallocarray(names, n + 1, sizeof *names);
 		names[n++] = xstrdup(de->d_name);
@@ -262,7 +277,8 @@ check_suite(void)
 			want = expect_implementation_defined(names[i]);
 		else
 			want = names[i][0] == 'y';
-		tap_ok(got == want, "%s %s", names[i], got ? "accepted" : "rejected");
+		tap_ok(got == want, "%s %s", names[i],
+		    got ? "accepted" : "rejected");
 		free(buf);
 		free(names[i]);
 	}

@@ -20,15 +20,21 @@ static void
 check_normalize(void)
 {
 	static const struct { const char *in, *want, *what; } cases[] = {
-		{ "  a \t b  ", "a b", "runs of spaces collapse, ends trimmed" },
-		{ "a \r\n b", "a\nb", "a run with a newline becomes one newline" },
+		{ "  a \t b  ", "a b",
+		    "runs of spaces collapse, ends trimmed" },
+		{ "a \r\n b", "a\nb",
+		    "a run with a newline becomes one newline" },
 		{ "a\r\rb", "ab", "carriage returns dropped" },
-		{ "\xef\xbc\xa1\xef\xbc\xa2\xef\xbd\x83\xef\xbc\x81\xef\xbc\x8c",
+		{ "\xef\xbc\xa1\xef\xbc\xa2\xef\xbd\x83"
+		    "\xef\xbc\x81\xef\xbc\x8c",
 		    "ABc!,", "full-width ASCII folds to ASCII" },
 		{ "x\xe3\x80\x80y", "x y", "U+3000 is a space" },
-		{ "a\xc2\xa0\xe2\x80\xa8" "b", "a\nb", "NBSP and U+2028 collapse to a newline" },
-		{ "\xe2\x80\x83lead\xe2\x80\xaf", "lead", "Unicode spaces trimmed" },
-		{ "\xe4\xb8\xad\xe6\x96\x87", "\xe4\xb8\xad\xe6\x96\x87", "other text unchanged" },
+		{ "a\xc2\xa0\xe2\x80\xa8" "b", "a\nb",
+		    "NBSP and U+2028 collapse to a newline" },
+		{ "\xe2\x80\x83lead\xe2\x80\xaf", "lead",
+		    "Unicode spaces trimmed" },
+		{ "\xe4\xb8\xad\xe6\x96\x87", "\xe4\xb8\xad\xe6\x96\x87",
+		    "other text unchanged" },
 		{ "", "", "empty stays empty" },
 	};
 	struct nsd_buf	 out = { 0 };
@@ -46,7 +52,8 @@ check_normalize(void)
 static struct nsd_nshash	 nh;
 
 static size_t
-fingerprint(const char *text, unsigned n, unsigned min, int compat, uint64_t *fps)
+fingerprint(const char *text, unsigned n, unsigned min, int compat,
+    uint64_t *fps)
 {
 	struct nsd_nshash_params p = { n, min, compat, 0 };
 	struct nsd_error	 err;
@@ -67,24 +74,37 @@ check_golden(void)
 	 * "The quick brown fox jumps over the lazy dog near the river"
 	 * "Another sentence that is long enough to qualify here"
 	 */
-	n = fingerprint("The quick  brown fox jumps over the lazy dog near the river. "
-	    "Short one.\r\nAnother sentence that is long enough to qualify here!  Tiny",
+	n = fingerprint("The quick  brown fox jumps over the lazy dog "
+	    "near the river. "
+	    "Short one.\r\nAnother sentence that is long enough to qualify "
+	    "here!  Tiny",
 	    5, 30, 0, fps);
-	tap_ok(n == 2 && fps[0] == 0x16349d033284e932ULL && fps[1] == 0x5723db222bf3ce22ULL,
+	tap_ok(n == 2 && fps[0] == 0x16349d033284e932ULL &&
+	    fps[1] == 0x5723db222bf3ce22ULL,
 	    "golden: English sentences, '.' and '!' before white space");
 
 	/*
-	 * "专家表示,这得益于良种推广和ABC农业机械化水平的持续提高,以及 best practice"
-	 * "今年全国粮食总产量再创历史新高,达到一万三千亿斤以上,比上年增长百分之一点三"
+	 * "专家表示,这得益于良种推广和"
+	 *     "ABC农业机械化水平的持续提高,以及 best practice"
+	 * "今年全国粮食总产量再创历史新高,"
+	 *     "达到一万三千亿斤以上,"
+	 *     "比上年增长百分之一点三"
 	 */
-	n = fingerprint("据新华社报道：今年全国粮食总产量再创历史新高，达到一万三千亿斤以上，"
-	    "比上年增长百分之一点三。\xe3\x80\x80专家表示，这得益于良种推广和ＡＢＣ农业机械化水平"
-	    "的持续提高，以及\xe3\x80\x80" "best practice！", 5, 30, 0, fps);
-	tap_ok(n == 2 && fps[0] == 0x79f433a4f09a28dbULL && fps[1] == 0xf07cdd1386da4459ULL,
+	n = fingerprint("据新华社报道："
+	    "今年全国粮食总产量再创历史新高，"
+	    "达到一万三千亿斤以上，"
+	    "比上年增长百分之一点三。\xe3\x80\x80"
+	    "专家表示，这得益于良种推广和"
+	    "ＡＢＣ农业机械化水平"
+	    "的持续提高，以及\xe3\x80\x80" "best practice！",
+	    5, 30, 0, fps);
+	tap_ok(n == 2 && fps[0] == 0x79f433a4f09a28dbULL &&
+	    fps[1] == 0xf07cdd1386da4459ULL,
 	    "golden: Chinese, full-width forms folded before splitting");
 
 	/* "one two three\nfour five six\nseven eight nine\nten eleven" */
-	n = fingerprint("one two three\n\nfour five six\n  seven eight nine\nten eleven",
+	n = fingerprint("one two three\n\nfour five six\n  seven eight nine\n"
+	    "ten eleven",
 	    5, 30, 0, fps);
 	tap_ok(n == 1 && fps[0] == 0x408b865610f7e2faULL,
 	    "golden: no long sentence, whole normalized text as the fallback");
@@ -94,8 +114,14 @@ check_golden(void)
 	tap_ok(n == 1 && fps[0] == 0x2d06800538d394c2ULL,
 	    "golden: compat gives short texts the empty string's hash");
 
-	/* "  据新华社报道，今年全国粮食总产量再创历史新高，达到一万三千亿斤以上  " */
-	n = fingerprint("  据新华社报道，今年全国粮食总产量再创历史新高，达到一万三千亿斤以上  。短句",
+	/*
+	 * "  据新华社报道，"
+	 *     "今年全国粮食总产量再创历史新高，"
+	 *     "达到一万三千亿斤以上  "
+	 */
+	n = fingerprint("  据新华社报道，"
+	    "今年全国粮食总产量再创历史新高，"
+	    "达到一万三千亿斤以上  。短句",
 	    5, 30, 1, fps);
 	tap_ok(n == 1 && fps[0] == 0x6fd82d3f0569c5feULL,
 	    "golden: compat neither normalizes nor trims");
@@ -111,38 +137,50 @@ static void
 check_selection(void)
 {
 	uint64_t	 fps[NSD_NSHASH_MAX_SENTENCES];
-	const char	*a = "aaaa aaaa aaaa aaaa aaaa aaaa aaaa aaaa";		/* 39 */
-	const char	*b = "bbbb bbbb bbbb bbbb bbbb bbbb bbbb bbbb bbbb";	/* 44 */
-	const char	*c = "cccc cccc cccc cccc cccc cccc cccc cccc";		/* 39 */
-	const char	*d = "dddd dddd dddd dddd dddd dddd dddd dddd dddd";	/* 44 */
+	const char	*a =
+	    "aaaa aaaa aaaa aaaa aaaa aaaa aaaa aaaa";		/* 39 */
+	const char	*b =
+	    "bbbb bbbb bbbb bbbb bbbb bbbb bbbb bbbb bbbb";	/* 44 */
+	const char	*c =
+	    "cccc cccc cccc cccc cccc cccc cccc cccc";		/* 39 */
+	const char	*d =
+	    "dddd dddd dddd dddd dddd dddd dddd dddd dddd";	/* 44 */
 	char		 text[512];
 	size_t		 n;
 
 	snprintf(text, sizeof text, "%s. %s. %s. %s.", a, b, c, d);
 	n = fingerprint(text, 2, 30, 0, fps);
-	tap_ok(n == 2 && fps[0] == h(b) && fps[1] == h(d), "the n longest, ties in text order");
+	tap_ok(n == 2 && fps[0] == h(b) && fps[1] == h(d),
+	    "the n longest, ties in text order");
 	n = fingerprint(text, 3, 30, 0, fps);
 	tap_ok(n == 3 && fps[0] == h(b) && fps[1] == h(d) && fps[2] == h(a),
 	    "a tie for the last place goes to the earlier sentence");
 	snprintf(text, sizeof text, "%s. %s! %s?", a, a, c);
 	n = fingerprint(text, 5, 30, 0, fps);
-	tap_ok(n == 2 && fps[0] == h(a) && fps[1] == h(c), "a repeated sentence counts once");
+	tap_ok(n == 2 && fps[0] == h(a) && fps[1] == h(c),
+	    "a repeated sentence counts once");
 	snprintf(text, sizeof text, "%s\xe3\x80\x82%s\xef\xbc\x81%s", a, a, c);
 	n = fingerprint(text, 5, 30, 1, fps);
 	tap_ok(n == 3 && fps[0] == h(a) && fps[1] == h(a) && fps[2] == h(c),
 	    "compat keeps repeated sentences, as the reference does");
-	snprintf(text, sizeof text, "%s\n%s", "----------------------------------------", a);
+	snprintf(text, sizeof text, "%s\n%s",
+	    "----------------------------------------", a);
 	n = fingerprint(text, 5, 30, 0, fps);
-	tap_ok(n == 1 && fps[0] == h(a), "a sentence without letters or digits never qualifies");
+	tap_ok(n == 1 && fps[0] == h(a),
+	    "a sentence without letters or digits never qualifies");
 	n = fingerprint("123456789012345678901234567890", 5, 30, 0, fps);
 	tap_ok(n == 0, "exactly min-length characters: nothing to compare");
 	n = fingerprint("1234567890123456789012345678901", 5, 30, 0, fps);
 	tap_ok(n == 1 && fps[0] == h("1234567890123456789012345678901"),
 	    "one character more qualifies");
-	n = fingerprint("\xe4\xb8\xad\xe4\xb8\xad\xe4\xb8\xad\xe4\xb8\xad\xe4\xb8\xad"
-	    "\xe4\xb8\xad\xe4\xb8\xad\xe4\xb8\xad\xe4\xb8\xad\xe4\xb8\xad\xe4\xb8\xad", 5, 10, 0, fps);
+	n = fingerprint("\xe4\xb8\xad\xe4\xb8\xad\xe4\xb8\xad\xe4\xb8\xad"
+	    "\xe4\xb8\xad"
+	    "\xe4\xb8\xad\xe4\xb8\xad\xe4\xb8\xad\xe4\xb8\xad\xe4\xb8\xad"
+	    "\xe4\xb8\xad",
+	    5, 10, 0, fps);
 	tap_ok(n == 1, "length is counted in code points, not bytes");
-	n = fingerprint("\xe4\xb8\xad\xe4\xb8\xad\xe4\xb8\xad\xe4\xb8\xad\xe4\xb8\xad", 5, 10, 0, fps);
+	n = fingerprint("\xe4\xb8\xad\xe4\xb8\xad\xe4\xb8\xad\xe4\xb8\xad"
+	    "\xe4\xb8\xad", 5, 10, 0, fps);
 	tap_ok(n == 0, "15 bytes of 5 code points are not longer than 10");
 }
 

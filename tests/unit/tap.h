@@ -11,8 +11,10 @@
 static int	 tap_count;
 static int	 tap_failures;
 
-static void	 tap_ok(int, const char *, ...) __attribute__((format(printf, 2, 3)));
-static void	 tap_skip(const char *, ...) __attribute__((format(printf, 1, 2), unused));
+static void	 tap_ok(int, const char *, ...)
+    __attribute__((format(printf, 2, 3)));
+static void	 tap_skip(const char *, ...)
+    __attribute__((format(printf, 1, 2), unused));
 static int	 tap_done(void);
 
 static void
