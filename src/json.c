@@ -27,18 +27,20 @@
 #include "utf8.h"
 
 /* Bytes that may appear in a string as themselves and need no checking. */
-static unsigned char	 plain_byte[256];
-static int		 plain_ready;
+#define Z4	0, 0, 0, 0
+#define Z16	Z4, Z4, Z4, Z4
+#define O4	1, 1, 1, 1
+#define O16	O4, O4, O4, O4
 
-static void
-plain_init(void)
-{
-	int	 c;
-
-	for (c = 0x20; c < 0x80; c++)
-		plain_byte[c] = c != '"' && c != '\\';
-	plain_ready = 1;
-}
+static const unsigned char plain_byte[256] = {
+	Z16, Z16,			/* 0x00..0x1F: control characters */
+	1, 1, 0, O4, O4, 1, 1, 1, 1, 1,	/* 0x20..0x2F, but not '"' */
+	O16,				/* 0x30..0x3F */
+	O16,				/* 0x40..0x4F */
+	O4, O4, O4, 0, 1, 1, 1,		/* 0x50..0x5F, but not '\\' */
+	O16, O16,			/* 0x60..0x7F */
+	Z16, Z16, Z16, Z16, Z16, Z16, Z16, Z16	/* 0x80..0xFF: UTF-8 */
+};
 
 int
 nsd_json_path_parse(struct nsd_json_path *path, const char *field,
@@ -122,11 +124,20 @@ void
 nsd_json_scanner_init(struct nsd_json_scanner *sc, struct nsd_json_query *q,
     size_t nq)
 {
+	size_t	 i;
+
 	memset(sc, 0, sizeof *sc);
 	sc->queries = q;
 	sc->nqueries = nq;
-	if (!plain_ready)
-		plain_init();
+	/*
+	 * Element counts and start offsets matter only down to the deepest
+	 * level a path can reach; below that one byte per level is kept.
+	 */
+	sc->nframes = 1;
+	for (i = 0; i < nq; i++)
+		if (q[i].path->ntokens + 1 > sc->nframes)
+			sc->nframes = q[i].path->ntokens + 1;
+	sc->frames = xcalloc(sc->nframes, sizeof *sc->frames);
 }
 
 void
@@ -139,7 +150,8 @@ nsd_json_scanner_free(struct nsd_json_scanner *sc)
 		sc->queries[i].spans = NULL;
 		sc->queries[i].spans_cap = 0;
 	}
-	free(sc->stack);
+	free(sc->kinds);
+	free(sc->frames);
 	nsd_buf_free(&sc->key);
 }
 
@@ -411,6 +423,8 @@ match_scalar(struct nsd_json_scanner *sc, size_t d, size_t start, size_t end,
 {
 	size_t	 i;
 
+	if (d == 0)
+		sc->top = t;
 	for (i = 0; i < sc->nqueries; i++) {
 		struct nsd_json_query	*q = &sc->queries[i];
 
@@ -444,14 +458,15 @@ match_close(struct nsd_json_scanner *sc, size_t d, size_t start, size_t end,
 static void
 push_frame(struct nsd_json_scanner *sc, size_t depth, char kind, size_t start)
 {
-	if (depth >= sc->stack_cap) {
-		sc->stack_cap = sc->stack_cap ? sc->stack_cap * 2 : 64;
-		sc->stack = xreallocarray(sc->stack, sc->stack_cap,
-		    sizeof *sc->stack);
+	if (depth >= sc->kinds_cap) {
+		sc->kinds_cap = sc->kinds_cap ? sc->kinds_cap * 2 : 64;
+		sc->kinds = xreallocarray(sc->kinds, sc->kinds_cap, 1);
 	}
-	sc->stack[depth].kind = kind;
-	sc->stack[depth].count = 0;
-	sc->stack[depth].start = start;
+	sc->kinds[depth] = kind;
+	if (depth < sc->nframes) {
+		sc->frames[depth].count = 0;
+		sc->frames[depth].start = start;
+	}
 }
 
 int
@@ -477,9 +492,8 @@ nsd_json_scan(struct nsd_json_scanner *sc, const char *line, size_t n,
 
 	i = skip_space(s, n, 0);
 	if (object_only && (i >= n || s[i] != '{')) {
-		if (i < n && (s[i] == '[' || s[i] == '"' || s[i] == '-' ||
-		    (s[i] >= '0' && s[i] <= '9') || s[i] == 't' ||
-		    s[i] == 'f' || s[i] == 'n'))
+		/* Valid JSON of another type, or not JSON at all? */
+		if (nsd_json_scan(sc, line, n, 0) == 0)
 			return (fail(sc, s, n, i, "not a JSON object"));
 		return (fail(sc, s, n, i, "expected a JSON object"));
 	}
@@ -521,8 +535,6 @@ value:
 		if (scan_string(sc, s, n, &i, &escaped) == -1)
 			return (-1);
 		match_scalar(sc, depth, start, i, NSD_JSON_STRING);
-		if (depth == 0)
-			sc->top = NSD_JSON_STRING;
 		goto next;
 	case 't':
 		if (n - i < 4 || memcmp(s + i, "true", 4) != 0)
@@ -568,8 +580,9 @@ member:
 
 close:
 	/* The container at depth "depth" has just closed at s[i - 1]. */
-	match_close(sc, depth, sc->stack[depth - 1].start, i,
-	    sc->stack[depth - 1].kind == '{' ?
+	match_close(sc, depth,
+	    depth - 1 < sc->nframes ? sc->frames[depth - 1].start : 0, i,
+	    sc->kinds[depth - 1] == '{' ?
 	    NSD_JSON_OBJECT : NSD_JSON_ARRAY);
 	depth--;
 	/* FALLTHROUGH */
@@ -582,12 +595,12 @@ next:
 			return (fail(sc, s, n, i, "text after the JSON value"));
 		return (0);
 	}
-	if (depth == 1 && sc->stack[0].kind == '{') {
+	if (depth == 1 && sc->kinds[0] == '{') {
 		sc->insert_at = i;
 		sc->has_members = 1;
 	}
 	i = skip_space(s, n, i);
-	if (sc->stack[depth - 1].kind == '{') {
+	if (sc->kinds[depth - 1] == '{') {
 		if (i < n && s[i] == ',') {
 			i = skip_space(s, n, i + 1);
 			goto member;
@@ -600,7 +613,8 @@ next:
 	}
 	if (i < n && s[i] == ',') {
 		i = skip_space(s, n, i + 1);
-		match_index(sc, ++sc->stack[depth - 1].count, depth);
+		if (depth - 1 < sc->nframes)
+			match_index(sc, ++sc->frames[depth - 1].count, depth);
 		goto value;
 	}
 	if (i < n && s[i] == ']') {
@@ -608,6 +622,28 @@ next:
 		goto close;
 	}
 	return (fail(sc, s, n, i, "expected ',' or ']'"));
+}
+
+void
+nsd_json_encode_string(const char *s, size_t len, struct nsd_buf *out)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char	*p = (const unsigned char *)s, *end = p + len;
+	char			 esc[6] = { '\\', 'u', '0', '0', 0, 0 };
+
+	nsd_buf_putc(out, '"');
+	for (; p < end; p++) {
+		if (*p == '"' || *p == '\\') {
+			nsd_buf_putc(out, '\\');
+			nsd_buf_putc(out, *p);
+		} else if (*p < 0x20) {
+			esc[4] = hex[*p >> 4];
+			esc[5] = hex[*p & 0xF];
+			nsd_buf_append(out, esc, sizeof esc);
+		} else
+			nsd_buf_putc(out, *p);
+	}
+	nsd_buf_putc(out, '"');
 }
 
 /* Combine a surrogate pair, or stand in U+FFFD for an unpaired surrogate. */

@@ -74,8 +74,8 @@ struct nsd_json_query {
 						   captured */
 };
 
+/* What is kept of an open container at a depth some query can reach. */
 struct nsd_json_frame {
-	char		 kind;		/* '{' or '[' */
 	int64_t		 count;		/* index of the current element
 					   (arrays) */
 	size_t		 start;		/* offset of the opening bracket */
@@ -84,8 +84,11 @@ struct nsd_json_frame {
 struct nsd_json_scanner {
 	struct nsd_json_query	*queries;
 	size_t			 nqueries;
-	struct nsd_json_frame	*stack;
-	size_t			 stack_cap;
+	char			*kinds;		/* '{' or '[' per open
+						   container */
+	size_t			 kinds_cap;
+	struct nsd_json_frame	*frames;	/* the first nframes depths */
+	size_t			 nframes;
 	struct nsd_buf		 key;		/* scratch: decoded member
 						   names */
 	/* Results of the last scan. */
@@ -116,6 +119,9 @@ void	 nsd_json_scanner_free(struct nsd_json_scanner *);
  * value. Returns 0, or -1 with scanner->error and scanner->error_at set.
  */
 int	 nsd_json_scan(struct nsd_json_scanner *, const char *, size_t, int);
+
+/* Append s[0..len) (valid UTF-8) to out as a JSON string token. */
+void	 nsd_json_encode_string(const char *, size_t, struct nsd_buf *);
 
 /* Append the decoded text of a valid string token (quotes included) to out. */
 void	 nsd_json_decode_string(const char *, size_t, struct nsd_buf *);

@@ -194,13 +194,17 @@ on_signal(int sig)
 }
 
 static void
-catch_signals(void)
+catch_signals(sigset_t *set)
 {
 	struct sigaction	 sa;
 
+	sigemptyset(set);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGHUP);
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
+	sa.sa_mask = *set;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
@@ -225,6 +229,7 @@ main(int argc, char **argv)
 	struct nsd_index_params	 ip;
 	struct nsd_pipeline_hooks hooks;
 	struct report		 rp;
+	sigset_t		 signals, old;
 	int			 rc;
 
 	switch (nsd_options_parse(argc, argv, &cfg, &err)) {
@@ -270,7 +275,7 @@ main(int argc, char **argv)
 		fatal(&rp, &err);
 		return (err.status);
 	}
-	catch_signals();
+	catch_signals(&signals);
 	if (nsd_output_open(&out, cfg.output, &err) == -1) {
 		fatal(&rp, &err);
 		nsd_index_close(ix);
@@ -280,11 +285,18 @@ main(int argc, char **argv)
 	nsd_writer_init(&wr, out, cfg.field_name, cfg.dup_field);
 
 	rc = nsd_pipeline_run(&cfg, ix, &wr, &hooks, &st, &err);
+	/*
+	 * The handler must not see the temporary file's path once finish or
+	 * discard has renamed, removed or freed it: hold the signals until
+	 * it is forgotten. One that comes meanwhile is delivered after.
+	 */
+	sigprocmask(SIG_BLOCK, &signals, &old);
 	if (rc == 0)
 		rc = nsd_output_finish(out, &err);
 	else
 		nsd_output_discard(out);
 	temp_path = NULL;
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (rc == 0)
 		rc = nsd_index_commit(ix, &err);
 

@@ -24,11 +24,8 @@ enum {
 	OPT_STATS
 };
 
-/*
- * Leading "+": stop at the first operand; ":": report a missing value as
- * ':'.
- */
-static const char short_options[] = "+:adDf:Hhk:m:n:o:qV";
+/* The leading ':' makes getopt report a missing value as ':'. */
+static const char short_options[] = ":adDf:Hhk:m:n:o:qV";
 
 /* Sorted by long name. */
 static const struct option long_options[] = {
@@ -156,6 +153,30 @@ check_name(const char *option, const char *name, int may_be_empty,
 		return (nsd_error_set(err, NSD_EXIT_USAGE,
 		    "--%s must be UTF-8 without tabs or line breaks", option));
 	return (0);
+}
+
+/*
+ * Say what was wrong with the option arg that getopt_long rejected: a long
+ * option given a value it does not take (optopt is then set), an unknown or
+ * ambiguous long option, or an unknown short one.
+ */
+static void
+bad_option(const char *arg, int opt, struct nsd_error *err)
+{
+	size_t	 len;
+
+	if (strncmp(arg, "--", 2) == 0) {
+		len = strcspn(arg, "=");
+		if (opt != 0 && arg[len] == '=')
+			nsd_error_set(err, NSD_EXIT_USAGE,
+			    "option '%.*s' takes no value", (int)len, arg);
+		else
+			nsd_error_set(err, NSD_EXIT_USAGE,
+			    "unknown or ambiguous option '%.*s'", (int)len,
+			    arg);
+	} else
+		nsd_error_set(err, NSD_EXIT_USAGE, "unknown option '-%c'",
+		    opt);
 }
 
 static void
@@ -288,13 +309,7 @@ nsd_options_parse(int argc, char **argv, struct nsd_config *cfg,
 			    "option '%s' requires a value", argv[optind - 1]);
 			return (NSD_OPTIONS_ERROR);
 		default:
-			if (optopt != 0 && optopt < 256)
-				nsd_error_set(err, NSD_EXIT_USAGE,
-				    "unknown option '-%c'", optopt);
-			else
-				nsd_error_set(err, NSD_EXIT_USAGE,
-				    "unknown or ambiguous option '%s'",
-				    argv[optind - 1]);
+			bad_option(argv[optind - 1], optopt, err);
 			return (NSD_OPTIONS_ERROR);
 		}
 	}

@@ -6,8 +6,8 @@
  * through one string-to-enum table and numbers through one checked parser,
  * so every bad value gets the same kind of message.
  *
- * Memory: the config points into argv and owns only its arrays, freed by
- * nsd_options_free(). Errors: NSD_OPTIONS_ERROR with err set (status
+ * Memory: the config points into argv and allocates nothing, so there is
+ * nothing to free. Errors: NSD_OPTIONS_ERROR with err set (status
  * NSD_EXIT_USAGE).
  */
 #ifndef NSD_OPTIONS_H

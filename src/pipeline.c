@@ -51,6 +51,7 @@ struct work {
 	size_t			 nspans;
 	size_t			 spans_cap;
 	struct nsd_buf		 reasons;
+	struct nsd_buf		 id;		/* a TSV id as a JSON token */
 };
 
 /* Per-input state kept by the in-order stages. */
@@ -66,6 +67,7 @@ struct input {
 	long			 id_out_col;	/* existing annotation columns,
 						   or -1 */
 	long			 dup_out_col;
+	struct nsd_tsv_fields	 header;	/* TSV: the header's fields */
 	int			 long_pass;	/* writing out the pieces of a
 						   long line */
 };
@@ -137,6 +139,7 @@ work_free(struct work *wk)
 	free(wk->fps);
 	free(wk->spans);
 	nsd_buf_free(&wk->reasons);
+	nsd_buf_free(&wk->id);
 }
 
 /* Mark a record bad, keeping its reason in the batch. */
@@ -226,6 +229,11 @@ tsv_column(const struct nsd_config *cfg, struct input *in, const char *field,
 	*col = nsd_tsv_column(field, cfg->no_header ? NULL : line, hf);
 	if (*col >= 0 || !required)
 		return (0);
+	if (field[strspn(field, "0123456789")] == '\0')
+		return (nsd_error_set(err, NSD_EXIT_INPUT,
+		    "%s:%llu: no column %s: %s has %zu columns", in->name,
+		    (unsigned long long)lineno, field,
+		    cfg->no_header ? "the first row" : "the header", hf->n));
 	if (cfg->no_header)
 		return (nsd_error_set(err, NSD_EXIT_USAGE,
 		    "%s: with --no-header, columns are numbers, not '%s'",
@@ -240,27 +248,29 @@ tsv_column(const struct nsd_config *cfg, struct input *in, const char *field,
  * with -H).
  */
 static int
-tsv_setup(const struct nsd_config *cfg, struct nsd_worker *w, struct input *in,
-    const char *line, size_t len, uint64_t lineno, struct nsd_error *err)
+tsv_setup(const struct nsd_config *cfg, struct input *in, const char *line,
+    size_t len, uint64_t lineno, struct nsd_error *err)
 {
-	size_t	 i;
+	struct nsd_tsv_fields	*hf = &in->header;
+	size_t			 i;
 
-	nsd_tsv_split(line, len, &w->fields);
-	in->ncols = w->fields.n;
+	nsd_tsv_split(line, len, hf);
+	in->ncols = hf->n;
 	for (i = 0; i < cfg->nkeys; i++)
-		if (tsv_column(cfg, in, cfg->keys[i], line, &w->fields, 1,
+		if (tsv_column(cfg, in, cfg->keys[i], line, hf, 1,
 		    &in->key_cols[i], lineno, err) == -1)
 			return (-1);
-	if (tsv_column(cfg, in, cfg->id_field, line, &w->fields,
+	if (tsv_column(cfg, in, cfg->id_field, line, hf,
 	    cfg->id_field_given, &in->id_col, lineno, err) == -1)
 		return (-1);
+	/* The annotation columns are found by name only, never by number. */
 	in->id_out_col = in->dup_out_col = -1;
 	if (!cfg->no_header) {
-		in->id_out_col = nsd_tsv_column(cfg->field_name, line,
-		    &w->fields);
+		in->id_out_col = nsd_tsv_header_index(cfg->field_name, line,
+		    hf);
 		if (cfg->dup_field[0] != '\0')
-			in->dup_out_col = nsd_tsv_column(cfg->dup_field, line,
-			    &w->fields);
+			in->dup_out_col = nsd_tsv_header_index(cfg->dup_field,
+			    line, hf);
 	}
 	return (0);
 }
@@ -270,8 +280,8 @@ tsv_setup(const struct nsd_config *cfg, struct nsd_worker *w, struct input *in,
  * Long lines are bad here already; the header errors are fatal.
  */
 static int
-stage_frame(const struct nsd_config *cfg, struct nsd_worker *w,
-    struct input *in, struct work *wk, struct nsd_error *err)
+stage_frame(const struct nsd_config *cfg, struct input *in, struct work *wk,
+    struct nsd_error *err)
 {
 	size_t		 i;
 
@@ -300,7 +310,8 @@ stage_frame(const struct nsd_config *cfg, struct nsd_worker *w,
 			    cfg->max_line);
 			continue;
 		}
-		if (is_blank(s, l->len)) {
+		if (in->format == NSD_FORMAT_TSV ? l->len == 0 :
+		    is_blank(s, l->len)) {
 			r->kind = RECORD_BLANK;
 			continue;
 		}
@@ -317,7 +328,7 @@ stage_frame(const struct nsd_config *cfg, struct nsd_worker *w,
 				    in->name, (unsigned long long)l->lineno,
 				    wk->reasons.data + r->reason));
 		}
-		if (tsv_setup(cfg, w, in, s, l->len, l->lineno, err) == -1)
+		if (tsv_setup(cfg, in, s, l->len, l->lineno, err) == -1)
 			return (-1);
 	}
 	return (0);
@@ -332,6 +343,8 @@ add_fps(struct work *wk, struct record *r, const uint64_t *fps, size_t n)
 	}
 	r->fp_off = wk->nfps;
 	r->nfps = n;
+	if (n == 0)
+		return;
 	memcpy(wk->fps + wk->nfps, fps, n * sizeof *fps);
 	wk->nfps += n;
 }
@@ -380,7 +393,8 @@ scan_json(const struct nsd_config *cfg, struct nsd_worker *w, struct work *wk,
 
 	if (nsd_json_scan(sc, s, len, 1) == -1) {
 		if (strcmp(sc->error, "not a JSON object") == 0)
-			set_bad(wk, r, "not a JSON object");
+			set_bad(wk, r, "not a JSON object but %s",
+			    nsd_json_type_name(sc->top));
 		else if (strcmp(sc->error, "NUL byte") == 0 ||
 		    strcmp(sc->error, "invalid UTF-8") == 0)
 			set_bad(wk, r, "%s at byte %zu", sc->error,
@@ -488,13 +502,13 @@ stage_scan(const struct nsd_config *cfg, struct nsd_worker *w,
  * *stop set, at a bad record under --on-error=fail.
  */
 static int
-stage_decide(const struct nsd_config *cfg, struct nsd_index *ix,
-    struct work *wk, struct nsd_stats *st, size_t *stop,
+stage_decide(const struct nsd_config *cfg, const struct input *in,
+    struct nsd_index *ix, struct work *wk, struct nsd_stats *st, size_t *stop,
     struct nsd_error *err)
 {
-	const char	*s;
+	const char	*s, *id;
 	uint64_t	 g, best;
-	size_t		 i, k;
+	size_t		 i, k, id_len;
 
 	*stop = wk->lines.nlines;
 	for (i = 0; i < wk->lines.nlines; i++) {
@@ -532,9 +546,18 @@ stage_decide(const struct nsd_config *cfg, struct nsd_index *ix,
 		}
 		r->dup = best != 0;
 		if (best == 0) {
+			/* Ids are kept as JSON tokens, whatever the format. */
 			s = nsd_line_data(&wk->lines, l);
-			if (nsd_index_group_new(ix, s + r->id_start, r->id_len,
-			    &best, err) == -1)
+			id = s + r->id_start;
+			id_len = r->id_len;
+			if (in->format == NSD_FORMAT_TSV && id_len > 0) {
+				wk->id.len = 0;
+				nsd_json_encode_string(id, id_len, &wk->id);
+				id = wk->id.data;
+				id_len = wk->id.len;
+			}
+			if (nsd_index_group_new(ix, id, id_len, &best,
+			    err) == -1)
 				return (-1);
 		}
 		r->group = best;
@@ -686,10 +709,10 @@ run_input(const struct nsd_config *cfg, const char *path, struct nsd_worker *w,
 	in.id_col = in.id_out_col = in.dup_out_col = -1;
 	st->files++;
 	while ((rc = nsd_reader_fill(&rd, &wk->lines, err)) > 0) {
-		if (stage_frame(cfg, w, &in, wk, err) == -1)
+		if (stage_frame(cfg, &in, wk, err) == -1)
 			break;
 		stage_scan(cfg, w, &in, wk);
-		if ((rc = stage_decide(cfg, ix, wk, st, &stop, err)) == -1)
+		if ((rc = stage_decide(cfg, &in, ix, wk, st, &stop, err)) == -1)
 			break;
 		report_bad(hooks, &in, wk, stop);
 		if ((rc = stage_write(cfg, ix, wr, &in, wk, stop, err)) == -1)
@@ -700,13 +723,15 @@ run_input(const struct nsd_config *cfg, const char *path, struct nsd_worker *w,
 			hooks->progress(hooks->ctx, st);
 		if (stop < wk->lines.nlines) {
 			rc = nsd_error_set(err, NSD_EXIT_FAILREC,
-			    "stopped at the first bad record "
-			    "(--on-error=fail)");
+			    "%s:%llu: stopped at this bad record "
+			    "(--on-error=fail)", in.name,
+			    (unsigned long long)wk->lines.lines[stop].lineno);
 			break;
 		}
 	}
 	if (rc == 0)
 		st->bytes += rd.bytes - bytes;
+	nsd_tsv_fields_free(&in.header);
 	nsd_reader_close(&rd);
 	return (rc == 0 ? 0 : -1);
 }

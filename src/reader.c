@@ -178,7 +178,12 @@ nsd_reader_fill(struct nsd_reader *r, struct nsd_batch *b,
 			line_start = scan = nl - b->buf.data + 1;
 		}
 		scan = b->buf.len;
-		if (b->buf.len - line_start > r->max_line) {
+		/*
+		 * Too long already? A '\r' last in the buffer may be the
+		 * first half of a "\r\n" still to come: it does not count.
+		 */
+		if (b->buf.len - line_start > r->max_line +
+		    (b->buf.data[b->buf.len - 1] == '\r')) {
 			if (b->nlines > 0) {
 				keep_rest(r, b, line_start);
 				return (1);

@@ -41,18 +41,27 @@ nsd_tsv_column(const char *field, const char *header,
     const struct nsd_tsv_fields *hf)
 {
 	const char	*p;
-	long		 col = 0;
-	size_t		 i, len = strlen(field);
+	size_t		 col = 0;
 
-	for (p = field; *p >= '0' && *p <= '9' && col < 1000000; p++)
-		col = col * 10 + (*p - '0');
-	if (*p == '\0' && p != field && col >= 1)
-		return (col - 1);
+	for (p = field; *p >= '0' && *p <= '9'; p++)
+		if ((col = col * 10 + (*p - '0')) > hf->n)
+			return (-1);
+	if (p != field && *p == '\0')
+		return (col >= 1 ? (long)col - 1 : -1);
 	if (header == NULL)
 		return (-1);
+	return (nsd_tsv_header_index(field, header, hf));
+}
+
+long
+nsd_tsv_header_index(const char *name, const char *header,
+    const struct nsd_tsv_fields *hf)
+{
+	size_t	 i, len = strlen(name);
+
 	for (i = 0; i < hf->n; i++)
 		if (hf->f[i].len == len &&
-		    memcmp(header + hf->f[i].start, field, len) == 0)
+		    memcmp(header + hf->f[i].start, name, len) == 0)
 			return ((long)i);
 	return (-1);
 }

@@ -33,10 +33,16 @@ void	 nsd_tsv_split(const char *, size_t, struct nsd_tsv_fields *);
 void	 nsd_tsv_fields_free(struct nsd_tsv_fields *);
 
 /*
- * The 0-based column that FIELD names: a 1-based number, or else a name in
- * the header (line, fields); -1 when there is no such column.
+ * The 0-based column that FIELD names among the fields of the header (or,
+ * without a header, of the first row): a 1-based number up to their count,
+ * or else, when the header line is given, a name in it; -1 when there is no
+ * such column. A FIELD of digits is always a number.
  */
 long	 nsd_tsv_column(const char *, const char *,
+	    const struct nsd_tsv_fields *);
+
+/* The 0-based column called name in the header, or -1; numbers are names. */
+long	 nsd_tsv_header_index(const char *, const char *,
 	    const struct nsd_tsv_fields *);
 
 /* Append the text of a field, with its backslash escapes decoded, to out. */

@@ -6,12 +6,14 @@
 #include <sys/stat.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "json.h"
 #include "writer.h"
 
 #define OUTPUT_BUFFER	(256 * 1024)
@@ -19,10 +21,46 @@
 struct nsd_output {
 	int		 fd;
 	char		*path;		/* the target, or NULL for stdout */
-	char		*temp;		/* the temporary file being written */
+	char		*temp;		/* the temporary file being written,
+					   or NULL when writing directly */
 	char		*buf;
 	size_t		 len;
 };
+
+/*
+ * Where a file output really goes and with which mode. A regular file (or
+ * a new one) is replaced through a temporary file beside it: through a
+ * symbolic link, the file it points to, so that the link stays. Anything
+ * else (a device such as /dev/null, a FIFO) is opened and written directly,
+ * since there is nothing to replace.
+ */
+static int
+output_target(struct nsd_output *o, const char *path, mode_t *mode,
+    int *direct, struct nsd_error *err)
+{
+	struct stat	 st;
+	mode_t		 mask;
+	char		*real;
+
+	if (stat(path, &st) == 0) {
+		*direct = !S_ISREG(st.st_mode);
+		*mode = st.st_mode & 07777;
+		if (!*direct && (real = realpath(path, NULL)) != NULL) {
+			o->path = xstrdup(real);
+			free(real);
+			return (0);
+		}
+	} else if (errno == ENOENT) {
+		*direct = 0;
+		mask = umask(0);
+		umask(mask);
+		*mode = 0666 & ~mask;
+	} else
+		return (nsd_error_set(err, NSD_EXIT_OUTPUT, "%s: %s", path,
+		    strerror(errno)));
+	o->path = xstrdup(path);
+	return (0);
+}
 
 int
 nsd_output_open(struct nsd_output **outp, const char *path,
@@ -30,13 +68,29 @@ nsd_output_open(struct nsd_output **outp, const char *path,
 {
 	struct nsd_output	*o;
 	const char		*slash;
-	mode_t			 mask;
+	mode_t			 mode = 0666;
 	size_t			 dirlen;
+	int			 direct = 0;
 
 	o = xcalloc(1, sizeof *o);
 	o->buf = xmalloc(OUTPUT_BUFFER);
+	o->fd = -1;
 	if (path == NULL) {
 		o->fd = STDOUT_FILENO;
+		*outp = o;
+		return (0);
+	}
+	if (output_target(o, path, &mode, &direct, err) == -1) {
+		nsd_output_discard(o);
+		return (-1);
+	}
+	if (direct) {
+		if ((o->fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)) == -1) {
+			nsd_error_set(err, NSD_EXIT_OUTPUT, "%s: %s", path,
+			    strerror(errno));
+			nsd_output_discard(o);
+			return (-1);
+		}
 		*outp = o;
 		return (0);
 	}
@@ -44,9 +98,9 @@ nsd_output_open(struct nsd_output **outp, const char *path,
 	 * The temporary file sits beside the target so that rename(2) is
 	 * atomic.
 	 */
+	path = o->path;
 	slash = strrchr(path, '/');
 	dirlen = slash ? (size_t)(slash - path) + 1 : 0;
-	o->path = xstrdup(path);
 	o->temp = xmalloc(dirlen + sizeof ".nsdedup-XXXXXX");
 	memcpy(o->temp, path, dirlen);
 	memcpy(o->temp + dirlen, ".nsdedup-XXXXXX", sizeof ".nsdedup-XXXXXX");
@@ -60,11 +114,10 @@ nsd_output_open(struct nsd_output **outp, const char *path,
 		return (-1);
 	}
 	/*
-	 * mkstemp makes 0600; give the result the mode any new file would get.
+	 * mkstemp makes 0600: give the result the mode of the file it
+	 * replaces, or the one any new file would get.
 	 */
-	mask = umask(0);
-	umask(mask);
-	if (fchmod(o->fd, 0666 & ~mask) == -1) {
+	if (fchmod(o->fd, mode) == -1) {
 		nsd_error_set(err, NSD_EXIT_OUTPUT, "%s: %s", o->temp,
 		    strerror(errno));
 		nsd_output_discard(o);
@@ -151,6 +204,20 @@ nsd_output_finish(struct nsd_output *o, struct nsd_error *err)
 		free(o);
 		return (0);
 	}
+	if (o->temp == NULL) {
+		/* A device or FIFO written directly: nothing to sync or rename. */
+		if (close(o->fd) == -1) {
+			nsd_error_set(err, NSD_EXIT_OUTPUT, "%s: %s", name,
+			    strerror(errno));
+			o->fd = -1;
+			nsd_output_discard(o);
+			return (-1);
+		}
+		free(o->path);
+		free(o->buf);
+		free(o);
+		return (0);
+	}
 	if (fsync(o->fd) == -1 || close(o->fd) == -1) {
 		nsd_error_set(err, NSD_EXIT_OUTPUT, "%s: %s", name,
 		    strerror(errno));
@@ -181,16 +248,15 @@ nsd_output_discard(struct nsd_output *o)
 	if (o == NULL)
 		return;
 	/*
-	 * Records already produced still reach a stream; a file is left as it
-	 * was.
+	 * Records already produced still reach a stream (standard output, a
+	 * device, a FIFO); a file is left as it was.
 	 */
-	if (o->path == NULL && o->len > 0)
+	if (o->temp == NULL && o->fd != -1 && o->len > 0)
 		(void)flush(o, &ignored);
-	if (o->temp != NULL) {
-		if (o->fd != -1)
-			close(o->fd);
+	if (o->path != NULL && o->fd != -1)
+		close(o->fd);
+	if (o->temp != NULL)
 		unlink(o->temp);
-	}
 	free(o->temp);
 	free(o->path);
 	free(o->buf);
@@ -202,21 +268,9 @@ static char *
 json_member(const char *name)
 {
 	struct nsd_buf	 b = { 0 };
-	const char	*p;
-	char		 esc[8];
 
-	nsd_buf_putc(&b, '"');
-	for (p = name; *p != '\0'; p++) {
-		if (*p == '"' || *p == '\\') {
-			nsd_buf_putc(&b, '\\');
-			nsd_buf_putc(&b, *p);
-		} else if ((unsigned char)*p < 0x20) {
-			snprintf(esc, sizeof esc, "\\u%04x", (unsigned char)*p);
-			nsd_buf_append(&b, esc, 6);
-		} else
-			nsd_buf_putc(&b, *p);
-	}
-	nsd_buf_append(&b, "\":", 3);	/* with the NUL */
+	nsd_json_encode_string(name, strlen(name), &b);
+	nsd_buf_append(&b, ":", 2);	/* with the NUL */
 	return (b.data);
 }
 
@@ -235,6 +289,7 @@ nsd_writer_init(struct nsd_writer *w, struct nsd_output *out,
 void
 nsd_writer_free(struct nsd_writer *w)
 {
+	nsd_buf_free(&w->scratch);
 	free(w->id_member);
 	free(w->dup_member);
 }
@@ -256,9 +311,35 @@ put_eol(struct nsd_writer *w, unsigned eol_len, struct nsd_error *err)
  * The value of one annotation member: the id token or group number, or the
  * flag.
  */
+/*
+ * An id as a TSV cell: ids are kept as JSON tokens, so a string is decoded
+ * and written as it is, except that a tab, newline or carriage return in it
+ * is written as the escape jq's @tsv would use.
+ */
+static int
+put_tsv_id(struct nsd_writer *w, const char *id, size_t len,
+    struct nsd_error *err)
+{
+	const char	*p, *end;
+
+	if (len == 0 || id[0] != '"')
+		return (put(w, id, len, err));
+	w->scratch.len = 0;
+	nsd_json_decode_string(id, len, &w->scratch);
+	for (p = w->scratch.data, end = p + w->scratch.len; p < end; p++) {
+		if (*p == '\t' || *p == '\n' || *p == '\r') {
+			if (put(w, *p == '\t' ? "\\t" : *p == '\n' ? "\\n" :
+			    "\\r", 2, err) == -1)
+				return (-1);
+		} else if (put(w, p, 1, err) == -1)
+			return (-1);
+	}
+	return (0);
+}
+
 static int
 put_value(struct nsd_writer *w, enum nsd_member m,
-    const struct nsd_annotation *a, struct nsd_error *err)
+    const struct nsd_annotation *a, int tsv, struct nsd_error *err)
 {
 	char	 num[24];
 	int	 n;
@@ -266,6 +347,8 @@ put_value(struct nsd_writer *w, enum nsd_member m,
 	if (m == NSD_MEMBER_DUP)
 		return (a->dup ? put(w, "true", 4, err) :
 		    put(w, "false", 5, err));
+	if (a->id != NULL && tsv)
+		return (put_tsv_id(w, a->id, a->id_len, err));
 	if (a->id != NULL)
 		return (put(w, a->id, a->id_len, err));
 	n = snprintf(num, sizeof num, "%" PRIu64, a->group);
@@ -293,7 +376,7 @@ nsd_writer_json(struct nsd_writer *w, const char *line, size_t len,
 		const struct nsd_splice_span *r = &sp->replace[i];
 
 		if (put(w, line + pos, r->start - pos, err) == -1 ||
-		    put_value(w, r->member, a, err) == -1)
+		    put_value(w, r->member, a, 0, err) == -1)
 			return (-1);
 		pos = r->start + r->len;
 		if (r->member == NSD_MEMBER_ID)
@@ -307,14 +390,14 @@ nsd_writer_json(struct nsd_writer *w, const char *line, size_t len,
 	if (!have_id) {
 		if ((comma && put(w, ",", 1, err) == -1) ||
 		    put(w, w->id_member, strlen(w->id_member), err) == -1 ||
-		    put_value(w, NSD_MEMBER_ID, a, err) == -1)
+		    put_value(w, NSD_MEMBER_ID, a, 0, err) == -1)
 			return (-1);
 		comma = 1;
 	}
 	if (!have_dup) {
 		if ((comma && put(w, ",", 1, err) == -1) ||
 		    put(w, w->dup_member, strlen(w->dup_member), err) == -1 ||
-		    put_value(w, NSD_MEMBER_DUP, a, err) == -1)
+		    put_value(w, NSD_MEMBER_DUP, a, 0, err) == -1)
 			return (-1);
 	}
 	if (put(w, line + sp->insert_at, len - sp->insert_at, err) == -1)
@@ -332,7 +415,7 @@ put_cell(struct nsd_writer *w, enum nsd_member m,
 
 	if (a == NULL)
 		return (put(w, name, strlen(name), err));
-	return (put_value(w, m, a, err));
+	return (put_value(w, m, a, 1, err));
 }
 
 int

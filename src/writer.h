@@ -38,7 +38,8 @@ const char *nsd_output_temp_path(const struct nsd_output *);
 
 /* What a record is annotated with. */
 struct nsd_annotation {
-	const char	*id;		/* the group's id token, or NULL */
+	const char	*id;		/* the group's id as a JSON token, or
+					   NULL */
 	size_t		 id_len;
 	uint64_t	 group;		/* used when there is no id */
 	int		 dup;
@@ -73,6 +74,7 @@ struct nsd_writer {
 						   omitted */
 	const char		*id_column;	/* TSV header cells */
 	const char		*dup_column;
+	struct nsd_buf		 scratch;	/* decoded ids */
 };
 
 void	 nsd_writer_init(struct nsd_writer *, struct nsd_output *, const char *,

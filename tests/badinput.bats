@@ -26,7 +26,15 @@ check_bad() {
 }
 
 @test "a line that is not an object" {
-	check_bad '["text","x"]' "not a JSON object"
+	check_bad '["text","x"]' "not a JSON object but an array"
+	check_bad '"text"' "not a JSON object but a string"
+	check_bad '12' "not a JSON object but a number"
+	check_bad 'null' "not a JSON object but null"
+}
+
+@test "a line that looks like JSON but is not is called invalid" {
+	check_bad 'nonsense' "invalid JSON: expected a JSON object at byte 1"
+	check_bad '[1,' "invalid JSON: expected a JSON object at byte 1"
 }
 
 @test "garbage that is not JSON at all" {
@@ -179,7 +187,10 @@ check_bad() {
 	[ "${#lines[@]}" -eq 1 ]
 	[[ "${lines[0]}" == '{"id":1,'* ]]
 	[ "${stderr_lines[0]}" = "nsdedup: in.jsonl:2: invalid JSON: expected a JSON object at byte 1" ]
-	[ "${stderr_lines[1]}" = "nsdedup: stopped at the first bad record (--on-error=fail)" ]
+	[ "${stderr_lines[1]}" = "nsdedup: in.jsonl:2: stopped at this bad record (--on-error=fail)" ]
+	run_nsd -q --on-error=fail in.jsonl
+	[ "$status" -eq 5 ]
+	[ "$stderr" = "nsdedup: in.jsonl:2: stopped at this bad record (--on-error=fail)" ]
 }
 
 @test "only the first 10 bad records are shown, then a count" {
@@ -213,4 +224,21 @@ check_bad() {
 	run_nsd < <(printf 'junk\n')
 	[ "$status" -eq 1 ]
 	[[ "$stderr" == "nsdedup: (standard input):1: "* ]]
+}
+
+@test "a CRLF line of exactly --max-line bytes is accepted, even in pieces" {
+	body=$(head -c 89 /dev/zero | tr '\0' a)
+	run --separate-stderr bash -c "{ printf '{\"text\":\"%s\"}\\r' $body; sleep 0.3; printf '\\n'; } | \"\$NSDEDUP\" --max-line=100"
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[[ "$output" == *'"similar_id":1,"is_dup":false}'* ]]
+}
+
+@test "deep nesting is accepted, bounded only by memory" {
+	deep=$(head -c 100000 /dev/zero | tr '\0' '[')$(head -c 100000 /dev/zero | tr '\0' ']')
+	printf '{"v":%s,"text":"%s"}\n' "$deep" "$(sentence 1)" > in.jsonl
+	run_nsd in.jsonl
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[[ "$output" == *']],"text":"'*'","similar_id":1,"is_dup":false}' ]]
 }

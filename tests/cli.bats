@@ -135,3 +135,23 @@ load helpers
 	[ "${#lines[@]}" -eq 1 ]
 	[[ "$output" == '{"id":2,'* ]]
 }
+
+@test "a value given to an option that takes none is named as such" {
+	run_nsd --annotate=x
+	[ "$status" -eq 2 ]
+	[ -z "$output" ]
+	[[ "$stderr" == "nsdedup: option '--annotate' takes no value"* ]]
+}
+
+@test "options may follow the file operands, and -- ends them" {
+	printf '{"id":1,"text":"%s"}\n' "$(sentence 1)" > in.jsonl
+	run_nsd in.jsonl -o out.jsonl --stats
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	[[ "$stderr" == *"nsdedup: records     1"* ]]
+	[ -s out.jsonl ]
+	cp in.jsonl ./-d
+	run_nsd -- -d
+	[ "$status" -eq 0 ]
+	[[ "$output" == *'"is_dup":false}' ]]
+}

@@ -93,3 +93,49 @@ load helpers
 	[ "$status" -eq 141 ]
 	[ -z "$output" ]
 }
+
+@test "-o onto a device writes to it and leaves it a device" {
+	# Private device nodes, so that a regression cannot replace /dev/null.
+	mknod null c 1 3 2>/dev/null && mknod full c 1 7 2>/dev/null ||
+	    skip "cannot make device nodes here"
+	printf '{"text":"x"}\n' > in.jsonl
+	run_nsd -o null in.jsonl
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[ -c null ]
+	run_nsd -o full in.jsonl
+	[ "$status" -eq 4 ]
+	[ "$stderr" = "nsdedup: full: write error: No space left on device" ]
+	[ -c full ]
+}
+
+@test "-o through a symbolic link replaces the file it points to" {
+	printf 'old\n' > target.jsonl
+	ln -s target.jsonl link.jsonl
+	printf '{"text":"x"}\n' > in.jsonl
+	run_nsd -o link.jsonl in.jsonl
+	[ "$status" -eq 0 ]
+	[ -L link.jsonl ]
+	grep -q '"similar_id":1' target.jsonl
+}
+
+@test "-o keeps the mode of the file it replaces" {
+	printf 'old\n' > private.jsonl
+	chmod 600 private.jsonl
+	printf '{"text":"x"}\n' > in.jsonl
+	run_nsd -o private.jsonl in.jsonl
+	[ "$status" -eq 0 ]
+	[ "$(stat -c %a private.jsonl)" = "600" ]
+}
+
+@test "-o onto a FIFO writes through it" {
+	mkfifo out.fifo
+	cat out.fifo > got.jsonl &
+	reader=$!
+	printf '{"text":"x"}\n' > in.jsonl
+	run_nsd -o out.fifo in.jsonl
+	wait "$reader"
+	[ "$status" -eq 0 ]
+	[ -p out.fifo ]
+	grep -q '"similar_id":1' got.jsonl
+}

@@ -122,5 +122,47 @@ make_tsv() {
 	printf 'id\ttext\nt\t%s\n' "$(sentence 1)" > b.tsv
 	run_nsd a.jsonl b.tsv
 	[ "$status" -eq 0 ]
-	[ "${lines[2]}" = "$(printf 't\t%s\t"j"\ttrue' "$(sentence 1)")" ]
+	[ "${lines[2]}" = "$(printf 't\t%s\tj\ttrue' "$(sentence 1)")" ]
+}
+
+@test "an id from TSV is written into JSON as a JSON string" {
+	printf 'id\ttext\nt"1\t%s\n' "$(sentence 1)" > a.tsv
+	printf '{"id":"j","text":"%s"}\n' "$(sentence 1)" > b.jsonl
+	run_nsd a.tsv b.jsonl
+	[ "$status" -eq 0 ]
+	[[ "${lines[2]}" == *'"similar_id":"t\"1","is_dup":true}' ]]
+	printf '%s\n' "${lines[2]}" | jq -e . > /dev/null
+}
+
+@test "a column number past the last column is refused, not read" {
+	printf 'id\ttext\n1\thello\n' > in.tsv
+	run_nsd -k 3 in.tsv
+	[ "$status" -eq 3 ]
+	[ -z "$output" ]
+	[ "$stderr" = "nsdedup: in.tsv:1: no column 3: the header has 2 columns" ]
+	run_nsd -k 100000 in.tsv
+	[ "$status" -eq 3 ]
+	run_nsd --id-field=9 in.tsv
+	[ "$status" -eq 3 ]
+	[ "$stderr" = "nsdedup: in.tsv:1: no column 9: the header has 2 columns" ]
+	run_nsd -H -f tsv -k 3 in.tsv
+	[ "$status" -eq 3 ]
+	[ "$stderr" = "nsdedup: in.tsv:1: no column 3: the first row has 2 columns" ]
+}
+
+@test "annotation columns are found by name only, never by number" {
+	printf 'id\ttext\n1\t%s\n' "$(sentence 1)" > in.tsv
+	run_nsd --field-name=2 in.tsv
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "$(printf 'id\ttext\t2\tis_dup')" ]
+	[ "${lines[1]}" = "$(printf '1\t%s\t1\tfalse' "$(sentence 1)")" ]
+}
+
+@test "a row of only tabs is a record, not a blank line" {
+	printf 'id\ttext\n\t\n' > in.tsv
+	run_nsd --stats in.tsv
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 2 ]
+	[ "${lines[1]}" = "$(printf '\t\t1\tfalse')" ]
+	[[ "$stderr" == *"nsdedup: blank       0"* ]]
 }
