@@ -28,6 +28,7 @@
 #define OUT_FLUSH	(1 << 20)
 #define TEXT_MIN	1024
 #define TEXT_MAX	5900
+#define MIN_BITS	20
 
 enum lang {
 	LANG_EN,
@@ -69,9 +70,9 @@ static const char *progname = "nsd-gencorpus";
 static uint64_t rng_state;
 
 /*
- * Phrase pools.  Placeholders: "#" a number (usually 2-99, sometimes up to
- * 9999), "*" 2-99, "|" 1-9, "@" a year, "^" a month, "~" a day of the month,
- * "&" a weekday.
+ * Phrase pools.  Placeholders: "#" a number (usually 2-999, sometimes up
+ * to 9999), "*" 2-99, "|" 1-9, "@" a year, "^" a month, "~" a day of the
+ * month, "&" a weekday.
  */
 static const char *const en_subj[] = {
 	"the city council", "local officials",
@@ -104,7 +105,7 @@ static const char *const en_verb[] = {
 	"completed", "said it would extend", "voted against",
 	"asked for details of", "warned about", "praised",
 	"set aside money for", "launched",
-	"described as \"a first step\" the plans for", "raised concerns over",
+	"took \"a first step\" towards", "raised concerns over",
 	"continued to negotiate", "quietly dropped", "promised to speed up"
 };
 static const char *const en_obj[] = {
@@ -328,8 +329,8 @@ buf_add_phrase(struct buf *b, const char *s)
 	for (p = s; *p != '\0'; p++) {
 		switch (*p) {
 		case '#':
-			buf_add_uint(b, rng_below(6) ? rng_range(2, 99) :
-			    rng_range(100, 9999));
+			buf_add_uint(b, rng_below(4) ? rng_range(2, 999) :
+			    rng_range(1000, 9999));
 			break;
 		case '*':
 			buf_add_uint(b, rng_range(2, 99));
@@ -423,29 +424,73 @@ pick_unused(size_t n, uint64_t *used)
 	return (i);
 }
 
+/* About how many random bits the numbers of a phrase's placeholders add. */
+static size_t
+number_bits(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s != '\0'; s++) {
+		switch (*s) {
+		case '#': n += 10; break;
+		case '*': case '@': n += 6; break;
+		case '~': n += 4; break;
+		case '^': case '|': n += 3; break;
+		default: break;
+		}
+	}
+	return (n);
+}
+
+/*
+ * Like pick_unused, but only phrases with a number qualify; returns n when
+ * none is left.  Sentences get numbers worth at least MIN_BITS random bits
+ * this way, so that two independently generated ones practically never
+ * coincide.
+ */
+static size_t
+pick_numeric(const char *const *pool, size_t n, uint64_t *used)
+{
+	size_t i, k;
+
+	i = rng_below((uint32_t)n);
+	for (k = 0; k < n; k++, i = (i + 1) % n) {
+		if ((*used & (1ULL << i)) == 0 && number_bits(pool[i]) > 0) {
+			*used |= 1ULL << i;
+			return (i);
+		}
+	}
+	return (n);
+}
+
 /* An English sentence of 8 to 30 words ending with a full stop. */
 static void
 gen_en_sentence(struct buf *b)
 {
-	size_t start = b->len, words, target, w;
+	size_t start = b->len, words = 0, nums = 0, target, w, i;
 	uint64_t used_mod = 0, used_clause = 0;
 	const char *c;
 	int tries;
 
 	target = rng_range(8, 30);
-	c = PICK(en_subj);
-	buf_add_phrase(b, c);
-	words = count_words(c);
-	buf_adds(b, " ");
-	c = PICK(en_verb);
-	buf_add_phrase(b, c);
-	words += count_words(c);
-	buf_adds(b, " ");
-	c = PICK(en_obj);
-	buf_add_phrase(b, c);
-	words += count_words(c);
-	for (tries = 0; words < target && tries < 8; tries++) {
-		if (rng_below(4))
+	for (i = 0; i < 3; i++) {
+		c = i == 0 ? PICK(en_subj) : i == 1 ? PICK(en_verb) :
+		    PICK(en_obj);
+		if (i > 0)
+			buf_adds(b, " ");
+		buf_add_phrase(b, c);
+		words += count_words(c);
+		nums += number_bits(c);
+	}
+	for (tries = 0; words < 30 && tries < 12; tries++) {
+		if (nums < MIN_BITS) {
+			i = pick_numeric(en_mod, NELEMS(en_mod), &used_mod);
+			if (i == NELEMS(en_mod))
+				break;
+			c = en_mod[i];
+		} else if (words >= target)
+			break;
+		else if (rng_below(4))
 			c = en_mod[pick_unused(NELEMS(en_mod), &used_mod)];
 		else
 			c = en_clause[pick_unused(NELEMS(en_clause),
@@ -457,42 +502,65 @@ gen_en_sentence(struct buf *b)
 			buf_adds(b, " ");
 		buf_add_phrase(b, c);
 		words += w;
+		nums += number_bits(c);
 	}
 	buf_adds(b, ".");
 	if (b->p[start] >= 'a' && b->p[start] <= 'z')
 		b->p[start] = (char)(b->p[start] - 'a' + 'A');
 }
 
+/*
+ * Append "，" and a phrase to a Chinese sentence of *cps code points, unless
+ * that makes it longer than 79; returns whether it was appended.
+ */
+static int
+zh_add_clause(struct buf *b, const char *c, size_t *cps)
+{
+	size_t before = b->len, n;
+
+	buf_adds(b, "，");
+	n = 1 + buf_add_phrase(b, c);
+	if (*cps + n > 79) {
+		b->len = before;
+		return (0);
+	}
+	*cps += n;
+	return (1);
+}
+
 /* A Chinese sentence of 20 to 80 code points. */
 static void
 gen_zh_sentence(struct buf *b)
 {
-	size_t cps = 0, target, before;
+	size_t cps = 0, nums = 0, target, i;
 	uint64_t used_act = 0, used_more = 0;
 	const char *c;
 
 	target = rng_range(20, 76);
 	if (rng_below(2)) {
-		cps += buf_add_phrase(b, PICK(zh_time));
+		c = PICK(zh_time);
+		cps += buf_add_phrase(b, c) + 1;
+		nums += number_bits(c);
 		buf_adds(b, "，");
-		cps++;
 	}
-	cps += buf_add_phrase(b, PICK(zh_subj));
-	cps += buf_add_phrase(b, zh_act[pick_unused(NELEMS(zh_act),
-	    &used_act)]);
+	c = PICK(zh_subj);
+	cps += buf_add_phrase(b, c);
+	c = zh_act[pick_unused(NELEMS(zh_act), &used_act)];
+	cps += buf_add_phrase(b, c);
+	nums += number_bits(c);
+	while (nums < MIN_BITS) {
+		i = pick_numeric(zh_more, NELEMS(zh_more), &used_more);
+		if (i == NELEMS(zh_more) || !zh_add_clause(b, zh_more[i], &cps))
+			break;
+		nums += number_bits(zh_more[i]);
+	}
 	while (cps < target) {
-		before = b->len;
-		buf_adds(b, "，");
 		if (rng_below(3))
 			c = zh_more[pick_unused(NELEMS(zh_more), &used_more)];
 		else
 			c = zh_act[pick_unused(NELEMS(zh_act), &used_act)];
-		cps += 1 + buf_add_phrase(b, c);
-		if (cps > 79) {
-			/* Too long: take the clause back and stop. */
-			b->len = before;
+		if (!zh_add_clause(b, c, &cps))
 			break;
-		}
 	}
 	buf_adds(b, PICK(zh_endp));
 }
@@ -874,6 +942,8 @@ main(int argc, char **argv)
 			flush_out(&out);
 	}
 	flush_out(&out);
+	free(out.p);
+	free(tmp.p);
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		fprintf(stderr, "%s: write error: %s\n", progname,
 		    strerror(errno));

@@ -18,7 +18,8 @@
 #                      beside the source tree); skipped when absent
 #     TMPDIR           where the corpus and scratch files go (default /tmp);
 #                      $TMPDIR/bench/corpus-SEED-SIZE.jsonl is reused when
-#                      present, and written there with --keep-corpus
+#                      present (delete it after changing gencorpus.c),
+#                      and written there with --keep-corpus
 #     NSD_BENCH_NO_HYPERFINE=1, NSD_BENCH_NO_TIME=1
 #                      use the fallbacks (a date +%s.%N loop; VmHWM read
 #                      from /proc) even when hyperfine or /usr/bin/time exist
@@ -120,7 +121,6 @@ command -v jq >/dev/null 2>&1 ||
 	die "jq not found: it is the reference the benchmark compares against"
 [ -x "$NSDEDUP" ] || die "$NSDEDUP: not an executable (set NSDEDUP)"
 "$NSDEDUP" --version >/dev/null 2>&1 || die "$NSDEDUP --version failed"
-nsd_version=$("$NSDEDUP" --version 2>&1 | head -n 1)
 
 use_hyperfine=0
 if [ -z "${NSD_BENCH_NO_HYPERFINE:-}" ] && command -v hyperfine >/dev/null 2>&1
@@ -139,6 +139,18 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
+
+# A rebuild of nsdedup during the run must not mix two versions: an ELF
+# binary is copied and the copy is timed (a script, e.g. a libtool wrapper,
+# is used in place).
+nsd_shown=$NSDEDUP
+if [ "$(head -c 4 "$NSDEDUP" | od -An -c | tr -d ' ')" = '177ELF' ]; then
+	cp -p "$NSDEDUP" "$tmp/nsdedup"
+	NSDEDUP=$tmp/nsdedup
+fi
+nsd_version=$("$NSDEDUP" --version 2>&1 | head -n 1)
+nsd_sum=$(sha256sum <"$NSDEDUP" | cut -c 1-16)
+nsd_mtime=$(date -u -r "$NSDEDUP" '+%Y-%m-%d %H:%M:%S UTC')
 
 # The corpus generator: the one given, or built from source if missing.
 if [ ! -x "$GENCORPUS" ]; then
@@ -185,11 +197,11 @@ median() {
 	    }'
 }
 
-# Time a shell command $runs times.  Sets T_MEDIAN (wall seconds) and
-# T_CPU (mean user+system seconds, or "n/a").  The command is run once
-# first, untimed, as a check and to warm the page cache; a failure there
-# or in a timed run stops the benchmark.  With allow1 set, exit status 1
-# (bad records passed through) is accepted and reported in T_NOTE.
+# Time a shell command $runs times.  Sets T_MEDIAN (wall seconds), T_USER
+# and T_SYS (mean user and system CPU seconds, or "n/a").  The command is
+# run once first, untimed, as a check and to warm the page cache; a failure
+# there or in a timed run stops the benchmark.  With allow1 set, exit
+# status 1 (bad records passed through) is accepted and reported in T_NOTE.
 time_cmd() {
 	local cmd=$1 allow1=${2:-0} st=0 i t0 t1 json="$tmp/hf.json"
 	T_NOTE=
@@ -212,7 +224,9 @@ time_cmd() {
 			die "command failed under hyperfine: $cmd"
 		}
 		T_MEDIAN=$(jq '.results[0].times[]' "$json" | median)
-		T_CPU=$(jq '.results[0].user + .results[0].system' "$json" |
+		T_USER=$(jq '.results[0].user' "$json" |
+		    awk '{ printf "%.3f\n", $1 }')
+		T_SYS=$(jq '.results[0].system' "$json" |
 		    awk '{ printf "%.3f\n", $1 }')
 	else
 		: >"$tmp/times"
@@ -229,7 +243,8 @@ time_cmd() {
 			    >>"$tmp/times"
 		done
 		T_MEDIAN=$(median <"$tmp/times")
-		T_CPU=n/a
+		T_USER=n/a
+		T_SYS=n/a
 	fi
 }
 
@@ -239,8 +254,9 @@ mbps() {
 		if (s > 0) printf "%.1f\n", b / s / 1e6; else print "inf" }'
 }
 
-# Run "nsdedup --annotate FILE" once; sets RSS_KIB (peak resident set in
-# KiB) and DUPS (records annotated "is_dup":true).
+# Run "nsdedup --annotate --stats FILE" once; sets RSS_KIB (peak resident
+# set in KiB), INDEX_KIB (the in-memory index's own memory, from --stats)
+# and DUPS (records annotated "is_dup":true).
 measure_rss() {
 	local f=$1 st=0 fifo="$tmp/annotate.fifo" hwm=0 v pid gpid
 	rm -f "$fifo"
@@ -249,10 +265,11 @@ measure_rss() {
 	gpid=$!
 	if [ "$use_time" = 1 ]; then
 		/usr/bin/time -f %M -o "$tmp/rss" \
-		    "$NSDEDUP" --annotate "$f" >"$fifo" 2>"$tmp/err" || st=$?
+		    "$NSDEDUP" --annotate --stats "$f" >"$fifo" 2>"$tmp/err" ||
+		    st=$?
 		hwm=$(tail -n 1 "$tmp/rss")
 	else
-		"$NSDEDUP" --annotate "$f" >"$fifo" 2>"$tmp/err" &
+		"$NSDEDUP" --annotate --stats "$f" >"$fifo" 2>"$tmp/err" &
 		pid=$!
 		while kill -0 "$pid" 2>/dev/null; do
 			v=$(awk '/^VmHWM:/ { print $2 }' "/proc/$pid/status" \
@@ -268,6 +285,9 @@ measure_rss() {
 		die "nsdedup --annotate $f failed (exit $st)"
 	}
 	RSS_KIB=$hwm
+	INDEX_KIB=$(awk '/^nsdedup: index / {
+	    for (i = 1; i < NF; i++) if ($(i + 1) == "MiB") printf "%d\n", $i * 1024 }' \
+	    "$tmp/err")
 	DUPS=$(cat "$tmp/dups")
 }
 
@@ -308,7 +328,7 @@ reposts() {
 
 # Timings on the generated corpus.
 names=(cat jq annotate drop)
-declare -A CMD MED CPU
+declare -A CMD MED USR SYS
 CMD[cat]="cat $(q "$big") > /dev/null"
 CMD[jq]="jq -c . $(q "$big") > /dev/null"
 CMD[annotate]="$(q "$NSDEDUP") --annotate $(q "$big") > /dev/null"
@@ -316,17 +336,24 @@ CMD[drop]="$(q "$NSDEDUP") --drop-dups $(q "$big") > /dev/null"
 for n in "${names[@]}"; do
 	time_cmd "${CMD[$n]}"
 	MED[$n]=$T_MEDIAN
-	CPU[$n]=$T_CPU
+	USR[$n]=$T_USER
+	SYS[$n]=$T_SYS
 done
 
 # Peak memory at two sizes.
 note "measuring memory"
 measure_rss "$small"
 rss_small=$RSS_KIB
+index_small=$INDEX_KIB
 dups_small=$DUPS
 measure_rss "$big"
 rss_big=$RSS_KIB
+index_big=$INDEX_KIB
 dups_big=$DUPS
+# The target sets the in-memory index aside: what is left is the process's
+# own memory (buffers, code, libraries), which must stay flat.
+own_small=$((rss_small - index_small))
+own_big=$((rss_big - index_big))
 
 # The shared evaluation corpora.
 shared_rows=()
@@ -368,7 +395,7 @@ fi
 mb_annotate=$(mbps "$big_bytes" "${MED[annotate]}")
 ratio_jq=$(awk -v a="${MED[jq]}" -v b="${MED[annotate]}" \
     'BEGIN { printf "%.2f\n", a / b }')
-rss_growth_kib=$((rss_big - rss_small))
+own_growth_kib=$((own_big - own_small))
 met() {
 	if awk -v x="$1" -v y="$2" 'BEGIN { exit !(x >= y) }'; then
 		echo MET
@@ -378,7 +405,7 @@ met() {
 }
 t_speed=$(met "$mb_annotate" 300)
 t_ratio=$(met "$ratio_jq" 4)
-if [ "$rss_growth_kib" -le 16384 ]; then
+if [ "$own_small" -le 16384 ] && [ "$own_big" -le 16384 ]; then
 	t_mem=MET
 else
 	t_mem="NOT MET"
@@ -386,6 +413,15 @@ fi
 mib() {
 	awk -v k="$1" 'BEGIN { printf "%.1f MiB\n", k / 1024 }'
 }
+signed_mib() {
+	awk -v k="$1" 'BEGIN { printf "%+.1f MiB\n", k / 1024 }' |
+	    sed 's/^[-+]0\.0 /0.0 /'
+}
+if [ "${USR[annotate]}" = n/a ]; then
+	cpu_annotate="CPU not measured"
+else
+	cpu_annotate="user ${USR[annotate]} s, sys ${SYS[annotate]} s"
+fi
 size_note=
 if [ "$big_bytes" -lt $((1 << 30)) ] && [ "$size_bytes" -lt $((1 << 30)) ]
 then
@@ -417,37 +453,50 @@ mkdir -p "$(dirname "$out")"
 	printf -- '- System: %s\n' "$(uname -srm)"
 	printf -- '- CPU: %s, %s cores online\n' "$cpu_model" "$(nproc)"
 	printf -- '- Memory: %s\n' "$mem_gib"
-	printf -- '- nsdedup: `%s` (%s)\n' "$nsd_version" "$NSDEDUP"
+	printf -- '- nsdedup: `%s`, `$NSDEDUP` = %s (built %s, sha256 %s...)' \
+	    "$nsd_version" "$nsd_shown" "$nsd_mtime" "$nsd_sum"
+	if [ "$NSDEDUP" != "$nsd_shown" ]; then
+		printf ', copied at the start and the copy timed'
+	fi
+	printf '\n'
 	[ -z "$cflags" ] || printf -- '- Built with CFLAGS: `%s`\n' "$cflags"
 	printf -- '- jq: %s\n' "$(jq --version 2>&1)"
 	printf -- '- Timing: %s; median of the runs.\n' "$timer"
-	printf -- '- MB/s: input bytes / median wall seconds / 10^6.\n\n'
+	printf -- '- MB/s: input bytes / median wall seconds / 10^6; '
+	printf 'user and sys are mean CPU seconds per run.\n\n'
 
 	printf '## Generated corpus\n\n'
 	printf '`%s --seed %s --size %s > $CORPUS`: %s bytes, %s.\n\n' \
 	    "$GENCORPUS" "$seed" "$size" "$big_bytes" "$(gen_counts "$size")"
-	printf '| command | median s | MB/s | CPU s (user+sys) |\n'
-	printf '|---|---:|---:|---:|\n'
+	printf '| command | median s | MB/s | user s | sys s |\n'
+	printf '|---|---:|---:|---:|---:|\n'
 	for n in "${names[@]}"; do
-		printf '| `%s` | %s | %s | %s |\n' \
-		    "${CMD[$n]//"$big"/\$CORPUS}" "${MED[$n]}" \
-		    "$(mbps "$big_bytes" "${MED[$n]}")" "${CPU[$n]}"
+		shown=${CMD[$n]//"$big"/\$CORPUS}
+		shown=${shown//"$(q "$NSDEDUP")"/\$NSDEDUP}
+		printf '| `%s` | %s | %s | %s | %s |\n' \
+		    "$shown" "${MED[$n]}" \
+		    "$(mbps "$big_bytes" "${MED[$n]}")" "${USR[$n]}" \
+		    "${SYS[$n]}"
 	done
 	printf '\nnsdedup --annotate is %sx as fast as `jq -c .`; ' "$ratio_jq"
 	printf 'nsdedup --drop-dups is %sx.\n\n' "$(awk -v a="${MED[jq]}" \
 	    -v b="${MED[drop]}" 'BEGIN { printf "%.2f", a / b }')"
 
 	printf '## Memory\n\n'
-	printf 'Peak resident set of `nsdedup --annotate $CORPUS > /dev/null`'
-	printf ', measured with %s.\n\n' "$rsstool"
-	printf '| input | bytes | max RSS | duplicates found '
-	printf '| reposts written |\n'
-	printf '|---|---:|---:|---:|---:|\n'
-	printf '| %s corpus | %s | %s | %s | %s |\n' "$small_size" \
-	    "$small_bytes" "$(mib "$rss_small")" "$dups_small" \
-	    "$(reposts "$small_size")"
-	printf '| %s corpus | %s | %s | %s | %s |\n\n' "$size" "$big_bytes" \
-	    "$(mib "$rss_big")" "$dups_big" "$(reposts "$size")"
+	printf 'Peak resident set of '
+	printf '`$NSDEDUP --annotate --stats $CORPUS > /dev/null`'
+	printf ', measured with %s; the index column is the in-memory ' "$rsstool"
+	printf 'index as `--stats` reports it (table, groups and ids), and '
+	printf 'the last column is what is left: the process'"'"'s own memory.\n\n'
+	printf '| input | bytes | max RSS | index | RSS less index '
+	printf '| duplicates found | reposts written |\n'
+	printf '|---|---:|---:|---:|---:|---:|---:|\n'
+	printf '| %s corpus | %s | %s | %s | %s | %s | %s |\n' "$small_size" \
+	    "$small_bytes" "$(mib "$rss_small")" "$(mib "$index_small")" \
+	    "$(mib "$own_small")" "$dups_small" "$(reposts "$small_size")"
+	printf '| %s corpus | %s | %s | %s | %s | %s | %s |\n\n' "$size" \
+	    "$big_bytes" "$(mib "$rss_big")" "$(mib "$index_big")" \
+	    "$(mib "$own_big")" "$dups_big" "$(reposts "$size")"
 	printf 'The %s corpus is the first %s bytes of the %s one ' \
 	    "$small_size" "$small_bytes" "$size"
 	printf '(same seed).\n\n'
@@ -473,14 +522,16 @@ mkdir -p "$(dirname "$out")"
 	printf '| target | figure | status |\n|---|---|---|\n'
 	printf '| nsdedup --annotate >= 300 MB/s on one core | %s MB/s ' \
 	    "$mb_annotate"
-	printf '(wall %s s, CPU %s s)%s | %s |\n' "${MED[annotate]}" \
-	    "${CPU[annotate]}" "$size_note" "$t_speed"
+	printf '(wall %s s; %s)%s | %s |\n' "${MED[annotate]}" \
+	    "$cpu_annotate" "$size_note" "$t_speed"
 	printf '| nsdedup --annotate >= 4x jq -c . | %sx (jq %s s) | %s |\n' \
 	    "$ratio_jq" "${MED[jq]}" "$t_ratio"
-	printf '| memory flat within 16 MiB over 1 GB | %s at %s, %s at %s' \
-	    "$(mib "$rss_small")" "$small_size" "$(mib "$rss_big")" "$size"
-	printf ' (growth %s)%s | %s |\n' "$(mib "$rss_growth_kib")" \
-	    "$size_note" "$t_mem"
+	printf '| memory flat within 16 MiB over 1 GB, index aside | '
+	printf '%s at %s, %s at %s' "$(mib "$own_small")" "$small_size" \
+	    "$(mib "$own_big")" "$size"
+	printf ' (growth %s; with the index %s and %s)%s | %s |\n' \
+	    "$(signed_mib "$own_growth_kib")" "$(mib "$rss_small")" \
+	    "$(mib "$rss_big")" "$size_note" "$t_mem"
 } >"$out.tmp"
 mv "$out.tmp" "$out"
 note "wrote $out"
