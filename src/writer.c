@@ -85,7 +85,8 @@ nsd_output_open(struct nsd_output **outp, const char *path,
 		return (-1);
 	}
 	if (direct) {
-		if ((o->fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)) == -1) {
+		o->fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+		if (o->fd == -1) {
 			nsd_error_set(err, NSD_EXIT_OUTPUT, "%s: %s", path,
 			    strerror(errno));
 			nsd_output_discard(o);
@@ -205,7 +206,7 @@ nsd_output_finish(struct nsd_output *o, struct nsd_error *err)
 		return (0);
 	}
 	if (o->temp == NULL) {
-		/* A device or FIFO written directly: nothing to sync or rename. */
+		/* A device or FIFO, written directly: no sync, no rename. */
 		if (close(o->fd) == -1) {
 			nsd_error_set(err, NSD_EXIT_OUTPUT, "%s: %s", name,
 			    strerror(errno));
