@@ -170,43 +170,46 @@ space_at(const unsigned char *p, size_t n, size_t *len)
 }
 
 /*
- * How many bytes from p on are ordinary (not special), looking 16 at a
- * time: a block is ordinary when it has no byte 0x09..0x0D, 0x20, 0xC2,
- * 0xE1, 0xE2, 0xE3 or 0xEF. The caller finishes byte by byte.
+ * Copy the ordinary bytes (not special) at p to o, 16 at a time: each
+ * block is stored whole, and p and o then advance to the block's first
+ * special byte, found from a mask of the bytes 0x09..0x0D, 0x20, 0xC2,
+ * 0xE1..0xE3 and 0xEF. Output never outgrows input, so o has 16 bytes of
+ * room whenever p does. Returns how far both advanced; fewer than 16 bytes
+ * before the end are left to the caller.
  */
 static size_t
-ordinary_blocks(const unsigned char *p, const unsigned char *end)
+copy_ordinary(const unsigned char *p, const unsigned char *end, char *o)
 {
 	const unsigned char	*q = p;
 #ifdef __SSE2__
 	const __m128i	 tab = _mm_set1_epi8(0x09), span = _mm_set1_epi8(0x04);
-	const __m128i	 sp = _mm_set1_epi8(0x20),
-	    c2 = _mm_set1_epi8((char)0xC2);
-	const __m128i	 e1 = _mm_set1_epi8((char)0xE1),
-	    e3 = _mm_set1_epi8((char)0xE3);
+	const __m128i	 sp = _mm_set1_epi8(0x20);
+	const __m128i	 c2 = _mm_set1_epi8((char)0xC2);
+	const __m128i	 e1 = _mm_set1_epi8((char)0xE1);
+	const __m128i	 e3 = _mm_set1_epi8((char)0xE3);
 	const __m128i	 ef = _mm_set1_epi8((char)0xEF);
 	__m128i		 b, hit, ctl;
+	int		 mask;
 
 	while (end - q >= 16) {
 		b = _mm_loadu_si128((const __m128i *)q);
-		/*
-		 * 0x09..0x0D: b - 0x09 <= 4, unsigned, i.e.
-		 * max(b - 9, 4) == 4.
-		 */
+		_mm_storeu_si128((__m128i *)(o + (q - p)), b);
+		/* 0x09..0x0D: b - 0x09 <= 4, unsigned: max(b - 9, 4) == 4. */
 		ctl = _mm_sub_epi8(b, tab);
 		hit = _mm_cmpeq_epi8(_mm_max_epu8(ctl, span), span);
 		hit = _mm_or_si128(hit, _mm_cmpeq_epi8(b, sp));
 		hit = _mm_or_si128(hit, _mm_cmpeq_epi8(b, c2));
 		/* 0xE1..0xE3: max(min(b, E3), E1) == b. */
-		hit = _mm_or_si128(hit,
-		    _mm_cmpeq_epi8(_mm_max_epu8(_mm_min_epu8(b, e3), e1), b));
+		hit = _mm_or_si128(hit, _mm_cmpeq_epi8(
+		    _mm_max_epu8(_mm_min_epu8(b, e3), e1), b));
 		hit = _mm_or_si128(hit, _mm_cmpeq_epi8(b, ef));
-		if (_mm_movemask_epi8(hit) != 0)
-			break;
+		if ((mask = _mm_movemask_epi8(hit)) != 0)
+			return ((q - p) + __builtin_ctz(mask));
 		q += 16;
 	}
 #else
 	(void)end;
+	(void)o;
 #endif
 	return (q - p);
 }
@@ -227,12 +230,11 @@ nsd_text_normalize(const char *in, size_t len, struct nsd_buf *out)
 	size_t			 n;
 
 	out->len = 0;
-	nsd_buf_reserve(out, len);
+	nsd_buf_reserve(out, len + 16);		/* room for a whole block */
 	o = start = out->data;
 	while (p < end) {
 		/* Ordinary bytes are copied as they come. */
-		n = ordinary_blocks(p, end);
-		memcpy(o, p, n);
+		n = copy_ordinary(p, end, o);
 		o += n;
 		p += n;
 		while (p < end && !special[*p])
