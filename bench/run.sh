@@ -255,7 +255,7 @@ mbps() {
 }
 
 # Run "nsdedup --annotate --stats FILE" once; sets RSS_KIB (peak resident
-# set in KiB), INDEX_KIB (the in-memory index's own memory, from --stats)
+# set in KiB), INDEX_KIB (the in-memory index's peak memory, from --stats)
 # and DUPS (records annotated "is_dup":true).
 measure_rss() {
 	local f=$1 st=0 fifo="$tmp/annotate.fifo" hwm=0 v pid gpid
@@ -285,9 +285,10 @@ measure_rss() {
 		die "nsdedup --annotate $f failed (exit $st)"
 	}
 	RSS_KIB=$hwm
+	# The last MiB figure of the index line is its peak, rehashing included.
 	INDEX_KIB=$(awk '/^nsdedup: index / {
-	    for (i = 1; i < NF; i++) if ($(i + 1) == "MiB") printf "%d\n", $i * 1024 }' \
-	    "$tmp/err")
+	    for (i = 1; i < NF; i++) if ($(i + 1) == "MiB") { v = $i; sub(/^\(/, "", v) }
+	    printf "%d\n", v * 1024 }' "$tmp/err")
 	DUPS=$(cat "$tmp/dups")
 }
 
@@ -486,7 +487,8 @@ mkdir -p "$(dirname "$out")"
 	printf 'Peak resident set of '
 	printf '`$NSDEDUP --annotate --stats $CORPUS > /dev/null`'
 	printf ', measured with %s; the index column is the in-memory ' "$rsstool"
-	printf 'index as `--stats` reports it (table, groups and ids), and '
+	printf 'index at its peak as `--stats` reports it (table, groups and '
+	printf 'ids, with both tables while the table doubles), and '
 	printf 'the last column is what is left: the process'"'"'s own memory.\n\n'
 	printf '| input | bytes | max RSS | index | RSS less index '
 	printf '| duplicates found | reposts written |\n'

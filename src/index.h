@@ -44,6 +44,7 @@ struct nsd_index_info {
 	uint64_t	 groups;
 	uint64_t	 memory;	/* bytes of this process's memory it
 					   uses */
+	uint64_t	 peak;		/* the most it used at any one time */
 };
 
 struct nsd_index_ops {

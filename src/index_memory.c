@@ -35,7 +35,25 @@ struct memory_index {
 	size_t			 ngroups;
 	size_t			 groups_cap;
 	struct nsd_buf		 ids;
+	size_t			 peak;		/* most bytes held at once */
 };
+
+/* Bytes held now; extra is what is held besides (a table being left). */
+static size_t
+memory_bytes(const struct memory_index *m, size_t extra)
+{
+	return (m->nslots * sizeof *m->slots +
+	    m->groups_cap * sizeof *m->groups + m->ids.cap + extra);
+}
+
+static void
+note_peak(struct memory_index *m, size_t extra)
+{
+	size_t	 now = memory_bytes(m, extra);
+
+	if (now > m->peak)
+		m->peak = now;
+}
 
 static size_t
 slot_of(const struct memory_index *m, uint64_t fp)
@@ -65,6 +83,7 @@ grow(struct memory_index *m)
 	m->nslots *= 2;
 	m->shift--;
 	m->slots = xcalloc(m->nslots, sizeof *m->slots);
+	note_peak(m, n * sizeof *old);	/* both tables, while rehashing */
 	for (i = 0; i < n; i++) {
 		if (old[i].group == 0)
 			continue;
@@ -117,6 +136,7 @@ memory_group_new(struct nsd_index *ix, const char *id, size_t len,
 	m->groups[m->ngroups].id_off = m->ids.len;
 	m->groups[m->ngroups].id_len = len;
 	nsd_buf_append(&m->ids, id, len);
+	note_peak(m, 0);
 	*group = ++m->ngroups;
 	return (0);
 }
@@ -149,8 +169,8 @@ memory_info(struct nsd_index *ix, struct nsd_index_info *info)
 
 	info->fingerprints = m->used;
 	info->groups = m->ngroups;
-	info->memory = m->nslots * sizeof *m->slots +
-	    m->groups_cap * sizeof *m->groups + m->ids.cap;
+	info->memory = memory_bytes(m, 0);
+	info->peak = m->peak > info->memory ? m->peak : info->memory;
 }
 
 static void

@@ -173,11 +173,12 @@ print_stats(const struct nsd_stats *st, struct nsd_index *ix, double elapsed)
 	    "nsdedup: throughput  %.1f MB/s\n"
 	    "nsdedup: index       %" PRIu64 " fingerprints, %" PRIu64
 	    " groups, "
-	    "%.1f MiB of memory\n",
+	    "%.1f MiB of memory (%.1f MiB at peak)\n",
 	    st->records, st->bytes, st->originals, st->no_text, st->duplicates,
 	    st->bad, st->blank, elapsed,
 	    elapsed > 0 ? st->bytes / 1e6 / elapsed : 0.0,
-	    info.fingerprints, info.groups, info.memory / 1048576.0);
+	    info.fingerprints, info.groups, info.memory / 1048576.0,
+	    info.peak / 1048576.0);
 }
 
 /*
