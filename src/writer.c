@@ -134,14 +134,15 @@ nsd_output_temp_path(const struct nsd_output *o)
 	return (o == NULL ? NULL : o->temp);
 }
 
+/* Write all of p[0..len) to the output's descriptor, retrying short writes. */
 static int
-flush(struct nsd_output *o, struct nsd_error *err)
+write_all(struct nsd_output *o, const char *p, size_t len,
+    struct nsd_error *err)
 {
-	size_t	 done = 0;
 	ssize_t	 n;
 
-	while (done < o->len) {
-		n = write(o->fd, o->buf + done, o->len - done);
+	while (len > 0) {
+		n = write(o->fd, p, len);
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n == -1)
@@ -149,8 +150,17 @@ flush(struct nsd_output *o, struct nsd_error *err)
 			    "%s: write error: %s",
 			    o->path ? o->path : "standard output",
 			    strerror(errno)));
-		done += n;
+		p += n;
+		len -= n;
 	}
+	return (0);
+}
+
+static int
+flush(struct nsd_output *o, struct nsd_error *err)
+{
+	if (write_all(o, o->buf, o->len, err) == -1)
+		return (-1);
 	o->len = 0;
 	return (0);
 }
@@ -162,29 +172,9 @@ nsd_output_write(struct nsd_output *o, const void *p, size_t len,
 	if (o->len + len > OUTPUT_BUFFER) {
 		if (flush(o, err) == -1)
 			return (-1);
-		if (len >= OUTPUT_BUFFER) {
-			/*
-			 * Large pieces (long lines) go straight out, uncopied.
-			 */
-			const char	*s = p;
-			ssize_t		 n;
-
-			while (len > 0) {
-				n = write(o->fd, s, len);
-				if (n == -1 && errno == EINTR)
-					continue;
-				if (n == -1)
-					return (nsd_error_set(err,
-					    NSD_EXIT_OUTPUT,
-					    "%s: write error: %s",
-					    o->path ?
-					    o->path : "standard output",
-					    strerror(errno)));
-				s += n;
-				len -= n;
-			}
-			return (0);
-		}
+		/* Large pieces (long lines) go straight out, uncopied. */
+		if (len >= OUTPUT_BUFFER)
+			return (write_all(o, p, len, err));
 	}
 	memcpy(o->buf + o->len, p, len);
 	o->len += len;
