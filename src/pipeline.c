@@ -124,7 +124,8 @@ worker_free(struct nsd_worker *w)
 	size_t	 i;
 
 	nsd_json_scanner_free(&w->scanner);
-	for (i = 0; i < w->nqueries; i++)
+	/* Every slot: worker_init may stop halfway; unused ones are zero. */
+	for (i = 0; i < sizeof w->paths / sizeof w->paths[0]; i++)
 		nsd_json_path_free(&w->paths[i]);
 	nsd_nshash_free(&w->nshash);
 	nsd_buf_free(&w->text);

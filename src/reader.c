@@ -140,7 +140,7 @@ int
 nsd_reader_fill(struct nsd_reader *r, struct nsd_batch *b,
     struct nsd_error *err)
 {
-	size_t		 line_start = 0, scan = 0, end;
+	size_t		 line_start = 0, scan = 0, end, partial;
 	const char	*nl;
 	unsigned	 eol;
 
@@ -182,8 +182,9 @@ nsd_reader_fill(struct nsd_reader *r, struct nsd_batch *b,
 		 * Too long already? A '\r' last in the buffer may be the
 		 * first half of a "\r\n" still to come: it does not count.
 		 */
-		if (b->buf.len - line_start > r->max_line +
-		    (b->buf.data[b->buf.len - 1] == '\r')) {
+		partial = b->buf.len - line_start;
+		if (partial > r->max_line && !(partial == r->max_line + 1 &&
+		    b->buf.data[b->buf.len - 1] == '\r')) {
 			if (b->nlines > 0) {
 				keep_rest(r, b, line_start);
 				return (1);

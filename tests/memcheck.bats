@@ -1,0 +1,48 @@
+#!/usr/bin/env bats
+# Memory errors and leaks under valgrind's memcheck, on runs that go
+# through every stage and the odd paths: bad records, long lines streamed
+# in pieces, input arriving in small pieces, failing runs.
+
+load helpers
+
+memcheck() {
+	command -v valgrind >/dev/null || skip "valgrind is not installed"
+	run --separate-stderr valgrind -q --leak-check=full --errors-for-leak-kinds=definite \
+	    --error-exitcode=99 "$NSDEDUP" "$@"
+	[ "$status" -ne 99 ] || { printf '%s\n' "$stderr"; false; }
+	[[ "$stderr" != *"=="* ]] || { printf '%s\n' "$stderr"; false; }
+}
+
+@test "memcheck: JSON and TSV examples, all modes" {
+	memcheck "$TOP_SRCDIR/examples/news.jsonl" "$TOP_SRCDIR/examples/news.tsv"
+	[ "$status" -eq 0 ]
+	memcheck -d --compat=nshash "$TOP_SRCDIR/examples/news.jsonl"
+	[ "$status" -eq 0 ]
+	memcheck -D -k title -k /text "$TOP_SRCDIR/examples/news.jsonl"
+	[ "$status" -eq 0 ]
+}
+
+@test "memcheck: bad records, long lines and a failing run" {
+	{
+		printf '{"id":1,"text":"%s"}\r\n' "$(sentence 1)"
+		printf 'junk\n{"text":3}\n\n{"text":"caf\xe9"}\n'
+		printf '{"text":"%s"}\n' "$(head -c 300000 /dev/zero | tr '\0' z)"
+		printf '{"id":2,"text":"%s"}' "$(sentence 1)"
+	} > in.jsonl
+	memcheck --max-line=1K in.jsonl
+	[ "$status" -eq 1 ]
+	memcheck --on-error=fail -o out.jsonl in.jsonl
+	[ "$status" -eq 5 ]
+}
+
+@test "memcheck: input arriving a few bytes at a time" {
+	command -v valgrind >/dev/null || skip "valgrind is not installed"
+	printf '{"id":1,"text":"%s"}\r\n{"id":2,"text":"%s"}\n' "$(sentence 1)" "$(sentence 1)" > in.jsonl
+	run --separate-stderr bash -c 'while IFS= read -r -n 7 -d "" chunk || [ -n "$chunk" ]; do
+	    printf "%s" "$chunk"; sleep 0.01; done < in.jsonl |
+	    valgrind -q --leak-check=full --error-exitcode=99 "$NSDEDUP" --max-line=80'
+	[ "$status" -eq 0 ]
+	[[ "$stderr" != *"=="* ]]
+	[ "${#lines[@]}" -eq 2 ]
+	[[ "${lines[1]}" == *'"similar_id":1,"is_dup":true}' ]]
+}
