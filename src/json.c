@@ -624,6 +624,26 @@ next:
 	return (fail(sc, s, n, i, "expected ',' or ']'"));
 }
 
+/* The letter of the two-character escape for c, or 0 if it has none. */
+static char
+short_escape(unsigned char c)
+{
+	switch (c) {
+	case '\b':
+		return ('b');
+	case '\f':
+		return ('f');
+	case '\n':
+		return ('n');
+	case '\r':
+		return ('r');
+	case '\t':
+		return ('t');
+	default:
+		return (0);
+	}
+}
+
 void
 nsd_json_encode_string(const char *s, size_t len, struct nsd_buf *out)
 {
@@ -636,6 +656,9 @@ nsd_json_encode_string(const char *s, size_t len, struct nsd_buf *out)
 		if (*p == '"' || *p == '\\') {
 			nsd_buf_putc(out, '\\');
 			nsd_buf_putc(out, *p);
+		} else if (short_escape(*p) != 0) {
+			nsd_buf_putc(out, '\\');
+			nsd_buf_putc(out, short_escape(*p));
 		} else if (*p < 0x20) {
 			esc[4] = hex[*p >> 4];
 			esc[5] = hex[*p & 0xF];

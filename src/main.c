@@ -276,30 +276,35 @@ main(int argc, char **argv)
 		fatal(&rp, &err);
 		return (err.status);
 	}
+	/*
+	 * The handler removes the temporary output file: it must know the
+	 * file as soon as it exists, and never see its path once finish or
+	 * discard has renamed, removed or freed it. So the signals are held
+	 * while the file is made, and again from the end of the run through
+	 * the index commit; one that comes meanwhile is delivered after.
+	 */
 	catch_signals(&signals);
-	if (nsd_output_open(&out, cfg.output, &err) == -1) {
+	sigprocmask(SIG_BLOCK, &signals, &old);
+	rc = nsd_output_open(&out, cfg.output, &err);
+	temp_path = rc == 0 ? nsd_output_temp_path(out) : NULL;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (rc == -1) {
 		fatal(&rp, &err);
 		nsd_index_close(ix);
 		return (err.status);
 	}
-	temp_path = nsd_output_temp_path(out);
 	nsd_writer_init(&wr, out, cfg.field_name, cfg.dup_field);
 
 	rc = nsd_pipeline_run(&cfg, ix, &wr, &hooks, &st, &err);
-	/*
-	 * The handler must not see the temporary file's path once finish or
-	 * discard has renamed, removed or freed it: hold the signals until
-	 * it is forgotten. One that comes meanwhile is delivered after.
-	 */
 	sigprocmask(SIG_BLOCK, &signals, &old);
 	if (rc == 0)
 		rc = nsd_output_finish(out, &err);
 	else
 		nsd_output_discard(out);
 	temp_path = NULL;
-	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (rc == 0)
 		rc = nsd_index_commit(ix, &err);
+	sigprocmask(SIG_SETMASK, &old, NULL);
 
 	clear_progress(&rp);
 	if (!cfg.quiet && st.bad > rp.shown)

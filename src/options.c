@@ -156,15 +156,22 @@ check_name(const char *option, const char *name, int may_be_empty,
 }
 
 /*
- * Say what was wrong with the option arg that getopt_long rejected: a long
- * option given a value it does not take (optopt is then set), an unknown or
- * ambiguous long option, or an unknown short one.
+ * Say what was wrong with the option arg that getopt_long rejected: an
+ * unknown short option (opt, which may sit in a cluster such as -xq, where
+ * arg is not yet the one at fault), a long option given a value it does not
+ * take (opt is then its short name), or an unknown or ambiguous long one.
  */
 static void
 bad_option(const char *arg, int opt, struct nsd_error *err)
 {
 	size_t	 len;
 
+	if (opt > 0 && opt < 256 && (opt == ':' ||
+	    strchr(short_options, opt) == NULL)) {
+		nsd_error_set(err, NSD_EXIT_USAGE, "unknown option '-%c'",
+		    opt);
+		return;
+	}
 	if (strncmp(arg, "--", 2) == 0) {
 		len = strcspn(arg, "=");
 		if (opt != 0 && arg[len] == '=')
@@ -305,8 +312,13 @@ nsd_options_parse(int argc, char **argv, struct nsd_config *cfg,
 			cfg->stats = 1;
 			break;
 		case ':':
-			nsd_error_set(err, NSD_EXIT_USAGE,
-			    "option '%s' requires a value", argv[optind - 1]);
+			if (strncmp(argv[optind - 1], "--", 2) == 0)
+				nsd_error_set(err, NSD_EXIT_USAGE,
+				    "option '%s' requires a value",
+				    argv[optind - 1]);
+			else
+				nsd_error_set(err, NSD_EXIT_USAGE,
+				    "option '-%c' requires a value", optopt);
 			return (NSD_OPTIONS_ERROR);
 		default:
 			bad_option(argv[optind - 1], optopt, err);

@@ -168,13 +168,21 @@ set_bad(struct work *wk, struct record *r, const char *fmt, ...)
 	nsd_buf_putc(&wk->reasons, '\0');
 }
 
+/*
+ * Whether a line is blank, to be skipped: white space only for JSON;
+ * nothing at all for TSV, where a line of tabs is a row of empty fields;
+ * spaces only while the format is not known, as a tab makes it TSV.
+ */
 static int
-is_blank(const char *s, size_t len)
+is_blank(enum nsd_format format, const char *s, size_t len)
 {
 	size_t	 i;
 
+	if (format == NSD_FORMAT_TSV)
+		return (len == 0);
 	for (i = 0; i < len; i++)
-		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
+		if (s[i] != ' ' && s[i] != '\r' &&
+		    (s[i] != '\t' || format == NSD_FORMAT_AUTO))
 			return (0);
 	return (1);
 }
@@ -230,7 +238,7 @@ tsv_column(const struct nsd_config *cfg, struct input *in, const char *field,
 	*col = nsd_tsv_column(field, cfg->no_header ? NULL : line, hf);
 	if (*col >= 0 || !required)
 		return (0);
-	if (field[strspn(field, "0123456789")] == '\0')
+	if (field[0] != '\0' && field[strspn(field, "0123456789")] == '\0')
 		return (nsd_error_set(err, NSD_EXIT_INPUT,
 		    "%s:%llu: no column %s: %s has %zu columns", in->name,
 		    (unsigned long long)lineno, field,
@@ -311,8 +319,7 @@ stage_frame(const struct nsd_config *cfg, struct input *in, struct work *wk,
 			    cfg->max_line);
 			continue;
 		}
-		if (in->format == NSD_FORMAT_TSV ? l->len == 0 :
-		    is_blank(s, l->len)) {
+		if (is_blank(in->format, s, l->len)) {
 			r->kind = RECORD_BLANK;
 			continue;
 		}

@@ -25,39 +25,79 @@ struct nsd_output {
 					   or NULL when writing directly */
 	char		*buf;
 	size_t		 len;
+	uid_t		 uid;		/* owner of the file replaced */
+	gid_t		 gid;
+	int		 keep_owner;
+};
+
+enum target {
+	TARGET_REPLACE,		/* a regular file, new or replaced */
+	TARGET_DIRECT,		/* a device or FIFO, opened and written */
+	TARGET_STDOUT		/* our own standard output, by another name */
 };
 
 /*
- * Where a file output really goes and with which mode. A regular file (or
- * a new one) is replaced through a temporary file beside it: through a
- * symbolic link, the file it points to, so that the link stays. Anything
- * else (a device such as /dev/null, a FIFO) is opened and written directly,
- * since there is nothing to replace.
+ * Where a file output really goes, and how. A regular file (or a new one)
+ * is replaced through a temporary file beside it; through a symbolic link,
+ * dangling or not, the file it names, so that the link stays. Anything
+ * else (a device such as /dev/null, a FIFO) is written directly, since
+ * there is nothing to replace, and a name for our standard output (such as
+ * /dev/stdout) is standard output itself, as the shell opened it.
+ * A replaced file keeps its owner (where we may) and permissions, never
+ * set-uid, set-gid or sticky bits.
  */
 static int
 output_target(struct nsd_output *o, const char *path, mode_t *mode,
-    int *direct, struct nsd_error *err)
+    enum target *how, struct nsd_error *err)
 {
-	struct stat	 st;
+	struct stat	 st, out;
 	mode_t		 mask;
-	char		*real;
+	char		*real, link[4096];
+	const char	*slash;
+	ssize_t		 n;
 
+	mask = umask(0);
+	umask(mask);
+	*mode = 0666 & ~mask;
+	*how = TARGET_REPLACE;
 	if (stat(path, &st) == 0) {
-		*direct = !S_ISREG(st.st_mode);
-		*mode = st.st_mode & 07777;
-		if (!*direct && (real = realpath(path, NULL)) != NULL) {
-			o->path = xstrdup(real);
-			free(real);
+		if (fstat(STDOUT_FILENO, &out) == 0 &&
+		    out.st_dev == st.st_dev && out.st_ino == st.st_ino) {
+			*how = TARGET_STDOUT;
 			return (0);
 		}
-	} else if (errno == ENOENT) {
-		*direct = 0;
-		mask = umask(0);
-		umask(mask);
-		*mode = 0666 & ~mask;
-	} else
+		if (!S_ISREG(st.st_mode)) {
+			*how = TARGET_DIRECT;
+			o->path = xstrdup(path);
+			return (0);
+		}
+		*mode = st.st_mode & 0777;
+		o->uid = st.st_uid;
+		o->gid = st.st_gid;
+		o->keep_owner = 1;
+		if ((real = realpath(path, NULL)) == NULL)
+			return (nsd_error_set(err, NSD_EXIT_OUTPUT, "%s: %s",
+			    path, strerror(errno)));
+		o->path = real;
+		return (0);
+	}
+	if (errno != ENOENT)
 		return (nsd_error_set(err, NSD_EXIT_OUTPUT, "%s: %s", path,
 		    strerror(errno)));
+	/* A dangling link: create the file it names, beside the link. */
+	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) &&
+	    (n = readlink(path, link, sizeof link - 1)) > 0) {
+		link[n] = '\0';
+		slash = strrchr(path, '/');
+		if (link[0] == '/' || slash == NULL)
+			o->path = xstrdup(link);
+		else {
+			o->path = xmalloc((slash - path) + 1 + n + 1);
+			memcpy(o->path, path, (slash - path) + 1);
+			memcpy(o->path + (slash - path) + 1, link, n + 1);
+		}
+		return (0);
+	}
 	o->path = xstrdup(path);
 	return (0);
 }
@@ -70,7 +110,7 @@ nsd_output_open(struct nsd_output **outp, const char *path,
 	const char		*slash;
 	mode_t			 mode = 0666;
 	size_t			 dirlen;
-	int			 direct = 0;
+	enum target		 how = TARGET_REPLACE;
 
 	o = xcalloc(1, sizeof *o);
 	o->buf = xmalloc(OUTPUT_BUFFER);
@@ -80,11 +120,16 @@ nsd_output_open(struct nsd_output **outp, const char *path,
 		*outp = o;
 		return (0);
 	}
-	if (output_target(o, path, &mode, &direct, err) == -1) {
+	if (output_target(o, path, &mode, &how, err) == -1) {
 		nsd_output_discard(o);
 		return (-1);
 	}
-	if (direct) {
+	if (how == TARGET_STDOUT) {
+		o->fd = STDOUT_FILENO;
+		*outp = o;
+		return (0);
+	}
+	if (how == TARGET_DIRECT) {
 		o->fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
 		if (o->fd == -1) {
 			nsd_error_set(err, NSD_EXIT_OUTPUT, "%s: %s", path,
@@ -115,9 +160,12 @@ nsd_output_open(struct nsd_output **outp, const char *path,
 		return (-1);
 	}
 	/*
-	 * mkstemp makes 0600: give the result the mode of the file it
-	 * replaces, or the one any new file would get.
+	 * mkstemp makes 0600: give the result the owner and mode of the file
+	 * it replaces (the owner only where we may), or the mode any new file
+	 * would get. Owner first: a change of owner may clear mode bits.
 	 */
+	if (o->keep_owner)
+		(void)fchown(o->fd, o->uid, o->gid);	/* else it stays ours */
 	if (fchmod(o->fd, mode) == -1) {
 		nsd_error_set(err, NSD_EXIT_OUTPUT, "%s: %s", o->temp,
 		    strerror(errno));
@@ -304,28 +352,30 @@ put_eol(struct nsd_writer *w, unsigned eol_len, struct nsd_error *err)
  */
 /*
  * An id as a TSV cell: ids are kept as JSON tokens, so a string is decoded
- * and written as it is, except that a tab, newline or carriage return in it
- * is written as the escape jq's @tsv would use.
+ * and written as it is, except that a tab or a newline, which a TSV field
+ * cannot hold, is written as the escape jq's @tsv would use. An id that
+ * came from a TSV field therefore comes back byte for byte.
  */
 static int
 put_tsv_id(struct nsd_writer *w, const char *id, size_t len,
     struct nsd_error *err)
 {
-	const char	*p, *end;
+	const char	*p, *end, *run;
 
 	if (len == 0 || id[0] != '"')
 		return (put(w, id, len, err));
 	w->scratch.len = 0;
 	nsd_json_decode_string(id, len, &w->scratch);
-	for (p = w->scratch.data, end = p + w->scratch.len; p < end; p++) {
-		if (*p == '\t' || *p == '\n' || *p == '\r') {
-			if (put(w, *p == '\t' ? "\\t" : *p == '\n' ? "\\n" :
-			    "\\r", 2, err) == -1)
-				return (-1);
-		} else if (put(w, p, 1, err) == -1)
+	p = run = w->scratch.data;
+	for (end = p + w->scratch.len; p < end; p++) {
+		if (*p != '\t' && *p != '\n')
+			continue;
+		if (put(w, run, p - run, err) == -1 ||
+		    put(w, *p == '\t' ? "\\t" : "\\n", 2, err) == -1)
 			return (-1);
+		run = p + 1;
 	}
-	return (0);
+	return (put(w, run, end - run, err));
 }
 
 static int

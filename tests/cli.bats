@@ -155,3 +155,12 @@ load helpers
 	[ "$status" -eq 0 ]
 	[[ "$output" == *'"is_dup":false}' ]]
 }
+
+@test "an unknown short option in a cluster is the one named" {
+	run_nsd --stats -xq in.jsonl
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == "nsdedup: unknown option '-x'"* ]]
+	run_nsd -qk
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == "nsdedup: option '-k' requires a value"* ]]
+}

@@ -139,3 +139,32 @@ load helpers
 	[ -p out.fifo ]
 	grep -q '"similar_id":1' got.jsonl
 }
+
+@test "-o through a dangling symbolic link creates the file it names" {
+	mkdir sub
+	ln -s ../made.jsonl sub/link.jsonl
+	printf '{"text":"x"}\n' > in.jsonl
+	run_nsd -o sub/link.jsonl in.jsonl
+	[ "$status" -eq 0 ]
+	[ -L sub/link.jsonl ]
+	grep -q '"similar_id":1' made.jsonl
+}
+
+@test "-o never carries set-uid bits over to the new file" {
+	printf 'old\n' > prog.jsonl
+	chmod 4755 prog.jsonl
+	printf '{"text":"x"}\n' > in.jsonl
+	run_nsd -o prog.jsonl in.jsonl
+	[ "$status" -eq 0 ]
+	[ "$(stat -c %a prog.jsonl)" = "755" ]
+}
+
+@test "-o naming our own standard output appends as the shell set it up" {
+	[ -e /dev/stdout ] || skip "no /dev/stdout"
+	printf 'earlier line\n' > log.jsonl
+	printf '{"text":"x"}\n' > in.jsonl
+	run --separate-stderr bash -c '"$NSDEDUP" -o /dev/stdout in.jsonl >> log.jsonl'
+	[ "$status" -eq 0 ]
+	[ "$(head -n 1 log.jsonl)" = "earlier line" ]
+	[ "$(wc -l < log.jsonl)" -eq 2 ]
+}

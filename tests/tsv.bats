@@ -166,3 +166,34 @@ make_tsv() {
 	[ "${lines[1]}" = "$(printf '\t\t1\tfalse')" ]
 	[[ "$stderr" == *"nsdedup: blank       0"* ]]
 }
+
+@test "ids cross between the formats: tab and newline escaped, other bytes kept" {
+	printf 'id\ttext\nr\rc\t%s\nb\\x\t%s\n' "$(sentence 1)" "$(sentence 2)" > a.tsv
+	printf '{"id":"r","text":"%s"}\n{"id":"b","text":"%s"}\n' "$(sentence 1)" "$(sentence 2)" > b.jsonl
+	run_nsd a.tsv b.jsonl
+	[ "$status" -eq 0 ]
+	# Originals name themselves byte for byte, even with a raw CR or a backslash.
+	[ "${lines[1]}" = "$(printf 'r\rc\t%s\tr\rc\tfalse' "$(sentence 1)")" ]
+	[ "${lines[2]}" = "$(printf 'b\\x\t%s\tb\\x\tfalse' "$(sentence 2)")" ]
+	[[ "${lines[3]}" == *'"similar_id":"r\rc","is_dup":true}' ]]
+	[[ "${lines[4]}" == *'"similar_id":"b\\x","is_dup":true}' ]]
+	printf '{"id":"t\\tab\\nnl","text":"%s"}\n' "$(sentence 3)" > c.jsonl
+	printf 'id\ttext\nz\t%s\n' "$(sentence 3)" > d.tsv
+	run_nsd c.jsonl d.tsv
+	[ "${lines[2]}" = "$(printf 'z\t%s\tt\\tab\\nnl\ttrue' "$(sentence 3)")" ]
+}
+
+@test "an empty -k names no column" {
+	printf 'id\ttext\n1\tx\n' > in.tsv
+	run_nsd -k '' in.tsv
+	[ "$status" -eq 3 ]
+	[ "$stderr" = "nsdedup: in.tsv:1: no column '' in the header" ]
+}
+
+@test "format auto: a first line of only tabs makes the input TSV, not blank" {
+	printf '\t\na\tb\n' > in.tsv
+	run_nsd -H -k 2 in.tsv
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 2 ]
+	[ "${lines[0]}" = "$(printf '\t\t1\tfalse')" ]
+}
