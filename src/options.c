@@ -166,24 +166,19 @@ bad_option(const char *arg, int opt, struct nsd_error *err)
 {
 	size_t	 len;
 
-	if (opt > 0 && opt < 256 && (opt == ':' ||
-	    strchr(short_options, opt) == NULL)) {
+	if (strncmp(arg, "--", 2) != 0 || (opt > 0 && opt < 256 &&
+	    (opt == ':' || strchr(short_options, opt) == NULL))) {
 		nsd_error_set(err, NSD_EXIT_USAGE, "unknown option '-%c'",
 		    opt);
 		return;
 	}
-	if (strncmp(arg, "--", 2) == 0) {
-		len = strcspn(arg, "=");
-		if (opt != 0 && arg[len] == '=')
-			nsd_error_set(err, NSD_EXIT_USAGE,
-			    "option '%.*s' takes no value", (int)len, arg);
-		else
-			nsd_error_set(err, NSD_EXIT_USAGE,
-			    "unknown or ambiguous option '%.*s'", (int)len,
-			    arg);
-	} else
-		nsd_error_set(err, NSD_EXIT_USAGE, "unknown option '-%c'",
-		    opt);
+	len = strcspn(arg, "=");
+	if (opt != 0 && arg[len] == '=')
+		nsd_error_set(err, NSD_EXIT_USAGE,
+		    "option '%.*s' takes no value", (int)len, arg);
+	else
+		nsd_error_set(err, NSD_EXIT_USAGE,
+		    "unknown or ambiguous option '%.*s'", (int)len, arg);
 }
 
 static void

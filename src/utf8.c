@@ -74,21 +74,3 @@ nsd_utf8_encode(uint32_t cp, char *out)
 	o[3] = 0x80 | (cp & 0x3F);
 	return (4);
 }
-
-uint32_t
-nsd_utf8_decode(const unsigned char *p, size_t n)
-{
-	switch (n) {
-	case 1:
-		return (p[0]);
-	case 2:
-		return (((uint32_t)(p[0] & 0x1F) << 6) | (p[1] & 0x3F));
-	case 3:
-		return (((uint32_t)(p[0] & 0x0F) << 12) |
-		    ((uint32_t)(p[1] & 0x3F) << 6) | (p[2] & 0x3F));
-	default:
-		return (((uint32_t)(p[0] & 0x07) << 18) |
-		    ((uint32_t)(p[1] & 0x3F) << 12) |
-		    ((uint32_t)(p[2] & 0x3F) << 6) | (p[3] & 0x3F));
-	}
-}

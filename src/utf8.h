@@ -63,7 +63,4 @@ size_t	 nsd_utf8_count(const char *, size_t);
 /* Encode cp (<= 0x10FFFF) into out[0..4); returns the length. */
 size_t	 nsd_utf8_encode(uint32_t, char *);
 
-/* Decode the valid sequence at p of length n (from nsd_utf8_seqlen). */
-uint32_t nsd_utf8_decode(const unsigned char *, size_t);
-
 #endif /* NSD_UTF8_H */
