@@ -4,9 +4,13 @@
  * The index maps a fingerprint to the group that first claimed it, and a
  * group to its number and to the id of the record that opened it. Callers
  * see only the functions below; the implementation behind them is chosen
- * when the index is opened. This version has the in-memory one, which
- * forgets everything at exit; a persistent file index replaces it behind
- * the same calls.
+ * when the index is opened: in memory (index_memory.c, forgotten at exit)
+ * or in a file (index_file.c, remembered across runs; its format and
+ * commit protocol are described there and in nsdedup-index(5)).
+ *
+ * A group is handled as an opaque 64-bit value, never 0, where a smaller
+ * value is always an older group; nsd_index_group_name() gives the number
+ * and id that name it in the output.
  *
  * Semantics every implementation keeps:
  *  - nsd_index_claim() is first-claim-wins: a fingerprint already present
@@ -16,7 +20,9 @@
  *    (trivially true in memory).
  *
  * Memory: the index owns the id strings it returns; they stay valid until
- * nsd_index_close(). Errors: calls return 0, or -1 with err filled in.
+ * the next call that may add a group, or nsd_index_close(). Errors: calls
+ * return 0, or -1 with err filled in (NSD_EXIT_INDEX, NSD_EXIT_BUSY or
+ * NSD_EXIT_COMMIT for the file index).
  */
 #ifndef NSD_INDEX_H
 #define NSD_INDEX_H
@@ -34,6 +40,7 @@ struct nsd_index_params {
 	int		 compat;
 	unsigned	 norm_version;
 	uint64_t	 seed;
+	unsigned	 distance;		/* SimHash; 0 for nshash */
 };
 
 struct nsd_index;
@@ -45,6 +52,14 @@ struct nsd_index_info {
 	uint64_t	 memory;	/* bytes of this process's memory it
 					   uses */
 	uint64_t	 peak;		/* the most it used at any one time */
+	uint64_t	 mapped;	/* bytes of index files mapped */
+};
+
+/* What names a group in the output. */
+struct nsd_group_name {
+	const char	*id;		/* a JSON token, or NULL */
+	size_t		 id_len;
+	uint64_t	 number;	/* from 1, never repeated */
 };
 
 struct nsd_index_ops {
@@ -54,9 +69,9 @@ struct nsd_index_ops {
 	    struct nsd_error *);
 	int	 (*group_new)(struct nsd_index *, const char *, size_t,
 	    uint64_t *, struct nsd_error *);
-	int	 (*group_id)(struct nsd_index *, uint64_t, const char **,
-	    size_t *, struct nsd_error *);
-	int	 (*commit)(struct nsd_index *, struct nsd_error *);
+	int	 (*group_name)(struct nsd_index *, uint64_t,
+	    struct nsd_group_name *, struct nsd_error *);
+	int	 (*commit)(struct nsd_index *, uint64_t, struct nsd_error *);
 	void	 (*info)(struct nsd_index *, struct nsd_index_info *);
 	void	 (*close)(struct nsd_index *);
 };
@@ -69,6 +84,64 @@ struct nsd_index {
 /* Open an index that lives in this process's memory only. */
 int	 nsd_index_open_memory(struct nsd_index **,
 	    const struct nsd_index_params *, struct nsd_error *);
+
+/* How a file index is opened. */
+struct nsd_index_open {
+	const char	*path;
+	int		 readonly;	/* --no-update: shared lock, and the
+					   run's claims stay in memory */
+	long		 wait_ms;	/* for the lock: -1 forever, 0 not */
+};
+
+/*
+ * Open (or, unless readonly, create) the index file o->path, made with the
+ * parameters p; an index made with other ones is refused.
+ */
+int	 nsd_index_open_file(struct nsd_index **, const struct nsd_index_open *,
+	    const struct nsd_index_params *, struct nsd_error *);
+
+/* What --db-info and --db-verify tell of an index file. */
+struct nsd_index_report {
+	unsigned	 version;
+	char		 method[16];
+	unsigned	 sentences;
+	unsigned	 min_length;
+	unsigned	 compat;
+	unsigned	 norm_version;
+	unsigned	 distance;
+	uint64_t	 seed;
+	uint64_t	 records;
+	uint64_t	 groups;
+	uint64_t	 fingerprints;
+	uint64_t	 slots;
+	unsigned	 max_load;	/* percent */
+	uint64_t	 generation;	/* of the last commit: runs so far */
+	uint64_t	 pending;	/* > generation: a run did not commit */
+	uint64_t	 file_size;
+	uint64_t	 ids_length;	/* committed bytes of PATH.ids */
+	uint64_t	 ids_file_size;
+	int64_t		 created;	/* Unix time */
+	int64_t		 committed_at;
+	int		 copy;		/* the header copy in use, 0 or 1 */
+	uint64_t	 leftovers;	/* slots of a run that did not commit
+					   (--db-verify only) */
+};
+
+/*
+ * Describe the index at path (--db-info), under a shared lock taken within
+ * wait_ms milliseconds (-1: as long as it takes).
+ */
+int	 nsd_index_describe(const char *, long, struct nsd_index_report *,
+	    struct nsd_error *);
+
+/*
+ * Check every invariant of the index at path (--db-verify). Each broken one
+ * is passed to problem (the first max of them) and counted in *problems;
+ * the call fails only when the index cannot be read at all.
+ */
+int	 nsd_index_verify(const char *, long, void (*)(void *, const char *),
+	    void *, size_t, struct nsd_index_report *, uint64_t *,
+	    struct nsd_error *);
 
 /* The group that claimed fp, or 0 in *group when none has. */
 static inline int
@@ -97,19 +170,22 @@ nsd_index_group_new(struct nsd_index *ix, const char *id, size_t len,
 	return (ix->ops->group_new(ix, id, len, group, err));
 }
 
-/* The id that names group, or *len = 0 when its first record had none. */
+/* The number and id (NULL when its first record had none) of group. */
 static inline int
-nsd_index_group_id(struct nsd_index *ix, uint64_t group, const char **id,
-    size_t *len, struct nsd_error *err)
+nsd_index_group_name(struct nsd_index *ix, uint64_t group,
+    struct nsd_group_name *name, struct nsd_error *err)
 {
-	return (ix->ops->group_id(ix, group, id, len, err));
+	return (ix->ops->group_name(ix, group, name, err));
 }
 
-/* Make everything claimed so far durable and visible to later runs. */
+/*
+ * Make everything claimed so far durable and visible to later runs, adding
+ * records to the count of records the index has seen.
+ */
 static inline int
-nsd_index_commit(struct nsd_index *ix, struct nsd_error *err)
+nsd_index_commit(struct nsd_index *ix, uint64_t records, struct nsd_error *err)
 {
-	return (ix->ops->commit(ix, err));
+	return (ix->ops->commit(ix, records, err));
 }
 
 static inline void

@@ -142,22 +142,25 @@ memory_group_new(struct nsd_index *ix, const char *id, size_t len,
 }
 
 static int
-memory_group_id(struct nsd_index *ix, uint64_t group, const char **id,
-    size_t *len, struct nsd_error *err)
+memory_group_name(struct nsd_index *ix, uint64_t group,
+    struct nsd_group_name *name, struct nsd_error *err)
 {
 	struct memory_index	*m = (struct memory_index *)ix;
 
 	(void)err;
 	assert(group >= 1 && group <= m->ngroups);
-	*id = m->ids.data + m->groups[group - 1].id_off;
-	*len = m->groups[group - 1].id_len;
+	name->id_len = m->groups[group - 1].id_len;
+	name->id = name->id_len > 0 ?
+	    m->ids.data + m->groups[group - 1].id_off : NULL;
+	name->number = group;
 	return (0);
 }
 
 static int
-memory_commit(struct nsd_index *ix, struct nsd_error *err)
+memory_commit(struct nsd_index *ix, uint64_t records, struct nsd_error *err)
 {
 	(void)ix;
+	(void)records;
 	(void)err;
 	return (0);
 }
@@ -171,6 +174,7 @@ memory_info(struct nsd_index *ix, struct nsd_index_info *info)
 	info->groups = m->ngroups;
 	info->memory = memory_bytes(m, 0);
 	info->peak = m->peak > info->memory ? m->peak : info->memory;
+	info->mapped = 0;
 }
 
 static void
@@ -185,7 +189,7 @@ memory_close(struct nsd_index *ix)
 }
 
 static const struct nsd_index_ops memory_ops = {
-	memory_lookup, memory_claim, memory_group_new, memory_group_id,
+	memory_lookup, memory_claim, memory_group_new, memory_group_name,
 	memory_commit, memory_info, memory_close
 };
 

@@ -69,6 +69,16 @@ static const char help_text[] =
 "                         whether a record is a duplicate (default is_dup;\n"
 "                         empty: leave it out)\n"
 "\n"
+"Index:\n"
+"      --db=PATH          remember fingerprints in the index file PATH (made\n"
+"                         when missing), so later runs compare against them\n"
+"      --no-update        compare against the index, but add nothing to it\n"
+"      --wait=SECONDS     wait at most SECONDS for a run that holds the index\n"
+"                         (default: as long as it takes)\n"
+"      --no-wait          do not wait: exit with status 8 at once\n"
+"      --db-info          describe the index and exit\n"
+"      --db-verify        check every invariant of the index and exit\n"
+"\n"
 "Messages:\n"
 "      --progress=WHEN    auto (default: when standard error is a terminal),\n"
 "                         always or never\n"
@@ -78,7 +88,9 @@ static const char help_text[] =
 "  -V, --version          show the version and exit\n"
 "\n"
 "Exit status: 0 success, 1 success but some records were bad, 2 usage error,\n"
-"3 input error, 4 output error, 5 stopped at a bad record, 6 out of memory.\n"
+"3 input error, 4 output error, 5 stopped at a bad record, 6 out of memory,\n"
+"7 the index cannot be used, 8 the index is busy, 9 the index could not be\n"
+"written (the run committed nothing).\n"
 "See nsdedup(1).\n";
 
 /* The temporary output file, for the signal handler to remove. */
@@ -173,12 +185,12 @@ print_stats(const struct nsd_stats *st, struct nsd_index *ix, double elapsed)
 	    "nsdedup: throughput  %.1f MB/s\n"
 	    "nsdedup: index       %" PRIu64 " fingerprints, %" PRIu64
 	    " groups, "
-	    "%.1f MiB of memory (%.1f MiB at peak)\n",
+	    "%.1f MiB of memory (%.1f MiB at peak), %.1f MiB mapped\n",
 	    st->records, st->bytes, st->originals, st->no_text, st->duplicates,
 	    st->bad, st->blank, elapsed,
 	    elapsed > 0 ? st->bytes / 1e6 / elapsed : 0.0,
 	    info.fingerprints, info.groups, info.memory / 1048576.0,
-	    info.peak / 1048576.0);
+	    info.peak / 1048576.0, info.mapped / 1048576.0);
 }
 
 /*
@@ -211,6 +223,90 @@ catch_signals(sigset_t *set)
 	sigaction(SIGHUP, &sa, NULL);
 }
 
+/* A Unix time as UTC, ISO 8601. */
+static const char *
+utc(int64_t t, char *buf, size_t size)
+{
+	time_t		 tt = (time_t)t;
+	struct tm	 tm;
+
+	if (gmtime_r(&tt, &tm) == NULL ||
+	    strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		snprintf(buf, size, "%" PRId64, t);
+	return (buf);
+}
+
+/* --db-info, and the summary --db-verify ends with. */
+static void
+print_report(const char *path, const struct nsd_index_report *r)
+{
+	char	 t1[32], t2[32];
+
+	printf("index:         %s\n"
+	    "format:        version %u (header copy %c in use)\n"
+	    "parameters:    --method %s --sentences %u --min-length %u%s,"
+	    " normalization %u\n"
+	    "records:       %" PRIu64 "\n"
+	    "groups:        %" PRIu64 "\n"
+	    "fingerprints:  %" PRIu64 "\n"
+	    "load:          %.1f%% of %" PRIu64 " slots (grows past %u%%)\n"
+	    "file size:     %" PRIu64 " bytes, and %" PRIu64
+	    " in %s.ids (%" PRIu64 " committed)\n"
+	    "runs:          %" PRIu64 " committed\n"
+	    "created:       %s\n"
+	    "last commit:   %s\n",
+	    path, r->version, 'A' + r->copy, r->method, r->sentences,
+	    r->min_length, r->compat ? " --compat=nshash" : "",
+	    r->norm_version, r->records, r->groups, r->fingerprints,
+	    r->slots ? 100.0 * r->fingerprints / r->slots : 0.0, r->slots,
+	    r->max_load, r->file_size, r->ids_file_size, path, r->ids_length,
+	    r->generation, utc(r->created, t1, sizeof t1),
+	    utc(r->committed_at, t2, sizeof t2));
+	if (r->pending > r->generation)
+		printf("interrupted:   run %" PRIu64 " did not commit; the next"
+		    " run that writes clears what it left\n", r->pending);
+}
+
+static void
+on_problem(void *ctx, const char *msg)
+{
+	fprintf(stderr, "nsdedup: %s: %s\n", (const char *)ctx, msg);
+}
+
+/* --db-info and --db-verify: look at the index, read no records. */
+static int
+inspect(const struct nsd_config *cfg)
+{
+	struct nsd_index_report	 r;
+	struct nsd_error	 err = { 0, "" };
+	uint64_t		 problems = 0;
+	int			 rc;
+
+	if (cfg->action == NSD_ACTION_DB_INFO)
+		rc = nsd_index_describe(cfg->db, cfg->wait_ms, &r, &err);
+	else
+		rc = nsd_index_verify(cfg->db, cfg->wait_ms, on_problem,
+		    (void *)cfg->db, 50, &r, &problems, &err);
+	if (rc == -1) {
+		fprintf(stderr, "nsdedup: %s\n", err.msg);
+		return (err.status);
+	}
+	print_report(cfg->db, &r);
+	if (cfg->action == NSD_ACTION_DB_VERIFY) {
+		if (r.leftovers > 0)
+			printf("leftovers:     %" PRIu64 " slots of run %" PRIu64
+			    ", to be cleared\n", r.leftovers, r.pending);
+		if (problems > 0)
+			fprintf(stderr, "nsdedup: %s: damaged: %" PRIu64
+			    " problems found\n", cfg->db, problems);
+		else
+			printf("verified:      no problems found\n");
+	}
+	if (fflush(stdout) != 0 || ferror(stdout))
+		return (NSD_EXIT_OUTPUT);
+	return (problems > 0 ? NSD_EXIT_INDEX : NSD_EXIT_OK);
+}
+
 static void
 fatal(struct report *rp, const struct nsd_error *err)
 {
@@ -228,6 +324,7 @@ main(int argc, char **argv)
 	struct nsd_writer	 wr;
 	struct nsd_stats	 st;
 	struct nsd_index_params	 ip;
+	struct nsd_index_open	 io;
 	struct nsd_pipeline_hooks hooks;
 	struct report		 rp;
 	sigset_t		 signals, old;
@@ -250,6 +347,8 @@ main(int argc, char **argv)
 	case NSD_OPTIONS_RUN:
 		break;
 	}
+	if (cfg.action != NSD_ACTION_RUN)
+		return (inspect(&cfg));
 	if (cfg.nfiles == 0 && isatty(STDIN_FILENO)) {
 		fputs("nsdedup: no input: give a FILE, or pipe records in\n",
 		    stderr);
@@ -272,7 +371,14 @@ main(int argc, char **argv)
 	ip.min_length = cfg.min_length;
 	ip.compat = cfg.compat;
 	ip.norm_version = NSD_NORM_VERSION;
-	if (nsd_index_open_memory(&ix, &ip, &err) == -1) {
+	if (cfg.db != NULL) {
+		io.path = cfg.db;
+		io.readonly = cfg.no_update;
+		io.wait_ms = cfg.wait_ms;
+		rc = nsd_index_open_file(&ix, &io, &ip, &err);
+	} else
+		rc = nsd_index_open_memory(&ix, &ip, &err);
+	if (rc == -1) {
 		fatal(&rp, &err);
 		return (err.status);
 	}
@@ -303,7 +409,8 @@ main(int argc, char **argv)
 		nsd_output_discard(out);
 	temp_path = NULL;
 	if (rc == 0)
-		rc = nsd_index_commit(ix, &err);
+		rc = nsd_index_commit(ix, st.originals + st.duplicates,
+		    &err);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 
 	clear_progress(&rp);

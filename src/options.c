@@ -14,14 +14,20 @@
 
 enum {
 	OPT_COMPAT = 256,
+	OPT_DB,
+	OPT_DB_INFO,
+	OPT_DB_VERIFY,
 	OPT_DUP_FIELD,
 	OPT_FIELD_NAME,
 	OPT_ID_FIELD,
 	OPT_MAX_LINE,
 	OPT_MIN_LENGTH,
+	OPT_NO_UPDATE,
+	OPT_NO_WAIT,
 	OPT_ON_ERROR,
 	OPT_PROGRESS,
-	OPT_STATS
+	OPT_STATS,
+	OPT_WAIT
 };
 
 /* The leading ':' makes getopt report a missing value as ':'. */
@@ -31,6 +37,9 @@ static const char short_options[] = ":adDf:Hhk:m:n:o:qV";
 static const struct option long_options[] = {
 	{ "annotate",	no_argument,		NULL, 'a' },
 	{ "compat",	required_argument,	NULL, OPT_COMPAT },
+	{ "db",		required_argument,	NULL, OPT_DB },
+	{ "db-info",	no_argument,		NULL, OPT_DB_INFO },
+	{ "db-verify",	no_argument,		NULL, OPT_DB_VERIFY },
 	{ "drop-dups",	no_argument,		NULL, 'd' },
 	{ "dup-field",	required_argument,	NULL, OPT_DUP_FIELD },
 	{ "field-name",	required_argument,	NULL, OPT_FIELD_NAME },
@@ -42,6 +51,8 @@ static const struct option long_options[] = {
 	{ "method",	required_argument,	NULL, 'm' },
 	{ "min-length",	required_argument,	NULL, OPT_MIN_LENGTH },
 	{ "no-header",	no_argument,		NULL, 'H' },
+	{ "no-update",	no_argument,		NULL, OPT_NO_UPDATE },
+	{ "no-wait",	no_argument,		NULL, OPT_NO_WAIT },
 	{ "on-error",	required_argument,	NULL, OPT_ON_ERROR },
 	{ "only-dups",	no_argument,		NULL, 'D' },
 	{ "output",	required_argument,	NULL, 'o' },
@@ -50,6 +61,7 @@ static const struct option long_options[] = {
 	{ "sentences",	required_argument,	NULL, 'n' },
 	{ "stats",	no_argument,		NULL, OPT_STATS },
 	{ "version",	no_argument,		NULL, 'V' },
+	{ "wait",	required_argument,	NULL, OPT_WAIT },
 	{ NULL,		0,			NULL, 0 }
 };
 
@@ -196,6 +208,7 @@ config_defaults(struct nsd_config *cfg)
 	cfg->on_error = NSD_ON_ERROR_PASS;
 	cfg->progress = NSD_PROGRESS_AUTO;
 	cfg->max_line = NSD_DEFAULT_MAX_LINE;
+	cfg->wait_ms = -1;
 }
 
 enum nsd_options_result
@@ -267,6 +280,20 @@ nsd_options_parse(int argc, char **argv, struct nsd_config *cfg,
 				return (NSD_OPTIONS_ERROR);
 			cfg->compat = value;
 			break;
+		case OPT_DB:
+			if (optarg[0] == '\0') {
+				nsd_error_set(err, NSD_EXIT_USAGE,
+				    "--db must not be empty");
+				return (NSD_OPTIONS_ERROR);
+			}
+			cfg->db = optarg;
+			break;
+		case OPT_DB_INFO:
+			cfg->action = NSD_ACTION_DB_INFO;
+			break;
+		case OPT_DB_VERIFY:
+			cfg->action = NSD_ACTION_DB_VERIFY;
+			break;
 		case OPT_DUP_FIELD:
 			if (check_name("dup-field", optarg, 1, err) == -1)
 				return (NSD_OPTIONS_ERROR);
@@ -293,6 +320,12 @@ nsd_options_parse(int argc, char **argv, struct nsd_config *cfg,
 				return (NSD_OPTIONS_ERROR);
 			cfg->min_length = num;
 			break;
+		case OPT_NO_UPDATE:
+			cfg->no_update = 1;
+			break;
+		case OPT_NO_WAIT:
+			cfg->wait_ms = 0;
+			break;
 		case OPT_ON_ERROR:
 			if (parse_choice("on-error", optarg, &value, err) == -1)
 				return (NSD_OPTIONS_ERROR);
@@ -305,6 +338,12 @@ nsd_options_parse(int argc, char **argv, struct nsd_config *cfg,
 			break;
 		case OPT_STATS:
 			cfg->stats = 1;
+			break;
+		case OPT_WAIT:
+			if (parse_number("wait", optarg, 0, 7 * 24 * 3600, 0,
+			    &num, err) == -1)
+				return (NSD_OPTIONS_ERROR);
+			cfg->wait_ms = (long)num * 1000;
 			break;
 		case ':':
 			if (strncmp(argv[optind - 1], "--", 2) == 0)
@@ -331,5 +370,19 @@ nsd_options_parse(int argc, char **argv, struct nsd_config *cfg,
 	}
 	cfg->files = argv + optind;
 	cfg->nfiles = argc - optind;
+	if (cfg->db == NULL && (cfg->no_update ||
+	    cfg->action != NSD_ACTION_RUN)) {
+		nsd_error_set(err, NSD_EXIT_USAGE, "--%s needs --db PATH",
+		    cfg->no_update ? "no-update" :
+		    cfg->action == NSD_ACTION_DB_INFO ? "db-info" :
+		    "db-verify");
+		return (NSD_OPTIONS_ERROR);
+	}
+	if (cfg->action != NSD_ACTION_RUN && cfg->nfiles > 0) {
+		nsd_error_set(err, NSD_EXIT_USAGE, "--%s reads no FILE ('%s')",
+		    cfg->action == NSD_ACTION_DB_INFO ? "db-info" :
+		    "db-verify", cfg->files[0]);
+		return (NSD_OPTIONS_ERROR);
+	}
 	return (NSD_OPTIONS_RUN);
 }

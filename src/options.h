@@ -22,6 +22,7 @@ enum nsd_mode { NSD_MODE_ANNOTATE, NSD_MODE_DROP_DUPS, NSD_MODE_ONLY_DUPS };
 enum nsd_format { NSD_FORMAT_AUTO, NSD_FORMAT_JSONL, NSD_FORMAT_TSV };
 enum nsd_method { NSD_METHOD_NSHASH };
 enum nsd_on_error { NSD_ON_ERROR_PASS, NSD_ON_ERROR_SKIP, NSD_ON_ERROR_FAIL };
+enum nsd_action { NSD_ACTION_RUN, NSD_ACTION_DB_INFO, NSD_ACTION_DB_VERIFY };
 enum nsd_progress {
 	NSD_PROGRESS_AUTO, NSD_PROGRESS_ALWAYS, NSD_PROGRESS_NEVER
 };
@@ -30,6 +31,7 @@ enum nsd_progress {
 #define NSD_MAX_KEYS		64
 
 struct nsd_config {
+	enum nsd_action		 action;
 	enum nsd_mode		 mode;
 	enum nsd_method		 method;
 	enum nsd_format		 format;
@@ -50,6 +52,12 @@ struct nsd_config {
 	enum nsd_progress	 progress;
 	int			 quiet;
 	size_t			 max_line;
+	const char		*db;			/* --db, or NULL: in
+							   memory */
+	int			 no_update;
+	long			 wait_ms;		/* -1: wait for the
+							   lock as long as it
+							   takes */
 	char			**files;		/* operands; none:
 							   stdin */
 	size_t			 nfiles;

@@ -591,6 +591,7 @@ write_judged(const struct nsd_config *cfg, struct nsd_index *ix,
 {
 	const char		*s = nsd_line_data(&wk->lines, l);
 	struct nsd_annotation	 a;
+	struct nsd_group_name	 name;
 	struct nsd_splice	 sp;
 
 	if (cfg->mode == NSD_MODE_DROP_DUPS)
@@ -599,11 +600,11 @@ write_judged(const struct nsd_config *cfg, struct nsd_index *ix,
 	if (cfg->mode == NSD_MODE_ONLY_DUPS && !r->dup)
 		return (0);
 	memset(&a, 0, sizeof a);
-	if (nsd_index_group_id(ix, r->group, &a.id, &a.id_len, err) == -1)
+	if (nsd_index_group_name(ix, r->group, &name, err) == -1)
 		return (-1);
-	if (a.id_len == 0)
-		a.id = NULL;
-	a.group = r->group;
+	a.id = name.id;
+	a.id_len = name.id_len;
+	a.group = name.number;
 	a.dup = r->dup;
 	if (in->format == NSD_FORMAT_TSV)
 		return (nsd_writer_tsv(wr, s, l->len, l->eol_len,

@@ -45,6 +45,14 @@ out_of_memory(void)
 	_exit(NSD_EXIT_NOMEM);
 }
 
+int
+nsd_error_errno(struct nsd_error *err, int status, const char *path,
+    const char *what)
+{
+	return (nsd_error_set(err, status, "%s: %s: %s", path, what,
+	    strerror(errno)));
+}
+
 void *
 xmalloc(size_t size)
 {

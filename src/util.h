@@ -21,7 +21,11 @@ enum nsd_exit {
 	NSD_EXIT_INPUT = 3,	/* an input could not be opened or read */
 	NSD_EXIT_OUTPUT = 4,	/* the output could not be written */
 	NSD_EXIT_FAILREC = 5,	/* stopped at a bad record (--on-error=fail) */
-	NSD_EXIT_NOMEM = 6	/* out of memory */
+	NSD_EXIT_NOMEM = 6,	/* out of memory */
+	NSD_EXIT_INDEX = 7,	/* the index file cannot be used */
+	NSD_EXIT_BUSY = 8,	/* another run holds the index (--wait) */
+	NSD_EXIT_COMMIT = 9	/* the index could not be written; the run
+				   committed nothing */
 };
 
 #define NSD_ERROR_MAX 512
@@ -33,6 +37,9 @@ struct nsd_error {
 
 int	 nsd_error_set(struct nsd_error *, int, const char *, ...)
 	    __attribute__((format(printf, 3, 4)));
+
+/* nsd_error_set() with "path: what: strerror(errno)". */
+int	 nsd_error_errno(struct nsd_error *, int, const char *, const char *);
 
 void	*xmalloc(size_t);
 void	*xcalloc(size_t, size_t);

@@ -1,0 +1,865 @@
+/*
+ * index_file.c: the persistent index, a hash table in a mapped file.
+ *
+ * The file's layout is in index_format.h. This is how it is used.
+ *
+ * Lookups. The table is open addressing with linear probing: an entry
+ * lives at its home slot or after it, with no empty slot in between, so a
+ * search walks from the home slot to the first empty one. Nothing is ever
+ * deleted from a committed table, which is what keeps that rule true.
+ *
+ * Transactions. Every slot carries the generation of the run that wrote
+ * it. A run takes generation G = committed + 1 and, before it writes its
+ * first slot, records "pending G" in a header copy and syncs it. It then
+ * writes only into empty slots. To commit, it syncs the table and PATH.ids
+ * (msync, fdatasync), then writes the other header copy saying "committed
+ * G" and syncs that. The header write is the commit: before it, the
+ * current header says G is pending; after it, that G is committed. No
+ * slot is ever copied or rewritten, so a commit costs a few syncs however
+ * large the table is.
+ *
+ * A slot counts only if its generation is committed or is the run's own;
+ * anything else is the leftover of a run that did not commit, and reads as
+ * empty. It can never hide a committed entry: a committed entry was placed
+ * while that slot was empty or held another committed entry. The next
+ * writer that finds "pending" in the header clears such slots (one pass
+ * over the table, only after a failure) before it starts, so generation
+ * numbers are never reused over leftovers. PATH.ids is append-only and
+ * only its committed length counts, so a failed run's records are simply
+ * written over.
+ *
+ * Growth. At NSD_INDEX_MAX_LOAD percent the table is rebuilt, twice the
+ * size, into PATH.new, which is synced and renamed over PATH. Both tables
+ * are mapped files, so the process's own memory does not grow. Committed
+ * entries are moved first and the run's own after them, so that clearing
+ * the run's entries after a failure leaves every committed chain whole.
+ *
+ * Locking. A writer holds an exclusive flock on PATH.lock for the whole
+ * run; --no-update runs hold a shared one, and keep the run's own claims
+ * in an in-memory index beside the file, which they never write.
+ */
+#include "config.h"
+
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include <assert.h>
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "index.h"
+#include "index_format.h"
+
+#ifdef NSD_CRASH_POINTS
+#include <signal.h>
+
+/*
+ * A test build stops dead, as kill -9 would, at the point named by
+ * $NSDEDUP_CRASH_AT ("name", or "name:N" for its N-th passage).
+ */
+static void
+crash_point(const char *name)
+{
+	static unsigned long	 passed;
+	const char		*at = getenv("NSDEDUP_CRASH_AT"), *colon;
+	size_t			 len;
+
+	if (at == NULL)
+		return;
+	colon = strchr(at, ':');
+	len = colon != NULL ? (size_t)(colon - at) : strlen(at);
+	if (strlen(name) != len || strncmp(at, name, len) != 0)
+		return;
+	if (colon == NULL || ++passed == strtoul(colon + 1, NULL, 10))
+		raise(SIGKILL);
+}
+#define CRASH_POINT(name)	crash_point(name)
+#else
+#define CRASH_POINT(name)	((void)0)
+#endif
+
+/* Groups of a --no-update run's own, above every file group. */
+#define SCRATCH_BASE	(NSD_INDEX_GROUP_MAX + 1)
+
+struct file_index {
+	struct nsd_index	 base;		/* must be first */
+	char			*path;
+	char			*ids_path;
+	char			*new_path;
+	int			 lock_fd;
+	int			 fd;
+	int			 ids_fd;
+	int			 readonly;
+	struct nsd_index_header	 hdr;		/* the current copy */
+	int			 copy;		/* which copy that is */
+	unsigned char		*map;		/* the whole file */
+	size_t			 map_len;
+	struct nsd_index_slot	*slots;
+	uint64_t		 mask;		/* nslots - 1 */
+	unsigned		 shift;		/* 64 - log2(nslots) */
+	uint64_t		 entries;	/* valid slots, the run's too */
+	uint64_t		 gen;		/* the run's; 0 until it writes */
+	unsigned char		*ids;
+	size_t			 ids_cap;	/* bytes of PATH.ids mapped */
+	uint64_t		 ids_len;	/* bytes used, the run's too */
+	uint64_t		 groups;
+	struct nsd_index	*scratch;	/* --no-update's own claims */
+};
+
+/* The message of every failure that leaves a run uncommitted. */
+static int
+commit_error(struct file_index *fi, const char *what, struct nsd_error *err)
+{
+	return (nsd_error_set(err, NSD_EXIT_COMMIT,
+	    "%s: %s: %s; nothing of this run was committed", fi->path, what,
+	    strerror(errno)));
+}
+
+static unsigned
+log2_of(uint64_t n)
+{
+	unsigned	 k = 0;
+
+	while ((1ULL << k) < n)
+		k++;
+	return (k);
+}
+
+static int
+slot_valid(const struct file_index *fi, uint64_t meta)
+{
+	uint64_t	 gen = nsd_slot_gen(meta);
+
+	return (gen != 0 && (gen <= fi->hdr.committed_gen || gen == fi->gen));
+}
+
+/*
+ * The slot of the first entry of table with key, or (not found) of the
+ * empty slot that ends its chain; *found says which.
+ */
+static uint64_t
+find(const struct file_index *fi, unsigned table, uint64_t key, int *found)
+{
+	uint64_t	 i, meta;
+
+	i = nsd_index_home(&fi->hdr, table, key, fi->shift);
+	for (;; i = (i + 1) & fi->mask) {
+		meta = le64toh(fi->slots[i].meta);
+		if (!slot_valid(fi, meta)) {
+			*found = 0;
+			return (i);
+		}
+		if (nsd_slot_table(meta) == table &&
+		    le64toh(fi->slots[i].key) == key) {
+			*found = 1;
+			return (i);
+		}
+	}
+}
+
+/* Write one header copy, the one that is not current, and sync it. */
+static int
+write_header(struct file_index *fi, struct nsd_index_header *h,
+    struct nsd_error *err)
+{
+	unsigned char	 old[NSD_INDEX_COPY_SIZE], copy[NSD_INDEX_COPY_SIZE];
+	int		 other = !fi->copy;
+	off_t		 at = (off_t)other * NSD_INDEX_COPY_SIZE;
+
+	h->sequence = fi->hdr.sequence + 1;
+	nsd_index_header_encode(h, copy);
+	if (pread(fi->fd, old, sizeof old, at) != (ssize_t)sizeof old)
+		return (commit_error(fi, "reading a header copy", err));
+	if (pwrite(fi->fd, copy, sizeof copy, at) != (ssize_t)sizeof copy) {
+		commit_error(fi, "writing a header copy", err);
+		goto restore;
+	}
+	CRASH_POINT("header-written");
+	if (fdatasync(fi->fd) == -1) {
+		commit_error(fi, "syncing a header copy", err);
+		goto restore;
+	}
+	fi->hdr = *h;
+	fi->copy = other;
+	return (0);
+restore:
+	/*
+	 * The copy may be in the page cache though the sync failed: put the
+	 * old one back, so that what is read later is the state before.
+	 */
+	if (pwrite(fi->fd, old, sizeof old, at) == (ssize_t)sizeof old)
+		(void)fdatasync(fi->fd);
+	return (-1);
+}
+
+/* Before the run's first write: take a generation and say it is pending. */
+static int
+begin(struct file_index *fi, struct nsd_error *err)
+{
+	struct nsd_index_header	 h;
+
+	if (fi->gen != 0)
+		return (0);
+	if (fi->hdr.committed_gen >= NSD_INDEX_GEN_MAX)
+		return (nsd_error_set(err, NSD_EXIT_INDEX,
+		    "%s: the index has had its %llu runs and takes no more; "
+		    "start a new one", fi->path,
+		    (unsigned long long)NSD_INDEX_GEN_MAX));
+	h = fi->hdr;
+	h.pending_gen = h.committed_gen + 1;
+	if (write_header(fi, &h, err) == -1)
+		return (-1);
+	fi->gen = h.pending_gen;
+	CRASH_POINT("begin");
+	return (0);
+}
+
+/* Make the mapped bytes of fd durable. */
+static int
+sync_map(struct file_index *fi, void *map, size_t len, int fd,
+    const char *what, struct nsd_error *err)
+{
+	char	 msg[64];
+
+	snprintf(msg, sizeof msg, "msync of %s", what);
+	if (msync(map, len, MS_SYNC) == -1)
+		return (commit_error(fi, msg, err));
+	snprintf(msg, sizeof msg, "fdatasync of %s", what);
+	if (fdatasync(fd) == -1)
+		return (commit_error(fi, msg, err));
+	return (0);
+}
+
+/* Open path's directory and fsync it, so that a rename in it lasts. */
+static int
+sync_dir(const char *path)
+{
+	char	*dir = xstrdup(path), *slash = strrchr(dir, '/');
+	int	 fd, rc;
+
+	if (slash == dir)
+		slash[1] = '\0';
+	else if (slash != NULL)
+		*slash = '\0';
+	else
+		strcpy(dir, ".");
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	free(dir);
+	if (fd == -1)
+		return (-1);
+	rc = fsync(fd);
+	close(fd);
+	return (rc);
+}
+
+/* Put one slot into a table being rebuilt. */
+static void
+rebuild_insert(const struct file_index *fi, struct nsd_index_slot *slots,
+    uint64_t mask, unsigned shift, const struct nsd_index_slot *s)
+{
+	uint64_t	 meta = le64toh(s->meta), i;
+
+	i = nsd_index_home(&fi->hdr, nsd_slot_table(meta),
+	    le64toh(s->key), shift);
+	while (slots[i].meta != 0)
+		i = (i + 1) & mask;
+	slots[i] = *s;
+}
+
+/*
+ * Move the entries of one kind (committed, or the run's own) into slots,
+ * starting after an empty slot so that equal keys keep their order along
+ * a chain that wraps around the end of the table.
+ */
+static void
+rebuild_pass(const struct file_index *fi, struct nsd_index_slot *slots,
+    uint64_t mask, unsigned shift, int own)
+{
+	uint64_t	 start = 0, n, i, meta;
+
+	while (slot_valid(fi, le64toh(fi->slots[start].meta)))
+		start++;
+	for (n = 0; n <= fi->mask; n++) {
+		i = (start + n) & fi->mask;
+		meta = le64toh(fi->slots[i].meta);
+		if (slot_valid(fi, meta) &&
+		    (nsd_slot_gen(meta) == fi->gen) == own)
+			rebuild_insert(fi, slots, mask, shift, &fi->slots[i]);
+	}
+}
+
+/*
+ * Make a new file of size bytes at path with the given mode (exactly, or
+ * less the umask), and map it. On failure, errno and *what say why.
+ */
+static int
+create_mapped(const char *path, uint64_t size, mode_t mode, int exact,
+    int *fdp, unsigned char **mapp, const char **what)
+{
+	int	 fd, e;
+
+	(void)unlink(path);
+	*what = "cannot create";
+	if ((fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC,
+	    mode)) == -1)
+		return (-1);
+	if (exact)
+		(void)fchmod(fd, mode);
+	/*
+	 * Blocks are reserved now, so that a full disk is an error here and
+	 * never a SIGBUS when a page of the mapping is first written.
+	 */
+	*what = "cannot make room for the table";
+	if ((e = posix_fallocate(fd, 0, size)) != 0) {
+		errno = e;
+		goto fail;
+	}
+	*what = "cannot map the new table";
+	*mapp = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (*mapp == MAP_FAILED)
+		goto fail;
+	*fdp = fd;
+	return (0);
+fail:
+	e = errno;
+	close(fd);
+	(void)unlink(path);
+	errno = e;
+	return (-1);
+}
+
+/* Double the table: rebuild it into PATH.new and rename that over PATH. */
+static int
+grow(struct file_index *fi, struct nsd_error *err)
+{
+	struct nsd_index_header	 h = fi->hdr;
+	unsigned char		 copy[NSD_INDEX_COPY_SIZE], *map;
+	struct nsd_index_slot	*slots;
+	struct stat		 sb;
+	const char		*what;
+	uint64_t		 size;
+	int			 fd;
+
+	if (fstat(fi->fd, &sb) == -1)
+		return (commit_error(fi, "fstat", err));
+	h.nslots = (fi->mask + 1) * 2;
+	size = nsd_index_file_size(h.nslots);
+	if (create_mapped(fi->new_path, size, sb.st_mode & 07777, 1, &fd,
+	    &map, &what) == -1)
+		return (commit_error(fi, what, err));
+	slots = (struct nsd_index_slot *)(map + NSD_INDEX_TABLE_OFFSET);
+	rebuild_pass(fi, slots, h.nslots - 1, fi->shift - 1, 0);
+	rebuild_pass(fi, slots, h.nslots - 1, fi->shift - 1, 1);
+	/* Both copies alike: the committed state, and the run pending. */
+	h.sequence = fi->hdr.sequence + 1;
+	nsd_index_header_encode(&h, copy);
+	memcpy(map, copy, sizeof copy);
+	memcpy(map + NSD_INDEX_COPY_SIZE, copy, sizeof copy);
+	if (sync_map(fi, map, size, fd, "the new table", err) == -1)
+		goto fail;
+	CRASH_POINT("grow-built");
+	if (rename(fi->new_path, fi->path) == -1) {
+		commit_error(fi, "renaming the grown table into place", err);
+		goto fail;
+	}
+	CRASH_POINT("grow-renamed");
+	if (sync_dir(fi->path) == -1) {
+		commit_error(fi, "syncing the index's directory", err);
+		munmap(map, size);
+		close(fd);
+		return (-1);
+	}
+	munmap(fi->map, fi->map_len);
+	close(fi->fd);
+	fi->fd = fd;
+	fi->map = map;
+	fi->map_len = size;
+	fi->slots = slots;
+	fi->mask = h.nslots - 1;
+	fi->shift--;
+	fi->hdr = h;
+	fi->copy = 0;
+	return (0);
+fail:
+	munmap(map, size);
+	close(fd);
+	(void)unlink(fi->new_path);
+	return (-1);
+}
+
+/* Write an entry into the empty slot i; grow when the table is full. */
+static int
+insert(struct file_index *fi, uint64_t i, unsigned table, uint64_t key,
+    uint64_t group, struct nsd_error *err)
+{
+	if (begin(fi, err) == -1)
+		return (-1);
+	fi->slots[i].key = htole64(key);
+	fi->slots[i].meta = htole64(nsd_slot_meta(fi->gen, table, group));
+	fi->entries++;
+	CRASH_POINT("insert");
+	if (fi->entries * 100 > (fi->mask + 1) * fi->hdr.max_load)
+		return (grow(fi, err));
+	return (0);
+}
+
+static int
+file_lookup(struct nsd_index *ix, uint64_t fp, uint64_t *group,
+    struct nsd_error *err)
+{
+	struct file_index	*fi = (struct file_index *)ix;
+	uint64_t		 i;
+	int			 found;
+
+	i = find(fi, 0, fp, &found);
+	if (found) {
+		*group = nsd_slot_group(le64toh(fi->slots[i].meta));
+		return (0);
+	}
+	if (fi->scratch != NULL)
+		return (nsd_index_lookup(fi->scratch, fp, group, err));
+	*group = 0;
+	return (0);
+}
+
+static int
+file_claim(struct nsd_index *ix, uint64_t fp, uint64_t group,
+    struct nsd_error *err)
+{
+	struct file_index	*fi = (struct file_index *)ix;
+	uint64_t		 i;
+	int			 found;
+
+	i = find(fi, 0, fp, &found);
+	if (found)
+		return (0);		/* first claim wins */
+	if (fi->scratch != NULL)
+		return (nsd_index_claim(fi->scratch, fp, group, err));
+	return (insert(fi, i, 0, fp, group, err));
+}
+
+/* Make room for need more bytes in PATH.ids, reserving blocks as grow(). */
+static int
+ids_reserve(struct file_index *fi, uint64_t need, struct nsd_error *err)
+{
+	size_t	 cap = fi->ids_cap;
+	void	*p;
+	int	 e;
+
+	if (fi->ids_len + need <= cap)
+		return (0);
+	while (cap < fi->ids_len + need)
+		cap = cap < (64 << 10) ? (64 << 10) : cap * 2;
+	if ((e = posix_fallocate(fi->ids_fd, 0, cap)) != 0) {
+		errno = e;
+		return (commit_error(fi, "making room in the id file", err));
+	}
+	p = mremap(fi->ids, fi->ids_cap, cap, MREMAP_MAYMOVE);
+	if (p == MAP_FAILED)
+		return (commit_error(fi, "mapping the id file", err));
+	fi->ids = p;
+	fi->ids_cap = cap;
+	return (0);
+}
+
+static int
+file_group_new(struct nsd_index *ix, const char *id, size_t len,
+    uint64_t *group, struct nsd_error *err)
+{
+	struct file_index	*fi = (struct file_index *)ix;
+	uint64_t		 size = nsd_ids_record_size(len);
+	unsigned char		*rec;
+
+	if (fi->scratch != NULL) {
+		if (nsd_index_group_new(fi->scratch, id, len, group,
+		    err) == -1)
+			return (-1);
+		*group += SCRATCH_BASE;
+		return (0);
+	}
+	if (len > UINT32_MAX || (fi->ids_len + size) / 8 > NSD_INDEX_GROUP_MAX)
+		return (nsd_error_set(err, NSD_EXIT_INDEX,
+		    "%s: the id file is full", fi->path));
+	if (begin(fi, err) == -1 || ids_reserve(fi, size, err) == -1)
+		return (-1);
+	rec = fi->ids + fi->ids_len;
+	memset(rec, 0, size);
+	nsd_put_le64(rec, fi->hdr.groups + ++fi->groups);
+	nsd_put_le32(rec + 8, len);
+	memcpy(rec + NSD_IDS_RECORD_HEAD, id, len);
+	*group = fi->ids_len / 8;
+	fi->ids_len += size;
+	return (0);
+}
+
+static int
+file_group_name(struct nsd_index *ix, uint64_t group,
+    struct nsd_group_name *name, struct nsd_error *err)
+{
+	struct file_index	*fi = (struct file_index *)ix;
+	const unsigned char	*rec;
+	uint64_t		 off = group * 8;
+
+	if (group >= SCRATCH_BASE) {
+		if (nsd_index_group_name(fi->scratch, group - SCRATCH_BASE,
+		    name, err) == -1)
+			return (-1);
+		name->number += fi->hdr.groups;
+		return (0);
+	}
+	if (off < NSD_IDS_HEADER_SIZE ||
+	    off + NSD_IDS_RECORD_HEAD > fi->ids_len)
+		return (nsd_error_set(err, NSD_EXIT_INDEX,
+		    "%s: damaged: a slot names group %llu, past the end of "
+		    "%s (try --db-verify)", fi->path,
+		    (unsigned long long)group, fi->ids_path));
+	rec = fi->ids + off;
+	name->number = nsd_le64(rec);
+	name->id_len = nsd_le32(rec + 8);
+	if (off + nsd_ids_record_size(name->id_len) > fi->ids_len)
+		return (nsd_error_set(err, NSD_EXIT_INDEX,
+		    "%s: damaged: group %llu's id runs past the end of %s "
+		    "(try --db-verify)", fi->path, (unsigned long long)group,
+		    fi->ids_path));
+	name->id = name->id_len > 0 ? (const char *)rec + NSD_IDS_RECORD_HEAD :
+	    NULL;
+	return (0);
+}
+
+static int
+file_commit(struct nsd_index *ix, uint64_t records, struct nsd_error *err)
+{
+	struct file_index	*fi = (struct file_index *)ix;
+	struct nsd_index_header	 h;
+
+	if (fi->readonly || (fi->gen == 0 && records == 0))
+		return (0);
+	if (fi->gen != 0) {
+		if (sync_map(fi, fi->map, fi->map_len, fi->fd, "the table",
+		    err) == -1)
+			return (-1);
+		CRASH_POINT("table-synced");
+		if (sync_map(fi, fi->ids, fi->ids_cap, fi->ids_fd,
+		    "the id file", err) == -1)
+			return (-1);
+		CRASH_POINT("ids-synced");
+	}
+	h = fi->hdr;
+	if (fi->gen != 0)
+		h.committed_gen = h.pending_gen = fi->gen;
+	h.records += records;
+	h.groups += fi->groups;
+	h.entries = fi->entries;
+	h.ids_length = fi->ids_len;
+	h.committed_at = time(NULL);
+	if (write_header(fi, &h, err) == -1)
+		return (-1);
+	CRASH_POINT("committed");
+	fi->gen = 0;
+	fi->groups = 0;
+	return (0);
+}
+
+static void
+file_info(struct nsd_index *ix, struct nsd_index_info *info)
+{
+	struct file_index	*fi = (struct file_index *)ix;
+
+	memset(info, 0, sizeof *info);
+	if (fi->scratch != NULL)
+		nsd_index_info(fi->scratch, info);
+	info->fingerprints += fi->entries;
+	info->groups += fi->hdr.groups + fi->groups;
+	info->memory += sizeof *fi;
+	info->peak += sizeof *fi;
+	info->mapped = fi->map_len + fi->ids_cap;
+}
+
+static void
+file_close(struct nsd_index *ix)
+{
+	struct file_index	*fi = (struct file_index *)ix;
+
+	nsd_index_close(fi->scratch);
+	if (fi->map != NULL)
+		munmap(fi->map, fi->map_len);
+	if (fi->ids != NULL)
+		munmap(fi->ids, fi->ids_cap);
+	if (fi->fd != -1)
+		close(fi->fd);
+	if (fi->ids_fd != -1)
+		close(fi->ids_fd);
+	if (fi->lock_fd != -1)
+		close(fi->lock_fd);	/* and with it the lock */
+	free(fi->path);
+	free(fi->ids_path);
+	free(fi->new_path);
+	free(fi);
+}
+
+static const struct nsd_index_ops file_ops = {
+	file_lookup, file_claim, file_group_new, file_group_name,
+	file_commit, file_info, file_close
+};
+
+/* Refuse an index made with other fingerprint parameters, naming one. */
+static int
+check_params(const struct file_index *fi, const struct nsd_index_params *p,
+    struct nsd_error *err)
+{
+	const struct nsd_index_header	*h = &fi->hdr;
+	const char			*what = NULL;
+	unsigned long long		 was = 0, now = 0;
+
+	if (strcmp(h->method, p->method) != 0)
+		return (nsd_error_set(err, NSD_EXIT_INDEX,
+		    "%s: the index was made with --method %s, not %s",
+		    fi->path, h->method, p->method));
+	if (h->sentences != p->sentences)
+		what = "--sentences", was = h->sentences, now = p->sentences;
+	else if (h->min_length != p->min_length)
+		what = "--min-length", was = h->min_length,
+		    now = p->min_length;
+	else if (h->norm_version != p->norm_version)
+		what = "normalization version", was = h->norm_version,
+		    now = p->norm_version;
+	else if (h->seed != p->seed)
+		what = "seed", was = h->seed, now = p->seed;
+	else if (h->distance != p->distance)
+		what = "--distance", was = h->distance, now = p->distance;
+	if (what != NULL)
+		return (nsd_error_set(err, NSD_EXIT_INDEX,
+		    "%s: the index was made with %s %llu, not %llu", fi->path,
+		    what, was, now));
+	if (h->compat != (unsigned)p->compat)
+		return (nsd_error_set(err, NSD_EXIT_INDEX,
+		    "%s: the index was made %s --compat=nshash", fi->path,
+		    h->compat ? "with" : "without"));
+	return (0);
+}
+
+/* Write a new, empty index at fi->path (through PATH.new and a rename). */
+static int
+create_index(struct file_index *fi, const struct nsd_index_params *p,
+    struct nsd_error *err)
+{
+	struct nsd_index_header	 h;
+	unsigned char		 copy[NSD_INDEX_COPY_SIZE];
+	unsigned char		 ids[NSD_IDS_HEADER_SIZE];
+	unsigned char		*map;
+	const char		*what;
+	uint64_t		 size = nsd_index_file_size(NSD_INDEX_MIN_SLOTS);
+	int			 fd, ok;
+
+	memset(&h, 0, sizeof h);
+	if (getentropy(&h.file_id, sizeof h.file_id) == -1)
+		h.file_id = (uint64_t)time(NULL) * 0x9E3779B97F4A7C15ULL ^
+		    (uint64_t)getpid();
+	h.sequence = 1;
+	snprintf(h.method, sizeof h.method, "%s", p->method);
+	h.sentences = p->sentences;
+	h.min_length = p->min_length;
+	h.compat = p->compat;
+	h.norm_version = p->norm_version;
+	h.seed = p->seed;
+	h.distance = p->distance;
+	h.ntables = 1;
+	h.mask[0] = UINT64_MAX;
+	h.nslots = NSD_INDEX_MIN_SLOTS;
+	h.slot_size = NSD_INDEX_SLOT_SIZE;
+	h.max_load = NSD_INDEX_MAX_LOAD;
+	h.ids_length = NSD_IDS_HEADER_SIZE;
+	h.created = h.committed_at = time(NULL);
+
+	memcpy(ids, NSD_IDS_MAGIC, 8);
+	nsd_put_le64(ids + 8, h.file_id);
+	fd = open(fi->ids_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (fd == -1)
+		return (nsd_error_errno(err, NSD_EXIT_INDEX, fi->ids_path,
+		    "cannot create"));
+	ok = pwrite(fd, ids, sizeof ids, 0) == (ssize_t)sizeof ids &&
+	    fdatasync(fd) == 0;
+	close(fd);
+	if (!ok)
+		return (nsd_error_errno(err, NSD_EXIT_INDEX, fi->ids_path,
+		    "cannot write"));
+
+	if (create_mapped(fi->new_path, size, 0666, 0, &fd, &map,
+	    &what) == -1)
+		return (nsd_error_errno(err, NSD_EXIT_INDEX, fi->new_path,
+		    what));
+	nsd_index_header_encode(&h, copy);
+	memcpy(map, copy, sizeof copy);
+	h.sequence = 0;
+	nsd_index_header_encode(&h, copy);
+	memcpy(map + NSD_INDEX_COPY_SIZE, copy, sizeof copy);
+	ok = msync(map, size, MS_SYNC) == 0 && fdatasync(fd) == 0 &&
+	    rename(fi->new_path, fi->path) == 0;
+	munmap(map, size);
+	close(fd);
+	if (!ok || sync_dir(fi->path) == -1) {
+		nsd_error_errno(err, NSD_EXIT_INDEX, fi->path, "cannot create");
+		(void)unlink(fi->new_path);
+		return (-1);
+	}
+	return (0);
+}
+
+/* Map PATH.ids and check that it belongs to this index. */
+static int
+open_ids(struct file_index *fi, struct nsd_error *err)
+{
+	struct stat	 sb;
+	void		*p;
+
+	fi->ids_fd = open(fi->ids_path, (fi->readonly ? O_RDONLY : O_RDWR) |
+	    O_CLOEXEC);
+	if (fi->ids_fd == -1)
+		return (nsd_error_errno(err, NSD_EXIT_INDEX, fi->ids_path,
+		    "cannot open the index's id file"));
+	if (fstat(fi->ids_fd, &sb) == -1)
+		return (nsd_error_errno(err, NSD_EXIT_INDEX, fi->ids_path, "fstat"));
+	if ((uint64_t)sb.st_size < fi->hdr.ids_length)
+		return (nsd_error_set(err, NSD_EXIT_INDEX,
+		    "%s: truncated (%llu bytes, the index has committed %llu)",
+		    fi->ids_path, (unsigned long long)sb.st_size,
+		    (unsigned long long)fi->hdr.ids_length));
+	p = mmap(NULL, sb.st_size, PROT_READ |
+	    (fi->readonly ? 0 : PROT_WRITE), MAP_SHARED, fi->ids_fd, 0);
+	if (p == MAP_FAILED)
+		return (nsd_error_errno(err, NSD_EXIT_INDEX, fi->ids_path,
+		    "cannot map"));
+	fi->ids = p;
+	fi->ids_cap = sb.st_size;
+	if (memcmp(fi->ids, NSD_IDS_MAGIC, 8) != 0 ||
+	    nsd_le64(fi->ids + 8) != fi->hdr.file_id)
+		return (nsd_error_set(err, NSD_EXIT_INDEX,
+		    "%s: not the id file of %s", fi->ids_path, fi->path));
+	fi->ids_len = fi->hdr.ids_length;
+	return (0);
+}
+
+/*
+ * After a run that did not commit: clear the slots it left, so that its
+ * generation number can be taken again, and say the index is clean.
+ */
+static int
+recover(struct file_index *fi, struct nsd_error *err)
+{
+	struct nsd_index_header	 h;
+	uint64_t		 i, meta;
+
+	for (i = 0; i <= fi->mask; i++) {
+		meta = le64toh(fi->slots[i].meta);
+		if ((meta == 0 && fi->slots[i].key != 0) ||
+		    nsd_slot_gen(meta) > fi->hdr.committed_gen)
+			memset(&fi->slots[i], 0, sizeof fi->slots[i]);
+	}
+	if (sync_map(fi, fi->map, fi->map_len, fi->fd, "the table",
+	    err) == -1)
+		return (-1);
+	h = fi->hdr;
+	h.pending_gen = h.committed_gen;
+	return (write_header(fi, &h, err));
+}
+
+/* Open the index file itself, creating it when allowed. */
+static int
+open_table(struct file_index *fi, const struct nsd_index_params *p,
+    struct nsd_error *err)
+{
+	struct stat	 sb;
+
+	fi->fd = open(fi->path, (fi->readonly ? O_RDONLY : O_RDWR) |
+	    O_CLOEXEC);
+	if (fi->fd == -1 && errno == ENOENT && !fi->readonly) {
+		if (create_index(fi, p, err) == -1)
+			return (-1);
+		fi->fd = open(fi->path, O_RDWR | O_CLOEXEC);
+	}
+	if (fi->fd == -1) {
+		if (errno == ENOENT)
+			return (nsd_error_set(err, NSD_EXIT_INDEX,
+			    "%s: no such index (--no-update does not make one)",
+			    fi->path));
+		if (errno == EISDIR)
+			return (nsd_error_set(err, NSD_EXIT_INDEX,
+			    "%s: is a directory, not an index", fi->path));
+		return (nsd_error_errno(err, NSD_EXIT_INDEX, fi->path,
+		    "cannot open"));
+	}
+	if (fstat(fi->fd, &sb) == -1)
+		return (nsd_error_errno(err, NSD_EXIT_INDEX, fi->path, "fstat"));
+	if (!S_ISREG(sb.st_mode))
+		return (nsd_error_set(err, NSD_EXIT_INDEX,
+		    "%s: not a regular file", fi->path));
+	if (nsd_index_read_header(fi->fd, fi->path, &fi->hdr, &fi->copy,
+	    err) == -1)
+		return (-1);
+	if ((uint64_t)sb.st_size != nsd_index_file_size(fi->hdr.nslots))
+		return (nsd_error_set(err, NSD_EXIT_INDEX,
+		    "%s: %s (%llu bytes, the header says %llu)", fi->path,
+		    (uint64_t)sb.st_size < nsd_index_file_size(fi->hdr.nslots) ?
+		    "truncated" : "has bytes past its table",
+		    (unsigned long long)sb.st_size,
+		    (unsigned long long)nsd_index_file_size(fi->hdr.nslots)));
+	if (check_params(fi, p, err) == -1)
+		return (-1);
+	fi->map_len = sb.st_size;
+	fi->map = mmap(NULL, fi->map_len, PROT_READ |
+	    (fi->readonly ? 0 : PROT_WRITE), MAP_SHARED, fi->fd, 0);
+	if (fi->map == MAP_FAILED) {
+		fi->map = NULL;
+		return (nsd_error_errno(err, NSD_EXIT_INDEX, fi->path,
+		    "cannot map"));
+	}
+	fi->slots = (struct nsd_index_slot *)(fi->map +
+	    NSD_INDEX_TABLE_OFFSET);
+	fi->mask = fi->hdr.nslots - 1;
+	fi->shift = 64 - log2_of(fi->hdr.nslots);
+	fi->entries = fi->hdr.entries;
+	return (0);
+}
+
+int
+nsd_index_open_file(struct nsd_index **ixp, const struct nsd_index_open *o,
+    const struct nsd_index_params *p, struct nsd_error *err)
+{
+	struct file_index	*fi;
+
+	fi = xcalloc(1, sizeof *fi);
+	fi->base.ops = &file_ops;
+	fi->base.params = *p;
+	fi->path = xstrdup(o->path);
+	fi->ids_path = nsd_index_path(o->path, ".ids");
+	fi->new_path = nsd_index_path(o->path, ".new");
+	fi->fd = fi->ids_fd = fi->lock_fd = -1;
+	fi->readonly = o->readonly;
+	if (nsd_index_lock(o->path, o->readonly, o->wait_ms, &fi->lock_fd,
+	    err) == -1 || open_table(fi, p, err) == -1 ||
+	    open_ids(fi, err) == -1)
+		goto fail;
+	if (fi->readonly) {
+		if (nsd_index_open_memory(&fi->scratch, p, err) == -1)
+			goto fail;
+	} else {
+		(void)unlink(fi->new_path);	/* a growth cut short */
+		if (fi->hdr.pending_gen > fi->hdr.committed_gen &&
+		    recover(fi, err) == -1) {
+			err->status = NSD_EXIT_INDEX;
+			goto fail;
+		}
+	}
+	*ixp = &fi->base;
+	return (0);
+fail:
+	file_close(&fi->base);
+	return (-1);
+}

@@ -1,0 +1,279 @@
+/*
+ * index_format.c: header copies to and from their bytes on disk.
+ */
+#include "config.h"
+
+#include <sys/file.h>
+
+#include <assert.h>
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "index_format.h"
+
+/* The layout nsdedup-index(5) describes; changing it needs a new version. */
+static_assert(sizeof(struct nsd_index_slot) == NSD_INDEX_SLOT_SIZE,
+    "slot size");
+static_assert(offsetof(struct nsd_index_header, version) == 8, "version");
+static_assert(offsetof(struct nsd_index_header, byte_order) == 16, "bom");
+static_assert(offsetof(struct nsd_index_header, file_id) == 24, "file id");
+static_assert(offsetof(struct nsd_index_header, sequence) == 32, "sequence");
+static_assert(offsetof(struct nsd_index_header, method) == 40, "method");
+static_assert(offsetof(struct nsd_index_header, sentences) == 56,
+    "sentences");
+static_assert(offsetof(struct nsd_index_header, seed) == 72, "seed");
+static_assert(offsetof(struct nsd_index_header, distance) == 80, "distance");
+static_assert(offsetof(struct nsd_index_header, mask) == 88, "masks");
+static_assert(offsetof(struct nsd_index_header, nslots) == 216, "nslots");
+static_assert(offsetof(struct nsd_index_header, committed_gen) == 232,
+    "generations");
+static_assert(offsetof(struct nsd_index_header, records) == 248, "counts");
+static_assert(offsetof(struct nsd_index_header, ids_length) == 272, "ids");
+static_assert(offsetof(struct nsd_index_header, created) == 280, "times");
+static_assert(offsetof(struct nsd_index_header, checksum) == 360,
+    "checksum");
+static_assert(sizeof(struct nsd_index_header) == 368, "header size");
+static_assert(sizeof(struct nsd_index_header) <= NSD_INDEX_COPY_SIZE,
+    "header copy room");
+
+uint64_t
+nsd_le64(const void *p)
+{
+	uint64_t	 v;
+
+	memcpy(&v, p, sizeof v);
+	return (le64toh(v));
+}
+
+uint32_t
+nsd_le32(const void *p)
+{
+	uint32_t	 v;
+
+	memcpy(&v, p, sizeof v);
+	return (le32toh(v));
+}
+
+void
+nsd_put_le64(void *p, uint64_t v)
+{
+	v = htole64(v);
+	memcpy(p, &v, sizeof v);
+}
+
+void
+nsd_put_le32(void *p, uint32_t v)
+{
+	v = htole32(v);
+	memcpy(p, &v, sizeof v);
+}
+
+/*
+ * Swap every field between host and disk order; the same function both
+ * ways, since a byte swap is its own inverse (and nothing on little-endian
+ * machines).
+ */
+static void
+header_swap(struct nsd_index_header *h)
+{
+	size_t	 i;
+
+	h->version = le32toh(h->version);
+	h->size = le32toh(h->size);
+	h->byte_order = le64toh(h->byte_order);
+	h->file_id = le64toh(h->file_id);
+	h->sequence = le64toh(h->sequence);
+	h->sentences = le32toh(h->sentences);
+	h->min_length = le32toh(h->min_length);
+	h->compat = le32toh(h->compat);
+	h->norm_version = le32toh(h->norm_version);
+	h->seed = le64toh(h->seed);
+	h->distance = le32toh(h->distance);
+	h->ntables = le32toh(h->ntables);
+	for (i = 0; i < NSD_INDEX_MAX_TABLES; i++)
+		h->mask[i] = le64toh(h->mask[i]);
+	h->nslots = le64toh(h->nslots);
+	h->slot_size = le32toh(h->slot_size);
+	h->max_load = le32toh(h->max_load);
+	h->committed_gen = le64toh(h->committed_gen);
+	h->pending_gen = le64toh(h->pending_gen);
+	h->records = le64toh(h->records);
+	h->groups = le64toh(h->groups);
+	h->entries = le64toh(h->entries);
+	h->ids_length = le64toh(h->ids_length);
+	h->created = le64toh(h->created);
+	h->committed_at = le64toh(h->committed_at);
+	for (i = 0; i < sizeof h->reserved / sizeof h->reserved[0]; i++)
+		h->reserved[i] = le64toh(h->reserved[i]);
+	h->checksum = le64toh(h->checksum);
+}
+
+void
+nsd_index_header_encode(const struct nsd_index_header *h, void *copy)
+{
+	struct nsd_index_header	 d = *h;
+
+	memcpy(d.magic, NSD_INDEX_MAGIC, sizeof d.magic);
+	d.version = NSD_INDEX_VERSION;
+	d.size = sizeof d;
+	d.byte_order = NSD_INDEX_BOM;
+	header_swap(&d);
+	d.checksum = htole64(XXH3_64bits(&d,
+	    offsetof(struct nsd_index_header, checksum)));
+	memset(copy, 0, NSD_INDEX_COPY_SIZE);
+	memcpy(copy, &d, sizeof d);
+}
+
+enum nsd_header_state
+nsd_index_header_decode(const void *copy, struct nsd_index_header *h)
+{
+	uint64_t	 sum;
+	unsigned	 i;
+
+	memcpy(h, copy, sizeof *h);
+	if (memcmp(h->magic, NSD_INDEX_MAGIC, sizeof h->magic) != 0)
+		return (NSD_HEADER_NOT_INDEX);
+	sum = XXH3_64bits(h, offsetof(struct nsd_index_header, checksum));
+	header_swap(h);
+	if (h->version > NSD_INDEX_VERSION)
+		return (NSD_HEADER_NEWER);
+	if (sum != h->checksum || h->version != NSD_INDEX_VERSION ||
+	    h->size != sizeof *h || h->byte_order != NSD_INDEX_BOM ||
+	    h->slot_size != NSD_INDEX_SLOT_SIZE ||
+	    h->nslots < NSD_INDEX_MIN_SLOTS || (h->nslots & (h->nslots - 1)) ||
+	    h->nslots > (1ULL << 40) || h->ntables == 0 ||
+	    h->ntables > NSD_INDEX_MAX_TABLES || h->max_load == 0 ||
+	    h->max_load >= 100 || h->pending_gen < h->committed_gen ||
+	    h->pending_gen > NSD_INDEX_GEN_MAX ||
+	    h->ids_length < NSD_IDS_HEADER_SIZE || h->ids_length % 8 != 0 ||
+	    memchr(h->method, '\0', sizeof h->method) == NULL)
+		return (NSD_HEADER_DAMAGED);
+	for (i = 0; i < h->ntables; i++)
+		if (h->mask[i] == 0)
+			return (NSD_HEADER_DAMAGED);
+	return (NSD_HEADER_OK);
+}
+
+const char *
+nsd_index_header_problem(enum nsd_header_state st)
+{
+	switch (st) {
+	case NSD_HEADER_OK:
+		return ("usable");
+	case NSD_HEADER_NOT_INDEX:
+		return ("not an nsdedup index (no magic number)");
+	case NSD_HEADER_DAMAGED:
+		return ("damaged (checksum or values)");
+	case NSD_HEADER_NEWER:
+		return ("written by a newer format version");
+	}
+	return ("?");
+}
+
+char *
+nsd_index_path(const char *path, const char *suffix)
+{
+	size_t	 n = strlen(path) + strlen(suffix) + 1;
+	char	*s = xmalloc(n);
+
+	snprintf(s, n, "%s%s", path, suffix);
+	return (s);
+}
+
+int
+nsd_index_lock(const char *path, int readonly, long wait_ms, int *fdp,
+    struct nsd_error *err)
+{
+	char		*lock_path = nsd_index_path(path, ".lock");
+	struct timespec	 pause = { 0, 20 * 1000 * 1000 };
+	long		 waited = 0;
+	int		 fd, op = readonly ? LOCK_SH : LOCK_EX;
+
+	fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+	if (fd == -1 && readonly)
+		fd = open(lock_path, O_RDONLY | O_CLOEXEC);
+	if (fd == -1) {
+		nsd_error_errno(err, NSD_EXIT_INDEX, lock_path, "cannot open");
+		free(lock_path);
+		return (-1);
+	}
+	free(lock_path);
+	/* flock() has no timeout: poll it, or block when told to wait. */
+	for (;;) {
+		if (flock(fd, op | (wait_ms < 0 ? 0 : LOCK_NB)) == 0)
+			break;
+		if (errno == EINTR)
+			continue;
+		if (errno != EWOULDBLOCK) {
+			nsd_error_errno(err, NSD_EXIT_INDEX, path, "cannot lock");
+			close(fd);
+			return (-1);
+		}
+		if (waited >= wait_ms) {
+			nsd_error_set(err, NSD_EXIT_BUSY,
+			    "%s: in use by another nsdedup run (%s)", path,
+			    wait_ms == 0 ? "--no-wait" : "--wait ran out");
+			close(fd);
+			return (-1);
+		}
+		nanosleep(&pause, NULL);
+		waited += 20;
+	}
+	*fdp = fd;
+	return (0);
+}
+
+/*
+ * Read both header copies of fd and choose the current one: the valid copy
+ * with the higher sequence number. *copy says which it is.
+ */
+int
+nsd_index_read_header(int fd, const char *path, struct nsd_index_header *h,
+    int *copy, struct nsd_error *err)
+{
+	unsigned char		 buf[2 * NSD_INDEX_COPY_SIZE];
+	struct nsd_index_header	 c[2];
+	enum nsd_header_state	 st[2];
+	ssize_t			 n;
+	int			 i;
+
+	n = pread(fd, buf, sizeof buf, 0);
+	if (n == -1)
+		return (nsd_error_errno(err, NSD_EXIT_INDEX, path, "cannot read"));
+	if (n < (ssize_t)sizeof buf) {
+		if (n >= 8 && memcmp(buf, NSD_INDEX_MAGIC, 8) == 0)
+			return (nsd_error_set(err, NSD_EXIT_INDEX,
+			    "%s: truncated (%zd bytes)", path, n));
+		return (nsd_error_set(err, NSD_EXIT_INDEX,
+		    "%s: not an nsdedup index (too short)", path));
+	}
+	for (i = 0; i < 2; i++)
+		st[i] = nsd_index_header_decode(buf + i * NSD_INDEX_COPY_SIZE,
+		    &c[i]);
+	if (st[0] == NSD_HEADER_OK && st[1] == NSD_HEADER_OK)
+		*copy = c[1].sequence > c[0].sequence;
+	else if (st[0] == NSD_HEADER_OK || st[1] == NSD_HEADER_OK)
+		*copy = st[1] == NSD_HEADER_OK;
+	else if (st[0] == NSD_HEADER_NEWER || st[1] == NSD_HEADER_NEWER)
+		return (nsd_error_set(err, NSD_EXIT_INDEX,
+		    "%s: index format version %u is newer than this nsdedup "
+		    "reads (%d); use a newer nsdedup", path,
+		    st[0] == NSD_HEADER_NEWER ? c[0].version : c[1].version,
+		    NSD_INDEX_VERSION));
+	else if (st[0] == NSD_HEADER_NOT_INDEX && st[1] == NSD_HEADER_NOT_INDEX)
+		return (nsd_error_set(err, NSD_EXIT_INDEX,
+		    "%s: not an nsdedup index", path));
+	else
+		return (nsd_error_set(err, NSD_EXIT_INDEX,
+		    "%s: both header copies are damaged", path));
+	*h = c[*copy];
+	return (0);
+}

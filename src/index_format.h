@@ -1,0 +1,204 @@
+/*
+ * index_format.h: the bytes of an index file, shared by the live index
+ * (index_file.c) and its inspection (index_verify.c).
+ *
+ * An index named PATH is three files:
+ *
+ *   PATH        two header copies, then the slot table (mapped);
+ *   PATH.ids    the group records, append-only (mapped);
+ *   PATH.lock   empty; flock(2) on it decides who may write. It is never
+ *               renamed, so every run locks the same inode.
+ *
+ * Every integer is little-endian whatever the machine ("canonical byte
+ * order"), so an index can be copied between machines. The layout is
+ * pinned by the static_asserts in index_format.c and described for users
+ * in nsdedup-index(5); any change to it is a new NSD_INDEX_VERSION.
+ *
+ * The header (one copy; the file holds two, at 0 and at 4096):
+ *
+ *   magic "NSDINDEX", version, byte-order mark, the file's random id (also
+ *   in PATH.ids), a sequence number (the valid copy with the higher one is
+ *   current), the fingerprint parameters, the table's size, and the state
+ *   of the last commit: its generation, the generation a run may have
+ *   started since (pending), the counts and the committed length of
+ *   PATH.ids. An XXH3-64 checksum of everything before it ends the copy.
+ *
+ * A slot is 16 bytes: the 64-bit key (a fingerprint), then a word holding
+ * the generation of the run that wrote it (bits 0-23; 0 for an empty
+ * slot), the table it belongs to (bits 24-27) and its group (bits 28-63).
+ * A group is the offset of its record in PATH.ids in units of 8 bytes,
+ * which grows with every new group, so a smaller group is an older one.
+ *
+ * Several tables share the slots: table t finds its home slot from
+ * (key & mask[t]), so entries whose keys agree under the mask meet on one
+ * probe chain. nshash uses one table with the whole key; SimHash's block
+ * tables are masks over its bits. Entries with equal keys may repeat; on a
+ * chain they appear in the order they were inserted.
+ *
+ * A group record in PATH.ids: the group's number (8 bytes), the id's
+ * length (4 bytes) and the id (a JSON token, possibly empty), padded with
+ * zeros to a multiple of 8. The file starts with a 16-byte header of its
+ * own: magic "NSDIDS\0\1" and the index's file id.
+ */
+#ifndef NSD_INDEX_FORMAT_H
+#define NSD_INDEX_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util.h"
+
+#define NSD_INDEX_MAGIC		"NSDINDEX"
+#define NSD_INDEX_VERSION	1
+#define NSD_INDEX_BOM		0x0102030405060708ULL
+#define NSD_INDEX_COPY_SIZE	4096	/* room for one header copy */
+#define NSD_INDEX_TABLE_OFFSET	(2 * NSD_INDEX_COPY_SIZE)
+#define NSD_INDEX_SLOT_SIZE	16
+#define NSD_INDEX_MAX_TABLES	16
+#define NSD_INDEX_MIN_SLOTS	4096
+#define NSD_INDEX_MAX_LOAD	75	/* percent; then the table doubles */
+
+#define NSD_INDEX_GEN_BITS	24
+#define NSD_INDEX_GEN_MAX	((1ULL << NSD_INDEX_GEN_BITS) - 1)
+#define NSD_INDEX_TABLE_SHIFT	24
+#define NSD_INDEX_GROUP_SHIFT	28
+#define NSD_INDEX_GROUP_MAX	((1ULL << (64 - NSD_INDEX_GROUP_SHIFT)) - 1)
+
+#define NSD_IDS_MAGIC		"NSDIDS\0\1"
+#define NSD_IDS_HEADER_SIZE	16
+#define NSD_IDS_RECORD_HEAD	12	/* number and id length */
+
+/*
+ * One header copy. The struct's layout is the one on disk, where every
+ * field is little-endian; decoded, the fields are in host order.
+ */
+struct nsd_index_header {
+	char		 magic[8];
+	uint32_t	 version;
+	uint32_t	 size;		/* sizeof this struct */
+	uint64_t	 byte_order;	/* NSD_INDEX_BOM */
+	uint64_t	 file_id;
+	uint64_t	 sequence;
+	char		 method[16];	/* NUL-padded */
+	uint32_t	 sentences;
+	uint32_t	 min_length;
+	uint32_t	 compat;
+	uint32_t	 norm_version;
+	uint64_t	 seed;
+	uint32_t	 distance;
+	uint32_t	 ntables;
+	uint64_t	 mask[NSD_INDEX_MAX_TABLES];
+	uint64_t	 nslots;	/* a power of two */
+	uint32_t	 slot_size;
+	uint32_t	 max_load;	/* percent */
+	uint64_t	 committed_gen;
+	uint64_t	 pending_gen;	/* > committed_gen: a run may have
+					   written slots since */
+	uint64_t	 records;
+	uint64_t	 groups;
+	uint64_t	 entries;	/* filled slots */
+	uint64_t	 ids_length;	/* committed bytes of PATH.ids */
+	uint64_t	 created;	/* Unix time */
+	uint64_t	 committed_at;
+	uint64_t	 reserved[8];
+	uint64_t	 checksum;	/* XXH3-64 of the bytes before it */
+};
+
+/* A slot as it is on disk. */
+struct nsd_index_slot {
+	uint64_t	 key;
+	uint64_t	 meta;
+};
+
+/* Why a header copy was not usable. */
+enum nsd_header_state {
+	NSD_HEADER_OK,
+	NSD_HEADER_NOT_INDEX,	/* no magic: not an index at all */
+	NSD_HEADER_DAMAGED,	/* bad checksum or impossible values */
+	NSD_HEADER_NEWER	/* a later format version */
+};
+
+/* Decode a copy into host byte order, saying whether it can be used. */
+enum nsd_header_state nsd_index_header_decode(const void *,
+	    struct nsd_index_header *);
+
+/* Encode h, with its checksum, into a copy of NSD_INDEX_COPY_SIZE bytes. */
+void	 nsd_index_header_encode(const struct nsd_index_header *, void *);
+
+const char *nsd_index_header_problem(enum nsd_header_state);
+
+/* Bytes of an index file with nslots slots. */
+static inline uint64_t
+nsd_index_file_size(uint64_t nslots)
+{
+	return (NSD_INDEX_TABLE_OFFSET + nslots * NSD_INDEX_SLOT_SIZE);
+}
+
+/* The slot where table's search for key starts, among 2^(64-shift). */
+static inline uint64_t
+nsd_index_home(const struct nsd_index_header *h, unsigned table,
+    uint64_t key, unsigned shift)
+{
+	uint64_t	 k = (key & h->mask[table]) +
+	    table * 0xD6E8FEB86659FD93ULL;
+
+	/* Fibonacci hashing: the top bits of a golden-ratio product. */
+	return ((k * 0x9E3779B97F4A7C15ULL) >> shift);
+}
+
+static inline uint64_t
+nsd_slot_meta(uint64_t gen, unsigned table, uint64_t group)
+{
+	return (gen | (uint64_t)table << NSD_INDEX_TABLE_SHIFT |
+	    group << NSD_INDEX_GROUP_SHIFT);
+}
+
+static inline uint64_t
+nsd_slot_gen(uint64_t meta)
+{
+	return (meta & NSD_INDEX_GEN_MAX);
+}
+
+static inline unsigned
+nsd_slot_table(uint64_t meta)
+{
+	return ((meta >> NSD_INDEX_TABLE_SHIFT) & 0xf);
+}
+
+static inline uint64_t
+nsd_slot_group(uint64_t meta)
+{
+	return (meta >> NSD_INDEX_GROUP_SHIFT);
+}
+
+/* Bytes a group record with an id of len bytes takes in PATH.ids. */
+static inline uint64_t
+nsd_ids_record_size(size_t len)
+{
+	return ((NSD_IDS_RECORD_HEAD + (uint64_t)len + 7) & ~(uint64_t)7);
+}
+
+uint64_t nsd_le64(const void *);
+uint32_t nsd_le32(const void *);
+void	 nsd_put_le64(void *, uint64_t);
+void	 nsd_put_le32(void *, uint32_t);
+
+/*
+ * Take the lock of the index at path: shared (readonly) or exclusive,
+ * waiting wait_ms milliseconds (-1: as long as it takes). The lock lasts
+ * until *fd is closed. Errors: NSD_EXIT_BUSY when the wait ran out,
+ * NSD_EXIT_INDEX otherwise.
+ */
+int	 nsd_index_lock(const char *, int, long, int *, struct nsd_error *);
+
+/*
+ * Read both header copies of the index open at fd and pick the current
+ * one into *h (its copy, 0 or 1, into *copy). Errors: NSD_EXIT_INDEX.
+ */
+int	 nsd_index_read_header(int, const char *, struct nsd_index_header *,
+	    int *, struct nsd_error *);
+
+/* The file names of the index at path: path + suffix; free() it. */
+char	*nsd_index_path(const char *, const char *);
+
+#endif /* NSD_INDEX_FORMAT_H */

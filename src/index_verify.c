@@ -1,0 +1,344 @@
+/*
+ * index_verify.c: looking into an index file without using it, for
+ * --db-info and --db-verify.
+ *
+ * Both take the shared lock, so they see the last committed state and
+ * never a writer's work in progress. They read the files directly, not
+ * through index_file.c, so that a damaged index is described, not refused:
+ * verification walks the header copies, PATH.ids and every slot, and names
+ * each broken invariant it finds.
+ */
+#include "config.h"
+
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "index.h"
+#include "index_format.h"
+
+struct verify {
+	const char	*path;
+	char		*ids_path;
+	int		 fd;
+	int		 ids_fd;
+	int		 lock_fd;
+	struct nsd_index_header hdr;
+	void		(*problem)(void *, const char *);
+	void		*ctx;
+	size_t		 max;
+	uint64_t	 problems;
+};
+
+static void
+say(struct verify *v, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Count a broken invariant, and pass on its description. */
+static void
+say(struct verify *v, const char *fmt, ...)
+{
+	char	 msg[NSD_ERROR_MAX];
+	va_list	 ap;
+
+	if (v->problems++ >= v->max || v->problem == NULL)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	v->problem(v->ctx, msg);
+}
+
+static void
+report_fill(const struct nsd_index_header *h, int copy,
+    struct nsd_index_report *r)
+{
+	memset(r, 0, sizeof *r);
+	r->version = h->version;
+	memcpy(r->method, h->method, sizeof r->method);
+	r->sentences = h->sentences;
+	r->min_length = h->min_length;
+	r->compat = h->compat;
+	r->norm_version = h->norm_version;
+	r->distance = h->distance;
+	r->seed = h->seed;
+	r->records = h->records;
+	r->groups = h->groups;
+	r->fingerprints = h->entries;
+	r->slots = h->nslots;
+	r->max_load = h->max_load;
+	r->generation = h->committed_gen;
+	r->pending = h->pending_gen;
+	r->ids_length = h->ids_length;
+	r->created = h->created;
+	r->committed_at = h->committed_at;
+	r->copy = copy;
+}
+
+static void
+verify_close(struct verify *v)
+{
+	if (v->fd != -1)
+		close(v->fd);
+	if (v->ids_fd != -1)
+		close(v->ids_fd);
+	if (v->lock_fd != -1)
+		close(v->lock_fd);
+	free(v->ids_path);
+}
+
+/* Lock, open and read the current header; sizes go into r. */
+static int
+verify_open(struct verify *v, const char *path, long wait_ms,
+    struct nsd_index_report *r, struct nsd_error *err)
+{
+	struct stat	 sb;
+	int		 copy;
+
+	memset(v, 0, sizeof *v);
+	v->path = path;
+	v->fd = v->ids_fd = v->lock_fd = -1;
+	v->ids_path = nsd_index_path(path, ".ids");
+	if (nsd_index_lock(path, 1, wait_ms, &v->lock_fd, err) == -1)
+		return (-1);
+	if ((v->fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
+		if (errno == ENOENT)
+			return (nsd_error_set(err, NSD_EXIT_INDEX,
+			    "%s: no such index", path));
+		return (nsd_error_errno(err, NSD_EXIT_INDEX, path,
+		    "cannot open"));
+	}
+	if (fstat(v->fd, &sb) == -1)
+		return (nsd_error_errno(err, NSD_EXIT_INDEX, path, "fstat"));
+	if (!S_ISREG(sb.st_mode))
+		return (nsd_error_set(err, NSD_EXIT_INDEX,
+		    "%s: not a regular file", path));
+	if (nsd_index_read_header(v->fd, path, &v->hdr, &copy, err) == -1)
+		return (-1);
+	report_fill(&v->hdr, copy, r);
+	r->file_size = sb.st_size;
+	v->ids_fd = open(v->ids_path, O_RDONLY | O_CLOEXEC);
+	if (v->ids_fd != -1 && fstat(v->ids_fd, &sb) == 0)
+		r->ids_file_size = sb.st_size;
+	return (0);
+}
+
+int
+nsd_index_describe(const char *path, long wait_ms,
+    struct nsd_index_report *r, struct nsd_error *err)
+{
+	struct verify	 v;
+	int		 rc;
+
+	rc = verify_open(&v, path, wait_ms, r, err);
+	verify_close(&v);
+	return (rc);
+}
+
+/* Both header copies: each one damaged is a problem, if the other works. */
+static void
+verify_copies(struct verify *v)
+{
+	unsigned char		 buf[NSD_INDEX_COPY_SIZE];
+	struct nsd_index_header	 h;
+	enum nsd_header_state	 st;
+	int			 i;
+
+	for (i = 0; i < 2; i++) {
+		if (pread(v->fd, buf, sizeof buf, (off_t)i *
+		    NSD_INDEX_COPY_SIZE) != (ssize_t)sizeof buf)
+			st = NSD_HEADER_DAMAGED;
+		else
+			st = nsd_index_header_decode(buf, &h);
+		if (st != NSD_HEADER_OK)
+			say(v, "header copy %c is %s; copy %c is in use",
+			    'A' + i, nsd_index_header_problem(st), 'B' - i);
+	}
+}
+
+/*
+ * Walk the group records of PATH.ids up to its committed length, marking
+ * where each starts in starts (one bit per 8-byte unit).
+ */
+static void
+verify_ids(struct verify *v, const struct nsd_index_report *r,
+    unsigned char *starts)
+{
+	const struct nsd_index_header	*h = &v->hdr;
+	unsigned char			*ids;
+	uint64_t			 off, n = 0, len;
+
+	if (v->ids_fd == -1) {
+		say(v, "%s: cannot open: %s", v->ids_path, strerror(errno));
+		return;
+	}
+	if (r->ids_file_size < h->ids_length) {
+		say(v, "%s: %llu bytes, but %llu are committed", v->ids_path,
+		    (unsigned long long)r->ids_file_size,
+		    (unsigned long long)h->ids_length);
+		return;
+	}
+	ids = mmap(NULL, h->ids_length, PROT_READ, MAP_SHARED, v->ids_fd, 0);
+	if (ids == MAP_FAILED) {
+		say(v, "%s: cannot map: %s", v->ids_path, strerror(errno));
+		return;
+	}
+	if (memcmp(ids, NSD_IDS_MAGIC, 8) != 0 ||
+	    nsd_le64(ids + 8) != h->file_id)
+		say(v, "%s: not the id file of this index", v->ids_path);
+	for (off = NSD_IDS_HEADER_SIZE; off < h->ids_length;
+	    off += nsd_ids_record_size(len)) {
+		if (off + NSD_IDS_RECORD_HEAD > h->ids_length) {
+			say(v, "%s: a group record is cut off at byte %llu",
+			    v->ids_path, (unsigned long long)off);
+			break;
+		}
+		len = nsd_le32(ids + off + 8);
+		if (nsd_le64(ids + off) != ++n) {
+			say(v, "%s: the record at byte %llu is group %llu, "
+			    "not %llu", v->ids_path, (unsigned long long)off,
+			    (unsigned long long)nsd_le64(ids + off),
+			    (unsigned long long)n);
+			break;
+		}
+		if (off + nsd_ids_record_size(len) > h->ids_length) {
+			say(v, "%s: group %llu's id runs past the committed "
+			    "end", v->ids_path, (unsigned long long)n);
+			break;
+		}
+		starts[off / 64] |= 1 << (off / 8 % 8);
+	}
+	if (n != h->groups)
+		say(v, "%s holds %llu groups; the header says %llu",
+		    v->ids_path, (unsigned long long)n,
+		    (unsigned long long)h->groups);
+	munmap(ids, h->ids_length);
+}
+
+/*
+ * Every slot: empty ones zeroed, generations committed (or left by a run
+ * that did not commit, which is no damage), tables known, groups at the
+ * start of a record, and each entry reachable from its home slot without
+ * crossing an empty one.
+ */
+static void
+verify_slots(struct verify *v, const struct nsd_index_slot *slots,
+    const unsigned char *starts, struct nsd_index_report *r)
+{
+	const struct nsd_index_header	*h = &v->hdr;
+	uint64_t			 mask = h->nslots - 1, i, n, z, meta;
+	uint64_t			 gen, group, home, start, entries = 0;
+	unsigned			 shift = 64, table;
+
+	while ((1ULL << (64 - shift)) < h->nslots)
+		shift--;
+	for (z = 0; z <= mask; z++) {
+		gen = nsd_slot_gen(le64toh(slots[z].meta));
+		if (gen == 0 || gen > h->committed_gen)
+			break;
+	}
+	if (z > mask) {
+		say(v, "the table has no empty slot");
+		return;
+	}
+	start = (z + 1) & mask;
+	for (n = 1; n <= h->nslots; n++) {
+		i = (z + n) & mask;
+		meta = le64toh(slots[i].meta);
+		gen = nsd_slot_gen(meta);
+		if (gen == 0 || gen > h->committed_gen) {
+			if (gen > h->pending_gen)
+				say(v, "slot %llu: generation %llu is after "
+				    "the last commit (%llu)",
+				    (unsigned long long)i,
+				    (unsigned long long)gen,
+				    (unsigned long long)h->committed_gen);
+			else if (gen != 0 || slots[i].key != 0) {
+				if (h->pending_gen > h->committed_gen)
+					r->leftovers++;
+				else
+					say(v, "slot %llu: empty, but not "
+					    "zeroed", (unsigned long long)i);
+			}
+			start = (i + 1) & mask;
+			continue;
+		}
+		entries++;
+		table = nsd_slot_table(meta);
+		group = nsd_slot_group(meta);
+		if (table >= h->ntables) {
+			say(v, "slot %llu: table %u, but the index has %u",
+			    (unsigned long long)i, table, h->ntables);
+			continue;
+		}
+		if (group * 8 < NSD_IDS_HEADER_SIZE ||
+		    group * 8 >= h->ids_length ||
+		    !(starts[group / 8] & 1 << (group % 8)))
+			say(v, "slot %llu: group %llu is not a group record",
+			    (unsigned long long)i, (unsigned long long)group);
+		home = nsd_index_home(h, table, le64toh(slots[i].key), shift);
+		if (((i - home) & mask) > ((i - start) & mask))
+			say(v, "slot %llu: cannot be found from its home slot "
+			    "%llu (an empty slot is in between)",
+			    (unsigned long long)i, (unsigned long long)home);
+	}
+	if (entries != h->entries)
+		say(v, "the table holds %llu entries; the header says %llu",
+		    (unsigned long long)entries,
+		    (unsigned long long)h->entries);
+}
+
+int
+nsd_index_verify(const char *path, long wait_ms,
+    void (*problem)(void *, const char *), void *ctx, size_t max,
+    struct nsd_index_report *r, uint64_t *problems, struct nsd_error *err)
+{
+	struct verify	 v;
+	unsigned char	*map = MAP_FAILED, *starts = NULL;
+	uint64_t	 size;
+	int		 rc = -1;
+
+	if (verify_open(&v, path, wait_ms, r, err) == -1)
+		goto done;
+	v.problem = problem;
+	v.ctx = ctx;
+	v.max = max;
+	verify_copies(&v);
+	size = nsd_index_file_size(v.hdr.nslots);
+	if (r->file_size != size)
+		say(&v, "the file is %llu bytes; the header says %llu",
+		    (unsigned long long)r->file_size,
+		    (unsigned long long)size);
+	if (v.hdr.records < v.hdr.groups)
+		say(&v, "%llu records cannot have opened %llu groups",
+		    (unsigned long long)v.hdr.records,
+		    (unsigned long long)v.hdr.groups);
+	starts = xcalloc(v.hdr.ids_length / 64 + 1, 1);
+	verify_ids(&v, r, starts);
+	if (r->file_size >= size) {
+		map = mmap(NULL, size, PROT_READ, MAP_SHARED, v.fd, 0);
+		if (map == MAP_FAILED) {
+			nsd_error_errno(err, NSD_EXIT_INDEX, path,
+			    "cannot map");
+			goto done;
+		}
+		verify_slots(&v, (const struct nsd_index_slot *)(map +
+		    NSD_INDEX_TABLE_OFFSET), starts, r);
+	}
+	*problems = v.problems;
+	rc = 0;
+done:
+	if (map != MAP_FAILED)
+		munmap(map, size);
+	free(starts);
+	verify_close(&v);
+	return (rc);
+}

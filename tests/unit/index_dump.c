@@ -1,0 +1,125 @@
+/*
+ * index_dump.c: print the committed state of an index file, in a canonical
+ * order, so that tests can say "the index is exactly as it was".
+ *
+ * What is printed is what a later run can see: the counts, the committed
+ * generation, every group record and every committed entry (sorted). What
+ * a later run cannot see is left out: the table's size (growth changes
+ * it), which header copy is current, times, and leftovers of runs that did
+ * not commit.
+ *
+ * Usage: nsd-index-dump PATH
+ */
+#include "config.h"
+
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include <endian.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "index_format.h"
+
+struct entry {
+	uint64_t	 key;
+	uint64_t	 table;
+	uint64_t	 group;
+};
+
+static int
+entry_cmp(const void *a, const void *b)
+{
+	const struct entry	*x = a, *y = b;
+
+	if (x->table != y->table)
+		return (x->table < y->table ? -1 : 1);
+	if (x->key != y->key)
+		return (x->key < y->key ? -1 : 1);
+	if (x->group != y->group)
+		return (x->group < y->group ? -1 : 1);
+	return (0);
+}
+
+static unsigned char *
+map_file(const char *path, int *fd, uint64_t *size)
+{
+	struct stat	 sb;
+	void		*p;
+
+	if ((*fd = open(path, O_RDONLY)) == -1 || fstat(*fd, &sb) == -1) {
+		perror(path);
+		exit(2);
+	}
+	*size = sb.st_size;
+	p = mmap(NULL, *size, PROT_READ, MAP_SHARED, *fd, 0);
+	if (p == MAP_FAILED) {
+		perror(path);
+		exit(2);
+	}
+	return (p);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct nsd_index_header	 h;
+	struct nsd_error	 err;
+	const struct nsd_index_slot *slots;
+	struct entry		*e;
+	unsigned char		*map, *ids;
+	char			*ids_path;
+	uint64_t		 size, ids_size, i, n = 0, gen, off, len;
+	int			 fd, ids_fd, copy;
+
+	if (argc != 2) {
+		fputs("usage: nsd-index-dump PATH\n", stderr);
+		return (2);
+	}
+	map = map_file(argv[1], &fd, &size);
+	if (nsd_index_read_header(fd, argv[1], &h, &copy, &err) == -1) {
+		fprintf(stderr, "nsd-index-dump: %s\n", err.msg);
+		return (2);
+	}
+	printf("committed %" PRIu64 " records %" PRIu64 " groups %" PRIu64
+	    " entries %" PRIu64 " ids %" PRIu64 "\n", h.committed_gen,
+	    h.records, h.groups, h.entries, h.ids_length);
+
+	ids_path = nsd_index_path(argv[1], ".ids");
+	ids = map_file(ids_path, &ids_fd, &ids_size);
+	for (off = NSD_IDS_HEADER_SIZE; off + NSD_IDS_RECORD_HEAD <=
+	    h.ids_length && off < ids_size; off += nsd_ids_record_size(len)) {
+		len = nsd_le32(ids + off + 8);
+		printf("group %" PRIu64 " at %" PRIu64 " id %.*s\n",
+		    nsd_le64(ids + off), off / 8, (int)len,
+		    ids + off + NSD_IDS_RECORD_HEAD);
+	}
+
+	slots = (const struct nsd_index_slot *)(map + NSD_INDEX_TABLE_OFFSET);
+	e = xcalloc(h.entries + 1, sizeof *e);
+	for (i = 0; i < h.nslots && nsd_index_file_size(i + 1) <= size; i++) {
+		gen = nsd_slot_gen(le64toh(slots[i].meta));
+		if (gen == 0 || gen > h.committed_gen)
+			continue;
+		if (n == h.entries) {
+			fputs("nsd-index-dump: more entries than counted\n",
+			    stderr);
+			return (1);
+		}
+		e[n].key = le64toh(slots[i].key);
+		e[n].table = nsd_slot_table(le64toh(slots[i].meta));
+		e[n].group = nsd_slot_group(le64toh(slots[i].meta));
+		n++;
+	}
+	qsort(e, n, sizeof *e, entry_cmp);
+	for (i = 0; i < n; i++)
+		printf("entry %" PRIu64 " %016" PRIx64 " %" PRIu64 "\n",
+		    e[i].table, e[i].key, e[i].group);
+	free(e);
+	free(ids_path);
+	return (fflush(stdout) == 0 && n == h.entries ? 0 : 1);
+}
