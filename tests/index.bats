@@ -1,0 +1,4 @@
+#!/usr/bin/env bats
+# placeholder
+
+load helpers
