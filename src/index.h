@@ -63,6 +63,7 @@ struct nsd_group_name {
 };
 
 struct nsd_index_ops {
+	void	 (*prefetch)(struct nsd_index *, uint64_t);
 	int	 (*lookup)(struct nsd_index *, uint64_t, uint64_t *,
 	    struct nsd_error *);
 	int	 (*claim)(struct nsd_index *, uint64_t, uint64_t,
@@ -142,6 +143,16 @@ int	 nsd_index_describe(const char *, long, struct nsd_index_report *,
 int	 nsd_index_verify(const char *, long, void (*)(void *, const char *),
 	    void *, size_t, struct nsd_index_report *, uint64_t *,
 	    struct nsd_error *);
+
+/*
+ * A hint that fp will be looked up soon: start loading its slot, so that
+ * the lookups of a batch wait for memory together, not one by one.
+ */
+static inline void
+nsd_index_prefetch(struct nsd_index *ix, uint64_t fp)
+{
+	ix->ops->prefetch(ix, fp);
+}
 
 /* The group that claimed fp, or 0 in *group when none has. */
 static inline int

@@ -410,6 +410,15 @@ insert(struct file_index *fi, uint64_t i, unsigned table, uint64_t key,
 	return (0);
 }
 
+static void
+file_prefetch(struct nsd_index *ix, uint64_t fp)
+{
+	struct file_index	*fi = (struct file_index *)ix;
+
+	__builtin_prefetch(&fi->slots[nsd_index_home(&fi->hdr, 0, fp,
+	    fi->shift)]);
+}
+
 static int
 file_lookup(struct nsd_index *ix, uint64_t fp, uint64_t *group,
     struct nsd_error *err)
@@ -605,7 +614,7 @@ file_close(struct nsd_index *ix)
 }
 
 static const struct nsd_index_ops file_ops = {
-	file_lookup, file_claim, file_group_new, file_group_name,
+	file_prefetch, file_lookup, file_claim, file_group_new, file_group_name,
 	file_commit, file_info, file_close
 };
 

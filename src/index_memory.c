@@ -93,6 +93,14 @@ grow(struct memory_index *m)
 	free(old);
 }
 
+static void
+memory_prefetch(struct nsd_index *ix, uint64_t fp)
+{
+	struct memory_index	*m = (struct memory_index *)ix;
+
+	__builtin_prefetch(&m->slots[slot_of(m, fp)]);
+}
+
 static int
 memory_lookup(struct nsd_index *ix, uint64_t fp, uint64_t *group,
     struct nsd_error *err)
@@ -189,7 +197,7 @@ memory_close(struct nsd_index *ix)
 }
 
 static const struct nsd_index_ops memory_ops = {
-	memory_lookup, memory_claim, memory_group_new, memory_group_name,
+	memory_prefetch, memory_lookup, memory_claim, memory_group_new, memory_group_name,
 	memory_commit, memory_info, memory_close
 };
 

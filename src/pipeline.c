@@ -519,6 +519,9 @@ stage_decide(const struct nsd_config *cfg, const struct input *in,
 	size_t		 i, k, id_len;
 
 	*stop = wk->lines.nlines;
+	for (i = 0; i < wk->lines.nlines; i++)
+		for (k = 0; k < wk->recs[i].nfps; k++)
+			nsd_index_prefetch(ix, wk->fps[wk->recs[i].fp_off + k]);
 	for (i = 0; i < wk->lines.nlines; i++) {
 		struct record		*r = &wk->recs[i];
 		const struct nsd_line	*l = &wk->lines.lines[i];
