@@ -24,13 +24,13 @@ _nsdedup_value()
 		values='pass skip fail' ;;
 	--progress)
 		values='auto always never' ;;
-	-o | --output)
+	-o | --output | --db)
 		compopt -o filenames 2>/dev/null
 		mapfile -t COMPREPLY < <(compgen -f -- "$2")
 		COMPREPLY=("${COMPREPLY[@]/#/$3}")
 		return 0 ;;
 	-k | --key | -n | --sentences | --dup-field | --field-name | \
-	--id-field | --max-line | --min-length)
+	--id-field | --max-line | --min-length | --wait)
 		COMPREPLY=()
 		return 0 ;;
 	*)
@@ -69,10 +69,11 @@ _nsdedup()
 
 	if [[ $cur == -* ]]; then
 		opts='-a -d -D -f -H -h -k -m -n -o -q -V
-		    --annotate --compat= --drop-dups --dup-field= --field-name=
-		    --format= --help --id-field= --key= --max-line= --min-length=
-		    --method= --no-header --on-error= --only-dups --output=
-		    --progress= --quiet --sentences= --stats --version'
+		    --annotate --compat= --db= --db-info --db-verify --drop-dups
+		    --dup-field= --field-name= --format= --help --id-field= --key=
+		    --max-line= --min-length= --method= --no-header --no-update
+		    --no-wait --on-error= --only-dups --output= --progress=
+		    --quiet --sentences= --stats --version --wait='
 		mapfile -t COMPREPLY < <(_nsdedup_match "$cur" "$opts" "")
 		if [[ ${#COMPREPLY[@]} -eq 1 && ${COMPREPLY[0]} == *= ]]; then
 			compopt -o nospace 2>/dev/null || true

@@ -4,6 +4,12 @@ complete -c nsdedup -s a -l annotate \
     -d 'Write every record, annotated (default)'
 complete -c nsdedup -l compat -x -a nshash \
     -d 'Split and select sentences as the reference does'
+complete -c nsdedup -l db -r -F \
+    -d 'Remember fingerprints in this index file'
+complete -c nsdedup -l db-info \
+    -d 'Describe the index and exit'
+complete -c nsdedup -l db-verify \
+    -d 'Check every invariant of the index and exit'
 complete -c nsdedup -s d -l drop-dups \
     -d 'Write only the originals, as read'
 complete -c nsdedup -l dup-field -x \
@@ -26,6 +32,10 @@ complete -c nsdedup -l min-length -x \
     -d 'Sentences must be longer than this many code points'
 complete -c nsdedup -s H -l no-header \
     -d 'TSV input has no header line'
+complete -c nsdedup -l no-update \
+    -d 'Compare against the index, add nothing to it'
+complete -c nsdedup -l no-wait \
+    -d 'Exit with status 8 if another run holds the index'
 complete -c nsdedup -l on-error -x \
     -a 'pass\t"Write it untouched" skip\t"Leave it out" fail\t"Stop the run"' \
     -d 'What to do with a bad record'
@@ -43,3 +53,5 @@ complete -c nsdedup -l stats \
     -d 'Print a summary on standard error at the end'
 complete -c nsdedup -s V -l version \
     -d 'Show version and exit'
+complete -c nsdedup -l wait -x \
+    -d 'Wait at most this many seconds for the index'
