@@ -142,15 +142,16 @@ slot_valid(const struct file_index *fi, uint64_t meta)
 
 /*
  * The slot of the first entry of table with key, or (not found) of the
- * empty slot that ends its chain; *found says which.
+ * empty slot that ends its chain; *found says which. Only a damaged table
+ * has no empty slot: then -1.
  */
-static uint64_t
+static int64_t
 find(const struct file_index *fi, unsigned table, uint64_t key, int *found)
 {
-	uint64_t	 i, meta;
+	uint64_t	 i, n, meta;
 
 	i = nsd_index_home(&fi->hdr, table, key, fi->shift);
-	for (;; i = (i + 1) & fi->mask) {
+	for (n = 0; n <= fi->mask; n++, i = (i + 1) & fi->mask) {
 		meta = le64toh(fi->slots[i].meta);
 		if (!slot_valid(fi, meta)) {
 			*found = 0;
@@ -162,6 +163,15 @@ find(const struct file_index *fi, unsigned table, uint64_t key, int *found)
 			return (i);
 		}
 	}
+	return (-1);
+}
+
+static int
+damaged_table(const struct file_index *fi, struct nsd_error *err)
+{
+	return (nsd_error_set(err, NSD_EXIT_INDEX,
+	    "%s: damaged: the table has no empty slot (try --db-verify)",
+	    fi->path));
 }
 
 /* Write one header copy, the one that is not current, and sync it. */
@@ -284,7 +294,8 @@ rebuild_pass(const struct file_index *fi, struct nsd_index_slot *slots,
 {
 	uint64_t	 start = 0, n, i, meta;
 
-	while (slot_valid(fi, le64toh(fi->slots[start].meta)))
+	while (start < fi->mask && slot_valid(fi,
+	    le64toh(fi->slots[start].meta)))
 		start++;
 	for (n = 0; n <= fi->mask; n++) {
 		i = (start + n) & fi->mask;
@@ -424,10 +435,11 @@ file_lookup(struct nsd_index *ix, uint64_t fp, uint64_t *group,
     struct nsd_error *err)
 {
 	struct file_index	*fi = (struct file_index *)ix;
-	uint64_t		 i;
+	int64_t			 i;
 	int			 found;
 
-	i = find(fi, 0, fp, &found);
+	if ((i = find(fi, 0, fp, &found)) == -1)
+		return (damaged_table(fi, err));
 	if (found) {
 		*group = nsd_slot_group(le64toh(fi->slots[i].meta));
 		return (0);
@@ -443,10 +455,11 @@ file_claim(struct nsd_index *ix, uint64_t fp, uint64_t group,
     struct nsd_error *err)
 {
 	struct file_index	*fi = (struct file_index *)ix;
-	uint64_t		 i;
+	int64_t			 i;
 	int			 found;
 
-	i = find(fi, 0, fp, &found);
+	if ((i = find(fi, 0, fp, &found)) == -1)
+		return (damaged_table(fi, err));
 	if (found)
 		return (0);		/* first claim wins */
 	if (fi->scratch != NULL)
@@ -846,12 +859,12 @@ nsd_index_open_file(struct nsd_index **ixp, const struct nsd_index_open *o,
 	fi = xcalloc(1, sizeof *fi);
 	fi->base.ops = &file_ops;
 	fi->base.params = *p;
-	fi->path = xstrdup(o->path);
-	fi->ids_path = nsd_index_path(o->path, ".ids");
-	fi->new_path = nsd_index_path(o->path, ".new");
+	fi->path = nsd_index_resolve(o->path);
+	fi->ids_path = nsd_index_path(fi->path, ".ids");
+	fi->new_path = nsd_index_path(fi->path, ".new");
 	fi->fd = fi->ids_fd = fi->lock_fd = -1;
 	fi->readonly = o->readonly;
-	if (nsd_index_lock(o->path, o->readonly, o->wait_ms, &fi->lock_fd,
+	if (nsd_index_lock(fi->path, o->readonly, o->wait_ms, &fi->lock_fd,
 	    err) == -1 || open_table(fi, p, err) == -1 ||
 	    open_ids(fi, err) == -1)
 		goto fail;

@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <sys/file.h>
+#include <sys/stat.h>
 
 #include <assert.h>
 #include <endian.h>
@@ -179,6 +180,18 @@ nsd_index_header_problem(enum nsd_header_state st)
 }
 
 char *
+nsd_index_resolve(const char *path)
+{
+	struct stat	 sb;
+	char		*real;
+
+	if (lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode) &&
+	    (real = realpath(path, NULL)) != NULL)
+		return (real);
+	return (xstrdup(path));
+}
+
+char *
 nsd_index_path(const char *path, const char *suffix)
 {
 	size_t	 n = strlen(path) + strlen(suffix) + 1;
@@ -197,11 +210,24 @@ nsd_index_lock(const char *path, int readonly, long wait_ms, int *fdp,
 	long		 waited = 0;
 	int		 fd, op = readonly ? LOCK_SH : LOCK_EX;
 
-	fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-	if (fd == -1 && readonly)
-		fd = open(lock_path, O_RDONLY | O_CLOEXEC);
+	/*
+	 * A reader makes no files: without the lock file there is no index
+	 * to read, unless it was copied without one.
+	 */
+	fd = open(lock_path, (readonly ? O_RDONLY : O_RDWR | O_CREAT) |
+	    O_CLOEXEC, 0666);
+	if (fd == -1 && readonly && errno == ENOENT) {
+		if (access(path, F_OK) == -1 && errno == ENOENT) {
+			free(lock_path);
+			return (nsd_error_set(err, NSD_EXIT_INDEX,
+			    "%s: no such index", path));
+		}
+		fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+	}
 	if (fd == -1) {
-		nsd_error_errno(err, NSD_EXIT_INDEX, lock_path, "cannot open");
+		nsd_error_set(err, NSD_EXIT_INDEX,
+		    "%s: cannot open its lock file %s: %s", path, lock_path,
+		    strerror(errno));
 		free(lock_path);
 		return (-1);
 	}

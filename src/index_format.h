@@ -198,6 +198,13 @@ int	 nsd_index_lock(const char *, int, long, int *, struct nsd_error *);
 int	 nsd_index_read_header(int, const char *, struct nsd_index_header *,
 	    int *, struct nsd_error *);
 
+/*
+ * The path an index is used by: a symbolic link is followed, so that growth
+ * renames into the file it points to and the other files sit beside that.
+ * free() it.
+ */
+char	*nsd_index_resolve(const char *);
+
 /* The file names of the index at path: path + suffix; free() it. */
 char	*nsd_index_path(const char *, const char *);
 

@@ -26,10 +26,11 @@
 #include "index_format.h"
 
 struct verify {
-	const char	*path;
+	char		*path;
 	char		*ids_path;
 	int		 fd;
 	int		 ids_fd;
+	int		 ids_errno;	/* why ids_fd is -1 */
 	int		 lock_fd;
 	struct nsd_index_header hdr;
 	void		(*problem)(void *, const char *);
@@ -93,6 +94,7 @@ verify_close(struct verify *v)
 	if (v->lock_fd != -1)
 		close(v->lock_fd);
 	free(v->ids_path);
+	free(v->path);
 }
 
 /* Lock, open and read the current header; sizes go into r. */
@@ -104,7 +106,8 @@ verify_open(struct verify *v, const char *path, long wait_ms,
 	int		 copy;
 
 	memset(v, 0, sizeof *v);
-	v->path = path;
+	v->path = nsd_index_resolve(path);
+	path = v->path;
 	v->fd = v->ids_fd = v->lock_fd = -1;
 	v->ids_path = nsd_index_path(path, ".ids");
 	if (nsd_index_lock(path, 1, wait_ms, &v->lock_fd, err) == -1)
@@ -126,6 +129,7 @@ verify_open(struct verify *v, const char *path, long wait_ms,
 	report_fill(&v->hdr, copy, r);
 	r->file_size = sb.st_size;
 	v->ids_fd = open(v->ids_path, O_RDONLY | O_CLOEXEC);
+	v->ids_errno = errno;
 	if (v->ids_fd != -1 && fstat(v->ids_fd, &sb) == 0)
 		r->ids_file_size = sb.st_size;
 	return (0);
@@ -177,7 +181,8 @@ verify_ids(struct verify *v, const struct nsd_index_report *r,
 	uint64_t			 off, n = 0, len;
 
 	if (v->ids_fd == -1) {
-		say(v, "%s: cannot open: %s", v->ids_path, strerror(errno));
+		say(v, "%s: cannot open: %s", v->ids_path,
+		    strerror(v->ids_errno));
 		return;
 	}
 	if (r->ids_file_size < h->ids_length) {
