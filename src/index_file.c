@@ -105,7 +105,8 @@ struct file_index {
 	uint64_t		 mask;		/* nslots - 1 */
 	unsigned		 shift;		/* 64 - log2(nslots) */
 	uint64_t		 entries;	/* valid slots, the run's too */
-	uint64_t		 gen;		/* the run's; 0 until it writes */
+	uint64_t		 gen;		/* the run's; 0 until it
+						   writes */
 	unsigned char		*ids;
 	size_t			 ids_cap;	/* bytes of PATH.ids mapped */
 	uint64_t		 ids_len;	/* bytes used, the run's too */
@@ -187,6 +188,7 @@ write_header(struct file_index *fi, struct nsd_index_header *h,
 	nsd_index_header_encode(h, copy);
 	if (pread(fi->fd, old, sizeof old, at) != (ssize_t)sizeof old)
 		return (commit_error(fi, "reading a header copy", err));
+	/* The commit point: from here on, the old state may be gone. */
 	if (pwrite(fi->fd, copy, sizeof copy, at) != (ssize_t)sizeof copy) {
 		commit_error(fi, "writing a header copy", err);
 		goto restore;
@@ -585,6 +587,13 @@ file_commit(struct nsd_index *ix, uint64_t records, struct nsd_error *err)
 		return (-1);
 	CRASH_POINT("committed");
 	fi->gen = 0;
+	/*
+	 * The other copy still holds the state before the run. Bring it up to
+	 * date too, so that a copy damaged later loses no commit; should this
+	 * fail, the copy just written is still the current one.
+	 */
+	h = fi->hdr;
+	(void)write_header(fi, &h, NULL);
 	fi->groups = 0;
 	return (0);
 }
@@ -677,9 +686,10 @@ create_index(struct file_index *fi, const struct nsd_index_params *p,
 	unsigned char		 ids[NSD_IDS_HEADER_SIZE];
 	unsigned char		*map;
 	const char		*what;
-	uint64_t		 size = nsd_index_file_size(NSD_INDEX_MIN_SLOTS);
+	uint64_t		 size;
 	int			 fd, ok;
 
+	size = nsd_index_file_size(NSD_INDEX_MIN_SLOTS);
 	memset(&h, 0, sizeof h);
 	if (getentropy(&h.file_id, sizeof h.file_id) == -1)
 		h.file_id = (uint64_t)time(NULL) * 0x9E3779B97F4A7C15ULL ^
@@ -747,7 +757,8 @@ open_ids(struct file_index *fi, struct nsd_error *err)
 		return (nsd_error_errno(err, NSD_EXIT_INDEX, fi->ids_path,
 		    "cannot open the index's id file"));
 	if (fstat(fi->ids_fd, &sb) == -1)
-		return (nsd_error_errno(err, NSD_EXIT_INDEX, fi->ids_path, "fstat"));
+		return (nsd_error_errno(err, NSD_EXIT_INDEX, fi->ids_path,
+		    "fstat"));
 	if ((uint64_t)sb.st_size < fi->hdr.ids_length)
 		return (nsd_error_set(err, NSD_EXIT_INDEX,
 		    "%s: truncated (%llu bytes, the index has committed %llu)",
@@ -818,7 +829,8 @@ open_table(struct file_index *fi, const struct nsd_index_params *p,
 		    "cannot open"));
 	}
 	if (fstat(fi->fd, &sb) == -1)
-		return (nsd_error_errno(err, NSD_EXIT_INDEX, fi->path, "fstat"));
+		return (nsd_error_errno(err, NSD_EXIT_INDEX, fi->path,
+		    "fstat"));
 	if (!S_ISREG(sb.st_mode))
 		return (nsd_error_set(err, NSD_EXIT_INDEX,
 		    "%s: not a regular file", fi->path));

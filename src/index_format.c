@@ -223,6 +223,18 @@ nsd_index_lock(const char *path, int readonly, long wait_ms, int *fdp,
 			    "%s: no such index", path));
 		}
 		fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+		/* On a read-only file system no one can be writing. */
+		if (fd == -1 && errno == EROFS) {
+			free(lock_path);
+			*fdp = -1;
+			return (0);
+		}
+	}
+	if (fd == -1 && errno == ENOENT) {
+		free(lock_path);
+		return (nsd_error_set(err, NSD_EXIT_INDEX,
+		    "%s: cannot create the index: its directory does not exist",
+		    path));
 	}
 	if (fd == -1) {
 		nsd_error_set(err, NSD_EXIT_INDEX,
@@ -239,7 +251,8 @@ nsd_index_lock(const char *path, int readonly, long wait_ms, int *fdp,
 		if (errno == EINTR)
 			continue;
 		if (errno != EWOULDBLOCK) {
-			nsd_error_errno(err, NSD_EXIT_INDEX, path, "cannot lock");
+			nsd_error_errno(err, NSD_EXIT_INDEX, path,
+			    "cannot lock");
 			close(fd);
 			return (-1);
 		}
@@ -273,7 +286,8 @@ nsd_index_read_header(int fd, const char *path, struct nsd_index_header *h,
 
 	n = pread(fd, buf, sizeof buf, 0);
 	if (n == -1)
-		return (nsd_error_errno(err, NSD_EXIT_INDEX, path, "cannot read"));
+		return (nsd_error_errno(err, NSD_EXIT_INDEX, path,
+		    "cannot read"));
 	if (n < (ssize_t)sizeof buf) {
 		if (n >= 8 && memcmp(buf, NSD_INDEX_MAGIC, 8) == 0)
 			return (nsd_error_set(err, NSD_EXIT_INDEX,
@@ -284,16 +298,17 @@ nsd_index_read_header(int fd, const char *path, struct nsd_index_header *h,
 	for (i = 0; i < 2; i++)
 		st[i] = nsd_index_header_decode(buf + i * NSD_INDEX_COPY_SIZE,
 		    &c[i]);
-	if (st[0] == NSD_HEADER_OK && st[1] == NSD_HEADER_OK)
-		*copy = c[1].sequence > c[0].sequence;
-	else if (st[0] == NSD_HEADER_OK || st[1] == NSD_HEADER_OK)
-		*copy = st[1] == NSD_HEADER_OK;
-	else if (st[0] == NSD_HEADER_NEWER || st[1] == NSD_HEADER_NEWER)
+	/* A newer nsdedup wrote one copy: what it meant cannot be known. */
+	if (st[0] == NSD_HEADER_NEWER || st[1] == NSD_HEADER_NEWER)
 		return (nsd_error_set(err, NSD_EXIT_INDEX,
 		    "%s: index format version %u is newer than this nsdedup "
 		    "reads (%d); use a newer nsdedup", path,
 		    st[0] == NSD_HEADER_NEWER ? c[0].version : c[1].version,
 		    NSD_INDEX_VERSION));
+	if (st[0] == NSD_HEADER_OK && st[1] == NSD_HEADER_OK)
+		*copy = c[1].sequence > c[0].sequence;
+	else if (st[0] == NSD_HEADER_OK || st[1] == NSD_HEADER_OK)
+		*copy = st[1] == NSD_HEADER_OK;
 	else if (st[0] == NSD_HEADER_NOT_INDEX && st[1] == NSD_HEADER_NOT_INDEX)
 		return (nsd_error_set(err, NSD_EXIT_INDEX,
 		    "%s: not an nsdedup index", path));

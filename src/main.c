@@ -294,8 +294,9 @@ inspect(const struct nsd_config *cfg)
 	print_report(cfg->db, &r);
 	if (cfg->action == NSD_ACTION_DB_VERIFY) {
 		if (r.leftovers > 0)
-			printf("leftovers:     %" PRIu64 " slots of run %" PRIu64
-			    ", to be cleared\n", r.leftovers, r.pending);
+			printf("leftovers:     %" PRIu64 " slots of run %"
+			    PRIu64 ", to be cleared\n", r.leftovers,
+			    r.pending);
 		if (problems > 0)
 			fprintf(stderr, "nsdedup: %s: damaged: %" PRIu64
 			    " problems found\n", cfg->db, problems);

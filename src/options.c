@@ -215,6 +215,7 @@ enum nsd_options_result
 nsd_options_parse(int argc, char **argv, struct nsd_config *cfg,
     struct nsd_error *err)
 {
+	const char	*wait_option = NULL;
 	uint64_t	 num;
 	int		 ch, value, li;
 
@@ -324,6 +325,7 @@ nsd_options_parse(int argc, char **argv, struct nsd_config *cfg,
 			cfg->no_update = 1;
 			break;
 		case OPT_NO_WAIT:
+			wait_option = "no-wait";
 			cfg->wait_ms = 0;
 			break;
 		case OPT_ON_ERROR:
@@ -343,6 +345,7 @@ nsd_options_parse(int argc, char **argv, struct nsd_config *cfg,
 			if (parse_number("wait", optarg, 0, 7 * 24 * 3600, 0,
 			    &num, err) == -1)
 				return (NSD_OPTIONS_ERROR);
+			wait_option = "wait";
 			cfg->wait_ms = (long)num * 1000;
 			break;
 		case ':':
@@ -370,12 +373,12 @@ nsd_options_parse(int argc, char **argv, struct nsd_config *cfg,
 	}
 	cfg->files = argv + optind;
 	cfg->nfiles = argc - optind;
-	if (cfg->db == NULL && (cfg->no_update ||
+	if (cfg->db == NULL && (cfg->no_update || wait_option != NULL ||
 	    cfg->action != NSD_ACTION_RUN)) {
 		nsd_error_set(err, NSD_EXIT_USAGE, "--%s needs --db PATH",
-		    cfg->no_update ? "no-update" :
-		    cfg->action == NSD_ACTION_DB_INFO ? "db-info" :
-		    "db-verify");
+		    cfg->no_update ? "no-update" : wait_option != NULL ?
+		    wait_option : cfg->action == NSD_ACTION_DB_INFO ?
+		    "db-info" : "db-verify");
 		return (NSD_OPTIONS_ERROR);
 	}
 	if (cfg->action != NSD_ACTION_RUN && cfg->nfiles > 0) {

@@ -390,20 +390,32 @@ info_field() {
 	expect_eq "$(printf '%s\n' "$output" | wc -l)" 2200
 }
 
+# The offset of a byte inside the header copy that --db-info says is in use
+# ($1 = in use) or not ($1 = other).
+header_byte() {
+	local copy
+	copy=$("$NSDEDUP" --db x --db-info | sed -n 's/.*header copy \(.\) in use.*/\1/p')
+	if [ "$copy" = A ] && [ "$1" = in-use ] || [ "$copy" = B ] && [ "$1" = other ]; then
+		echo 100
+	else
+		echo 4196
+	fi
+}
+
 @test "a damaged header copy not in use: runs go on, --db-verify names it" {
 	news_halves
 	"$NSDEDUP" --db x day1.jsonl > /dev/null
-	run_nsd --db x --db-info
-	[[ "${lines[1]}" == *"(header copy A in use)" ]]
 	"$NSDEDUP" --db x --no-update day2.jsonl > expected.jsonl
-	put_bytes x 4196 'XXXX'
+	run_nsd --db x --db-info
+	[[ "${lines[1]}" == *"(header copy B in use)" ]]
+	put_bytes x "$(header_byte other)" 'XXXX'
 	run_nsd --db x --no-update day2.jsonl
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	expect_eq "$output" "$(cat expected.jsonl)"
 	run_nsd --db x --db-verify
 	[ "$status" -eq 7 ]
-	[[ "$stderr" == *"nsdedup: x: header copy B is damaged (checksum or values); copy A is in use"* ]]
+	[[ "$stderr" == *"nsdedup: x: header copy A is damaged (checksum or values); copy B is in use"* ]]
 	[[ "$stderr" == *"nsdedup: x: damaged: 1 problems found" ]]
 	[ "${lines[0]}" = "index:         x" ]
 	[[ "$output" != *"verified:"* ]]
@@ -417,25 +429,24 @@ info_field() {
 	[ -z "$stderr" ]
 }
 
-@test "a damaged header copy in use: runs fall back to the other copy" {
+@test "a damaged header copy in use: the other copy has the same commit" {
 	news_halves
 	"$NSDEDUP" --db x day1.jsonl > /dev/null
-	dump x > day1.txt
-	"$NSDEDUP" --db x --no-update day2.jsonl > expected.jsonl
 	"$NSDEDUP" --db x day2.jsonl > /dev/null
-	run_nsd --db x --db-info
-	[[ "${lines[1]}" == *"(header copy A in use)" ]]
-	put_bytes x 100 'XXXX'
-	# Copy B holds the state before the last commit: day 2 is forgotten.
+	dump x > day2.txt
+	"$NSDEDUP" --db x --no-update day2.jsonl > expected.jsonl
+	put_bytes x "$(header_byte in-use)" 'XXXX'
+	# Both copies were brought up to date by the commit: nothing is lost.
 	run_nsd --db x --no-update day2.jsonl
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	expect_eq "$output" "$(cat expected.jsonl)"
-	dump x | cmp - day1.txt
+	dump x | cmp - day2.txt
 	run_nsd --db x --db-verify
 	[ "$status" -eq 7 ]
-	[[ "$stderr" == *"nsdedup: x: header copy A is damaged (checksum or values); copy B is in use"* ]]
-	[[ "${lines[1]}" == *"(header copy B in use)" ]]
+	[[ "$stderr" == *"nsdedup: x: header copy B is damaged (checksum or values); copy A is in use"* ]]
+	[[ "${lines[1]}" == *"(header copy A in use)" ]]
+	[ "${lines[3]}" = "records:       40" ]
 }
 
 @test "both header copies damaged: status 7 for runs and --db-verify" {
@@ -565,7 +576,7 @@ info_field() {
 	run_nsd --db no/such/x day1.jsonl
 	[ "$status" -eq 7 ]
 	[ -z "$output" ]
-	[[ "$stderr" == "nsdedup: no/such/x: "*"No such file or directory" ]]
+	[ "$stderr" = "nsdedup: no/such/x: cannot create the index: its directory does not exist" ]
 	run_nsd --db no/such/x --no-update day1.jsonl
 	[ "$status" -eq 7 ]
 	[ -z "$output" ]
@@ -824,7 +835,6 @@ info_field() {
 }
 
 @test "--wait and --no-wait need --db: status 2" {
-	skip "BUG: --wait and --no-wait without --db are accepted (status 0)"
 	printf '{"text":"%s"}\n' "$(sentence 1)" > in.jsonl
 	for opt in --wait=1 --no-wait; do
 		run_nsd "$opt" in.jsonl
