@@ -1,0 +1,328 @@
+/*
+ * index-scale.c: build a file index to a given size from simulated records,
+ * and report how fast lookups and inserts go, and how much of the process's
+ * own memory is used, as the index grows.
+ *
+ * Each simulated record has a few pseudo-random 64-bit fingerprints, made
+ * from the record's number by splitmix64's finalizer (a bijection, so no
+ * two are equal and the index ends with exactly records * fps of them).
+ * Records are decided in batches, as the pipeline's stage 3 does: every
+ * fingerprint of the batch is prefetched, then each record looks its
+ * fingerprints up, opens a group named "rec-N" when none matched, and
+ * claims them all. The index is committed every so many records (a nightly
+ * run) and at the end.
+ *
+ * One line per slice of records: the rate over that slice (growth of the
+ * table included, commits not), the time growth took in it, the commit at
+ * its end, and the largest RssAnon read from /proc/self/status in it
+ * (every 65536 records and after each growth). Then the file sizes.
+ *
+ * The index is opened with nsdedup's default fingerprint parameters, so
+ * that nsdedup --db can run against it afterwards.
+ *
+ * Usage: nsd-index-scale [-b BATCH] [-c COMMIT] [-f FPS] [-n RECORDS]
+ *            [-S SEED] [-s SLICE] PATH
+ */
+#include "config.h"
+
+#include <sys/stat.h>
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "index.h"
+#include "options.h"
+#include "text.h"
+
+#define MAX_FPS		64
+#define RSS_EVERY	65536
+
+struct totals {
+	const char	*path;
+	uint64_t	 table_size;	/* bytes of PATH */
+	double		 grow_s;	/* in the current slice */
+	uint64_t	 grows;
+	uint64_t	 rss_max;	/* KiB, in the current slice */
+	uint64_t	 rss_peak;	/* KiB, over the whole run */
+};
+
+/* Print the synopsis and exit 2. */
+static void
+usage(void)
+{
+	fputs("usage: nsd-index-scale [-b BATCH] [-c COMMIT] [-f FPS] "
+	    "[-n RECORDS]\n"
+	    "           [-S SEED] [-s SLICE] PATH\n", stderr);
+	exit(2);
+}
+
+/* A positive number from an option, with an optional K, M or G (10^3). */
+static uint64_t
+number(const char *s, uint64_t max)
+{
+	char		*end;
+	uint64_t	 n;
+
+	n = strtoull(s, &end, 10);
+	switch (*end) {
+	case 'K': case 'k':
+		n *= 1000;
+		end++;
+		break;
+	case 'M': case 'm':
+		n *= 1000000;
+		end++;
+		break;
+	case 'G': case 'g':
+		n *= 1000000000;
+		end++;
+		break;
+	}
+	if (end == s || *end != '\0' || n == 0 || n > max) {
+		fprintf(stderr, "nsd-index-scale: bad number '%s'\n", s);
+		usage();
+	}
+	return (n);
+}
+
+/* Fingerprint k of record r: splitmix64's output function of r, k. */
+static uint64_t
+fingerprint(uint64_t seed, uint64_t r, unsigned fps, unsigned k)
+{
+	uint64_t	 z;
+
+	z = seed + (r * fps + k + 1) * 0x9E3779B97F4A7C15ULL;
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+	return (z ^ (z >> 31));
+}
+
+/* Seconds on the monotonic clock. */
+static double
+now(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (ts.tv_sec + ts.tv_nsec / 1e9);
+}
+
+/* This process's anonymous resident memory in KiB, from /proc. */
+static uint64_t
+rss_anon(void)
+{
+	char		 line[256];
+	FILE		*f;
+	uint64_t	 kib = 0;
+
+	if ((f = fopen("/proc/self/status", "r")) == NULL)
+		return (0);
+	while (fgets(line, sizeof line, f) != NULL)
+		if (sscanf(line, "RssAnon: %" SCNu64, &kib) == 1)
+			break;
+	fclose(f);
+	return (kib);
+}
+
+/* Read RssAnon into the slice's and the run's maxima. */
+static void
+sample_rss(struct totals *t)
+{
+	uint64_t	 kib = rss_anon();
+
+	if (kib > t->rss_max)
+		t->rss_max = kib;
+	if (kib > t->rss_peak)
+		t->rss_peak = kib;
+}
+
+/* Report a failed index call and exit 1. */
+static void
+die(const struct nsd_error *err)
+{
+	fprintf(stderr, "nsd-index-scale: %s\n", err->msg);
+	exit(1);
+}
+
+/* The size of a file, or 0 when it cannot be read. */
+static uint64_t
+file_size(const char *path)
+{
+	struct stat	 sb;
+
+	return (stat(path, &sb) == 0 ? (uint64_t)sb.st_size : 0);
+}
+
+/* Decide records [from, to), as stage 3 of the pipeline does. */
+static void
+decide(struct nsd_index *ix, uint64_t seed, unsigned fps, uint64_t from,
+    uint64_t to, struct totals *t)
+{
+	struct nsd_index_info	 info;
+	struct nsd_error	 err;
+	uint64_t		 r, g, best, fp[MAX_FPS], mapped;
+	char			 id[40];
+	double			 t0;
+	unsigned		 k;
+	int			 len;
+
+	for (r = from; r < to; r++)
+		for (k = 0; k < fps; k++)
+			nsd_index_prefetch(ix, fingerprint(seed, r, fps, k));
+	nsd_index_info(ix, &info);
+	mapped = info.mapped;
+	for (r = from; r < to; r++) {
+		t0 = now();
+		best = 0;
+		for (k = 0; k < fps; k++) {
+			fp[k] = fingerprint(seed, r, fps, k);
+			if (nsd_index_lookup(ix, fp[k], &g, &err) == -1)
+				die(&err);
+			if (g != 0 && (best == 0 || g < best))
+				best = g;
+		}
+		if (best == 0) {
+			len = snprintf(id, sizeof id, "\"rec-%" PRIu64 "\"", r);
+			if (nsd_index_group_new(ix, id, len, &best, &err) == -1)
+				die(&err);
+		}
+		for (k = 0; k < fps; k++)
+			if (nsd_index_claim(ix, fp[k], best, &err) == -1)
+				die(&err);
+		nsd_index_info(ix, &info);
+		if (info.mapped != mapped) {
+			/* The table (or only the id file) grew. */
+			mapped = info.mapped;
+			if (file_size(t->path) != t->table_size) {
+				t->grow_s += now() - t0;
+				t->grows++;
+				t->table_size = file_size(t->path);
+			}
+			sample_rss(t);
+		}
+		if (r % RSS_EVERY == 0)
+			sample_rss(t);
+	}
+}
+
+/* Build the index slice by slice, printing a line for each. */
+int
+main(int argc, char **argv)
+{
+	struct nsd_config	 cfg;
+	struct nsd_error	 err;
+	struct nsd_index_params	 ip;
+	struct nsd_index_open	 io;
+	struct nsd_index_info	 info;
+	struct nsd_index	*ix;
+	struct totals		 t;
+	static char		 name[] = "nsdedup";
+	char			*fake[] = { name, NULL };
+	char			 ids_path[4096];
+	uint64_t		 records = 20000000, slice = 1000000;
+	uint64_t		 every = 1000000, batch = 256, seed = 1;
+	uint64_t		 r, end, n, b, size, ids_size, pending = 0;
+	unsigned		 fps = 5;
+	double			 t0, t1, t2, start;
+	int			 c;
+
+	/* nsdedup's defaults, from its own option parser. */
+	if (nsd_options_parse(1, fake, &cfg, &err) != NSD_OPTIONS_RUN)
+		die(&err);
+	optind = 1;
+	while ((c = getopt(argc, argv, "b:c:f:n:S:s:")) != -1)
+		switch (c) {
+		case 'b':
+			batch = number(optarg, 1 << 20);
+			break;
+		case 'c':
+			every = number(optarg, UINT64_MAX / 2);
+			break;
+		case 'f':
+			fps = number(optarg, MAX_FPS);
+			break;
+		case 'n':
+			records = number(optarg, UINT64_MAX / MAX_FPS / 2);
+			break;
+		case 'S':
+			seed = strtoull(optarg, NULL, 10);
+			break;
+		case 's':
+			slice = number(optarg, UINT64_MAX / 2);
+			break;
+		default:
+			usage();
+		}
+	if (argc - optind != 1)
+		usage();
+
+	memset(&ip, 0, sizeof ip);
+	ip.method = "nshash";
+	ip.sentences = cfg.sentences;
+	ip.min_length = cfg.min_length;
+	ip.compat = cfg.compat;
+	ip.norm_version = NSD_NORM_VERSION;
+	memset(&io, 0, sizeof io);
+	io.path = argv[optind];
+	io.wait_ms = 0;
+	if (nsd_index_open_file(&ix, &io, &ip, &err) == -1)
+		die(&err);
+	snprintf(ids_path, sizeof ids_path, "%s.ids", io.path);
+
+	printf("# %" PRIu64 " records of %u fingerprints, batches of %"
+	    PRIu64 ", a commit every %" PRIu64 " records, seed %" PRIu64 "\n",
+	    records, fps, batch, every, seed);
+	printf("# records fingerprints seconds records/s fingerprints/s "
+	    "grows grow_s commit_s rss_anon_kib\n");
+	fflush(stdout);
+	memset(&t, 0, sizeof t);
+	t.path = io.path;
+	t.table_size = file_size(io.path);
+	sample_rss(&t);
+	start = now();
+	for (r = 0; r < records; ) {
+		t0 = now();
+		t.grow_s = 0;
+		t.grows = 0;
+		t.rss_max = 0;
+		end = r + slice < records ? r + slice : records;
+		n = end - r;
+		while (r < end) {
+			b = end - r < batch ? end - r : batch;
+			decide(ix, seed, fps, r, r + b, &t);
+			r += b;
+		}
+		t1 = now();
+		pending += n;
+		if (r % every == 0 || r == records) {
+			if (nsd_index_commit(ix, pending, &err) == -1)
+				die(&err);
+			pending = 0;
+		}
+		t2 = now();
+		sample_rss(&t);
+		nsd_index_info(ix, &info);
+		printf("%" PRIu64 " %" PRIu64 " %.3f %.0f %.0f %" PRIu64
+		    " %.3f %.3f %" PRIu64 "\n", r, info.fingerprints, t1 - t0,
+		    n / (t1 - t0), n * fps / (t1 - t0), t.grows, t.grow_s,
+		    t2 - t1, t.rss_max);
+		fflush(stdout);
+	}
+	nsd_index_info(ix, &info);
+	nsd_index_close(ix);
+	size = file_size(io.path);
+	ids_size = file_size(ids_path);
+	printf("# total %.1f s; %" PRIu64 " fingerprints, %" PRIu64
+	    " groups; peak RssAnon %" PRIu64 " KiB\n", now() - start,
+	    info.fingerprints, info.groups, t.rss_peak);
+	printf("# files: table %" PRIu64 " bytes (%.2f per fingerprint), "
+	    "ids %" PRIu64 " bytes (%.2f), together %.2f per fingerprint\n",
+	    size, (double)size / info.fingerprints, ids_size,
+	    (double)ids_size / info.fingerprints,
+	    (double)(size + ids_size) / info.fingerprints);
+	return (0);
+}
