@@ -1,19 +1,27 @@
 #!/usr/bin/env bash
 #
 # bench/run.sh: time nsdedup against cat and jq on a generated news corpus
-# (and on the shared evaluation corpora when they are there), measure its
-# peak memory at two input sizes, and write the results as Markdown.
+# (and on the shared evaluation corpora when they are there), in memory and
+# with a fresh persistent index (--db), measure its peak memory at two input
+# sizes, and write the results as Markdown.  Then, unless --no-scale, it
+# runs bench/index-scale.sh (the index at 10^8 fingerprints: several
+# minutes, about 3 GB in $TMPDIR), which adds its own section to the report;
+# with --no-scale the report keeps the section it had.  make bench runs this
+# script; make bench BENCH_FLAGS=--no-scale leaves the scale part out, and
+# make bench-scale runs only that part.
 #
 # Run it from the top of the build tree:
 #
 #     bench/run.sh [--size 1G] [--runs 5] [--seed 1] [--out bench/RESULTS.md]
-#                  [--keep-corpus]
+#                  [--keep-corpus] [--no-scale]
 #
 # Environment:
 #     NSDEDUP          the program under test (default ./src/nsdedup)
 #     GENCORPUS        the corpus generator (default ./bench/nsd-gencorpus;
 #                      built from bench/gencorpus.c into the temporary
 #                      directory when missing)
+#     NSD_INDEX_SCALE  the index builder for bench/index-scale.sh (default
+#                      ./bench/nsd-index-scale)
 #     NSD_SHARED_DATA  folder of *.jsonl.gz corpora (default: shared/data
 #                      beside the source tree); skipped when absent
 #     TMPDIR           where the corpus and scratch files go (default /tmp);
@@ -39,16 +47,20 @@ runs=5
 seed=1
 out=bench/RESULTS.md
 keep=0
+scale=1
 
 usage() {
 	cat <<EOF
 usage: $prog [--size SIZE] [--runs N] [--seed N] [--out FILE] [--keep-corpus]
+                    [--no-scale]
 
   --size SIZE     corpus size for nsd-gencorpus, K/M/G suffixes (default 1G)
   --runs N        timed runs per command (default 5)
   --seed N        corpus seed (default 1)
   --out FILE      where to write the Markdown report (default bench/RESULTS.md)
   --keep-corpus   keep the corpus as \$TMPDIR/bench/corpus-SEED-SIZE.jsonl
+  --no-scale      leave out bench/index-scale.sh (the index at 10^8
+                  fingerprints), keeping the report's section of it
 EOF
 }
 
@@ -78,6 +90,8 @@ while [ $# -gt 0 ]; do
 		shift ;;
 	--keep-corpus)
 		keep=1; shift; continue ;;
+	--no-scale)
+		scale=0; shift; continue ;;
 	-h|--help)
 		usage; exit 0 ;;
 	*)
@@ -184,6 +198,8 @@ corpus() {
 		die "corpus generation failed"
 	}
 	mv "$path.part" "$path"
+	# Else the first fdatasync of a --db run would write the corpus out.
+	sync
 	echo "$path"
 }
 
@@ -202,10 +218,12 @@ median() {
 # run once first, untimed, as a check and to warm the page cache; a failure
 # there or in a timed run stops the benchmark.  With allow1 set, exit
 # status 1 (bad records passed through) is accepted and reported in T_NOTE.
+# A prepare command, when given, runs untimed before each run.
 time_cmd() {
-	local cmd=$1 allow1=${2:-0} st=0 i t0 t1 json="$tmp/hf.json"
+	local cmd=$1 allow1=${2:-0} prep=${3:-} st=0 i t0 t1 json="$tmp/hf.json"
 	T_NOTE=
 	note "timing: $cmd"
+	[ -z "$prep" ] || sh -c "$prep" || die "command failed: $prep"
 	sh -c "$cmd" 2>"$tmp/err" || st=$?
 	if [ "$st" -ne 0 ]; then
 		if [ "$allow1" = 1 ] && [ "$st" -eq 1 ]; then
@@ -218,6 +236,7 @@ time_cmd() {
 	if [ "$use_hyperfine" = 1 ]; then
 		local ign=()
 		[ -z "$T_NOTE" ] || ign=(--ignore-failure)
+		[ -z "$prep" ] || ign+=(--prepare "$prep")
 		hyperfine --runs "$runs" --style none "${ign[@]}" \
 		    --export-json "$json" -- "$cmd" >"$tmp/hf.log" 2>&1 || {
 			cat "$tmp/hf.log" >&2
@@ -231,6 +250,8 @@ time_cmd() {
 	else
 		: >"$tmp/times"
 		for ((i = 0; i < runs; i++)); do
+			[ -z "$prep" ] || sh -c "$prep" ||
+				die "command failed: $prep"
 			t0=$(date +%s.%N)
 			st=0
 			sh -c "$cmd" 2>/dev/null || st=$?
@@ -327,19 +348,44 @@ reposts() {
 	gen_counts "$1" | awk '{ print ($3 == "" ? "n/a" : $3) }'
 }
 
-# Timings on the generated corpus.
-names=(cat jq annotate drop)
-declare -A CMD MED USR SYS
+# Timings on the generated corpus; the --db run starts from no index.
+names=(cat jq annotate db drop)
+declare -A CMD PREP MED USR SYS
+db=$tmp/x.nsd
 CMD[cat]="cat $(q "$big") > /dev/null"
 CMD[jq]="jq -c . $(q "$big") > /dev/null"
 CMD[annotate]="$(q "$NSDEDUP") --annotate $(q "$big") > /dev/null"
+CMD[db]="$(q "$NSDEDUP") --annotate --db $(q "$db") $(q "$big") > /dev/null"
+PREP[db]="rm -f $(q "$db") $(q "$db.ids") $(q "$db.lock")"
 CMD[drop]="$(q "$NSDEDUP") --drop-dups $(q "$big") > /dev/null"
 for n in "${names[@]}"; do
-	time_cmd "${CMD[$n]}"
+	time_cmd "${CMD[$n]}" 0 "${PREP[$n]:-}"
 	MED[$n]=$T_MEDIAN
 	USR[$n]=$T_USER
 	SYS[$n]=$T_SYS
 done
+
+# What the --db run leaves: one more run, with --stats and the syncs timed.
+sh -c "${PREP[db]}"
+"$NSDEDUP" --annotate --stats --db "$db" "$big" >/dev/null 2>"$tmp/db-stats" ||
+	die "nsdedup --db failed"
+db_stats=$(awk '/^nsdedup: index / { sub(/,$/, "", $6)
+    printf "%s %s %s %s", $3, $4, $5, $6 }' "$tmp/db-stats")
+db_stats="$db_stats; $(stat -c %s "$db") bytes in x.nsd"
+db_stats="$db_stats and $(stat -c %s "$db.ids") in x.nsd.ids"
+if command -v strace >/dev/null 2>&1; then
+	sh -c "${PREP[db]}"
+	strace -f -T -o "$tmp/db-strace" \
+	    -e trace=msync,fdatasync,fsync,rename,fallocate \
+	    "$NSDEDUP" --annotate --db "$db" "$big" >/dev/null ||
+		die "nsdedup --db under strace failed"
+	db_stats="$db_stats; its $(grep -c ' = ' "$tmp/db-strace") "
+	db_stats="${db_stats}msync, fdatasync, fsync, fallocate and rename "
+	db_stats="${db_stats}calls took $(awk '/ = / { t = $NF
+	    gsub(/[<>]/, "", t); s += t } END { printf "%.3f", s }' \
+	    "$tmp/db-strace") s in all (\`strace -T\`)"
+fi
+sh -c "${PREP[db]}"
 
 # Peak memory at two sizes.
 note "measuring memory"
@@ -405,6 +451,10 @@ met() {
 	fi
 }
 t_speed=$(met "$mb_annotate" 300)
+mb_db=$(mbps "$big_bytes" "${MED[db]}")
+ratio_db=$(awk -v a="${MED[annotate]}" -v b="${MED[db]}" \
+    'BEGIN { printf "%.2f\n", a / b }')
+t_db=$(met "$ratio_db" 0.8)
 t_ratio=$(met "$ratio_jq" 4)
 if [ "$own_small" -le 16384 ] && [ "$own_big" -le 16384 ]; then
 	t_mem=MET
@@ -474,6 +524,7 @@ mkdir -p "$(dirname "$out")"
 	for n in "${names[@]}"; do
 		shown=${CMD[$n]//"$big"/\$CORPUS}
 		shown=${shown//"$(q "$NSDEDUP")"/\$NSDEDUP}
+		shown=${shown//"$(q "$db")"/\$TMP/x.nsd}
 		printf '| `%s` | %s | %s | %s | %s |\n' \
 		    "$shown" "${MED[$n]}" \
 		    "$(mbps "$big_bytes" "${MED[$n]}")" "${USR[$n]}" \
@@ -482,6 +533,12 @@ mkdir -p "$(dirname "$out")"
 	printf '\nnsdedup --annotate is %sx as fast as `jq -c .`; ' "$ratio_jq"
 	printf 'nsdedup --drop-dups is %sx.\n\n' "$(awk -v a="${MED[jq]}" \
 	    -v b="${MED[drop]}" 'BEGIN { printf "%.2f", a / b }')"
+	printf 'The `--db` run starts from no index each time: '
+	printf '`rm -f $TMP/x.nsd $TMP/x.nsd.ids $TMP/x.nsd.lock` before it '
+	printf '(hyperfine `--prepare`), so it creates the index, doubles '
+	printf 'its table as it fills, and commits once at the end; it '
+	printf 'runs at %s of the in-memory run'"'"'s throughput. ' "$ratio_db"
+	printf 'The index it leaves: %s.\n\n' "$db_stats"
 
 	printf '## Memory\n\n'
 	printf 'Peak resident set of '
@@ -528,13 +585,28 @@ mkdir -p "$(dirname "$out")"
 	    "$cpu_annotate" "$size_note" "$t_speed"
 	printf '| nsdedup --annotate >= 4x jq -c . | %sx (jq %s s) | %s |\n' \
 	    "$ratio_jq" "${MED[jq]}" "$t_ratio"
+	printf '| with --db (fresh index), >= 80%% of the in-memory '
+	printf 'throughput | %s (%s MB/s, wall %s s; in memory %s MB/s)%s ' \
+	    "$ratio_db" "$mb_db" "${MED[db]}" "$mb_annotate" "$size_note"
+	printf '| %s |\n' "$t_db"
 	printf '| memory flat within 16 MiB over 1 GB, index aside | '
 	printf '%s at %s, %s at %s' "$(mib "$own_small")" "$small_size" \
 	    "$(mib "$own_big")" "$size"
 	printf ' (growth %s; with the index %s and %s)%s | %s |\n' \
 	    "$(signed_mib "$own_growth_kib")" "$(mib "$rss_small")" \
 	    "$(mib "$rss_big")" "$size_note" "$t_mem"
+	# bench/index-scale.sh's section, kept until it writes a new one.
+	if [ -f "$out" ]; then
+		sed -n '/^<!-- index-scale: begin -->$/,/^<!-- index-scale: end/p' \
+		    "$out" | sed '1s/^/\n/'
+	fi
 } >"$out.tmp"
 mv "$out.tmp" "$out"
 note "wrote $out"
-sed -n '/^## Targets/,$p' "$out"
+sed -n '/^## Targets/,/^<!--/{/^<!--/!p}' "$out"
+
+if [ "$scale" = 1 ]; then
+	NSDEDUP=$NSDEDUP GENCORPUS=$GENCORPUS \
+	    "$BASH" "$script_dir/index-scale.sh" --out "$out" ||
+		die "bench/index-scale.sh failed"
+fi
