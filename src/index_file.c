@@ -791,7 +791,8 @@ recover(struct file_index *fi, struct nsd_error *err)
 
 	for (i = 0; i <= fi->mask; i++) {
 		meta = le64toh(fi->slots[i].meta);
-		if ((meta == 0 && fi->slots[i].key != 0) ||
+		if (nsd_slot_gen(meta) == 0 ? meta != 0 ||
+		    fi->slots[i].key != 0 :
 		    nsd_slot_gen(meta) > fi->hdr.committed_gen)
 			memset(&fi->slots[i], 0, sizeof fi->slots[i]);
 	}
@@ -886,10 +887,8 @@ nsd_index_open_file(struct nsd_index **ixp, const struct nsd_index_open *o,
 	} else {
 		(void)unlink(fi->new_path);	/* a growth cut short */
 		if (fi->hdr.pending_gen > fi->hdr.committed_gen &&
-		    recover(fi, err) == -1) {
-			err->status = NSD_EXIT_INDEX;
+		    recover(fi, err) == -1)
 			goto fail;
-		}
 	}
 	*ixp = &fi->base;
 	return (0);

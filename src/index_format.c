@@ -185,10 +185,25 @@ nsd_index_resolve(const char *path)
 	struct stat	 sb;
 	char		*real;
 
-	if (lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode) &&
-	    (real = realpath(path, NULL)) != NULL)
+	char		 target[4096], *slash;
+	ssize_t		 n;
+	size_t		 dir;
+
+	if (lstat(path, &sb) == -1 || !S_ISLNK(sb.st_mode))
+		return (xstrdup(path));
+	if ((real = realpath(path, NULL)) != NULL)
 		return (real);
-	return (xstrdup(path));
+	/* A dangling link: the index is to be made where it points. */
+	if ((n = readlink(path, target, sizeof target - 1)) <= 0)
+		return (xstrdup(path));
+	target[n] = '\0';
+	if (target[0] == '/' || (slash = strrchr(path, '/')) == NULL)
+		return (xstrdup(target));
+	dir = slash - path + 1;
+	real = xmalloc(dir + n + 1);
+	memcpy(real, path, dir);
+	memcpy(real + dir, target, n + 1);
+	return (real);
 }
 
 char *
@@ -206,8 +221,8 @@ nsd_index_lock(const char *path, int readonly, long wait_ms, int *fdp,
     struct nsd_error *err)
 {
 	char		*lock_path = nsd_index_path(path, ".lock");
-	struct timespec	 pause = { 0, 20 * 1000 * 1000 };
-	long		 waited = 0;
+	struct timespec	 pause = { 0, 20 * 1000 * 1000 }, start, now;
+	long		 waited;
 	int		 fd, op = readonly ? LOCK_SH : LOCK_EX;
 
 	/*
@@ -244,6 +259,7 @@ nsd_index_lock(const char *path, int readonly, long wait_ms, int *fdp,
 		return (-1);
 	}
 	free(lock_path);
+	clock_gettime(CLOCK_MONOTONIC, &start);
 	/* flock() has no timeout: poll it, or block when told to wait. */
 	for (;;) {
 		if (flock(fd, op | (wait_ms < 0 ? 0 : LOCK_NB)) == 0)
@@ -256,15 +272,22 @@ nsd_index_lock(const char *path, int readonly, long wait_ms, int *fdp,
 			close(fd);
 			return (-1);
 		}
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		waited = (now.tv_sec - start.tv_sec) * 1000 +
+		    (now.tv_nsec - start.tv_nsec) / 1000000;
 		if (waited >= wait_ms) {
-			nsd_error_set(err, NSD_EXIT_BUSY,
-			    "%s: in use by another nsdedup run (%s)", path,
-			    wait_ms == 0 ? "--no-wait" : "--wait ran out");
+			if (wait_ms == 0)
+				nsd_error_set(err, NSD_EXIT_BUSY,
+				    "%s: in use by another nsdedup run",
+				    path);
+			else
+				nsd_error_set(err, NSD_EXIT_BUSY,
+				    "%s: in use by another nsdedup run "
+				    "(waited %ld s)", path, wait_ms / 1000);
 			close(fd);
 			return (-1);
 		}
 		nanosleep(&pause, NULL);
-		waited += 20;
 	}
 	*fdp = fd;
 	return (0);

@@ -266,7 +266,7 @@ verify_slots(struct verify *v, const struct nsd_index_slot *slots,
 				    (unsigned long long)i,
 				    (unsigned long long)gen,
 				    (unsigned long long)h->committed_gen);
-			else if (gen != 0 || slots[i].key != 0) {
+			else if (meta != 0 || slots[i].key != 0) {
 				if (h->pending_gen > h->committed_gen)
 					r->leftovers++;
 				else

@@ -299,7 +299,8 @@ inspect(const struct nsd_config *cfg)
 			    r.pending);
 		if (problems > 0)
 			fprintf(stderr, "nsdedup: %s: damaged: %" PRIu64
-			    " problems found\n", cfg->db, problems);
+			    " problem%s found\n", cfg->db, problems,
+			    problems == 1 ? "" : "s");
 		else
 			printf("verified:      no problems found\n");
 	}

@@ -48,18 +48,27 @@ fish_options() {
 	[ "Usage: $synopsis" = "$("$NSDEDUP" --help | head -n 1)" ]
 }
 
-@test "the man page is clean under mandoc -Tlint -Wwarning" {
+@test "the man pages are clean under mandoc -Tlint -Wwarning" {
 	command -v "$MANDOC" >/dev/null || skip "mandoc is not installed"
-	run "$MANDOC" -Tlint -Wwarning "$TOP_SRCDIR/man/nsdedup.1"
-	[ "$status" -eq 0 ]
-	[ -z "$output" ]
+	for page in nsdedup.1 nsdedup-index.5; do
+		run "$MANDOC" -Tlint -Wwarning "$TOP_SRCDIR/man/$page"
+		[ "$status" -eq 0 ]
+		[ -z "$output" ]
+	done
 }
 
-@test "the man page documents every exit status the program defines" {
-	for n in 0 1 2 3 4 5 6; do
-		sed -n '/^\.Sh EXIT STATUS/,/^\.Sh /p' "$TOP_SRCDIR/man/nsdedup.1" | grep -q "^\.It $n\$"
+@test "the man page, --help and README document every exit status" {
+	statuses=$(sed -n 's/^.*NSD_EXIT_[A-Z]* = \([0-9]*\).*$/\1/p' \
+	    "$TOP_SRCDIR/src/util.h")
+	[ "$(echo "$statuses" | wc -l)" -ge 10 ]
+	help=$("$NSDEDUP" --help | sed -n '/^Exit status/,$p' | tr '\n' ' ')
+	for n in $statuses; do
+		sed -n '/^\.Sh EXIT STATUS/,/^\.Sh /p' "$TOP_SRCDIR/man/nsdedup.1" |
+		    grep -q "^\.It $n\$"
+		[[ "$help" == *" $n "* ]]
+		sed -n '/^Exit status$/,/^How it works$/p' "$TOP_SRCDIR/README" |
+		    grep -q "^| $n |"
 	done
-	grep -q "NSD_EXIT_NOMEM = 6" "$TOP_SRCDIR/src/util.h"
 }
 
 # A scratch tree with the examples and "nsdedup" on PATH, for running docs.
