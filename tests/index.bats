@@ -858,3 +858,23 @@ header_byte() {
 	[[ "$stderr" == *"--db must not be empty"* ]]
 	[ -z "$(files_here)" ]
 }
+
+@test "--db through a symbolic link: the index lives where it points" {
+	news_halves
+	mkdir store
+	ln -s store/crawl.nsd link.nsd
+	# Dangling at first: the index is made behind the link.
+	run_nsd --db link.nsd day1.jsonl
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[ -L link.nsd ]
+	[ -f store/crawl.nsd ] && [ -f store/crawl.nsd.ids ]
+	[ ! -e link.nsd.ids ]
+	# Growth renames into the file behind the link, not over the link.
+	"$GENCORPUS" --records 1000 --seed 5 > more.jsonl
+	run_nsd --db link.nsd more.jsonl
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[ -L link.nsd ]
+	[ "$("$NSDEDUP" --db store/crawl.nsd --db-info | sed -n 's/^records: *//p')" = 1020 ]
+}
