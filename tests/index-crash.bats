@@ -1,4 +1,283 @@
 #!/usr/bin/env bats
-# placeholder
+# What a run of --db that does not end well leaves: killed at each step of
+# the commit protocol, and killed at random.
+# Every test has one shape: run 1 makes the index, run 2 fails, and then
+# the index is exactly as before run 2 (or, past the commit point, exactly
+# as after it), --db-verify passes, and run 2 run again writes what an
+# uninterrupted run 2 writes.
 
 load helpers
+
+: "${NSDEDUP_CRASHPOINTS:?run the tests through make check}"
+: "${NSD_INDEX_DUMP:?run the tests through make check}"
+: "${GENCORPUS:?run the tests through make check}"
+
+# The inputs, made once: run 1 reads a.jsonl (100 records, 443 entries in
+# a table of 4096 slots); b.jsonl (1000 records) makes run 2 grow it to
+# 8192 slots, small.jsonl (300 records) does not; big.jsonl (3000 records,
+# about 11 MB) grows it to 32768.
+setup_file() {
+	cd "$BATS_FILE_TMPDIR" || return 1
+	"$GENCORPUS" --records 100 --seed 1 > a.jsonl
+	"$GENCORPUS" --records 1000 --seed 2 > b.jsonl
+	head -n 300 b.jsonl > small.jsonl
+	"$GENCORPUS" --records 3000 --seed 3 > big.jsonl
+}
+
+setup() {
+	cd "$BATS_TEST_TMPDIR" || return 1
+	cp "$BATS_FILE_TMPDIR"/*.jsonl .
+}
+
+# Make the index db from $1 (run 1) and learn, from an uninterrupted run 2
+# over the remaining arguments on a copy, what it writes (want.out) and
+# what it leaves (post.dump). The state before run 2 is pre.dump, and its
+# files are kept in pre/.
+prepare() {
+	local first=$1
+
+	shift
+	run2=("$@")
+	run_nsd --db db "$first"
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	"$NSD_INDEX_DUMP" db > pre.dump
+	mkdir pre ref
+	cp db db.ids pre/
+	cp db db.ids ref/
+	"$NSDEDUP" --db ref/db "${run2[@]}" > want.out 2> ref.err
+	[ ! -s ref.err ]
+	"$NSD_INDEX_DUMP" ref/db > post.dump
+	if cmp -s pre.dump post.dump; then
+		echo "run 2 leaves the index as it was: the test proves nothing"
+		return 1
+	fi
+}
+
+# What running run 2 again after a commit gives: run 2 over a copy of the
+# state after an uninterrupted run 2 (again.out, again.dump).
+prepare_again() {
+	[ -e again.dump ] && return 0
+	mkdir again
+	cp ref/db ref/db.ids again/
+	"$NSDEDUP" --db again/db "${run2[@]}" > again.out 2> again.err
+	[ ! -s again.err ]
+	"$NSD_INDEX_DUMP" again/db > again.dump
+}
+
+# Fail unless dump file $1 is the same as $2, showing how they differ.
+same_dump() {
+	if ! cmp -s "$1" "$2"; then
+		echo "the index is not as in $2:"
+		diff "$2" "$1" | head -n 20
+		return 1
+	fi
+}
+
+# After a failed run 2: the index is as in $1.dump (pre or post) and
+# nothing else, --db-verify passes (its report kept in verify.out), and run
+# 2 again writes what an uninterrupted run writes and leaves what it
+# leaves.
+check_recovered() {
+	local want=want.out after=post.dump
+
+	"$NSD_INDEX_DUMP" db > now.dump
+	same_dump now.dump "$1.dump"
+	run_nsd --db db --db-verify
+	printf '%s\n' "$output" > verify.out
+	if [ "$status" -ne 0 ] || [ -n "$stderr" ]; then
+		printf '%s\n%s\n' "$output" "$stderr"
+		return 1
+	fi
+	grep -q '^verified: *no problems found$' verify.out
+	if [ "$1" = post ]; then
+		prepare_again
+		want=again.out
+		after=again.dump
+	fi
+	local rc=0
+	"$NSDEDUP" --db db "${run2[@]}" > rerun.out 2> rerun.err || rc=$?
+	expect_eq "$rc" 0
+	expect_eq "$(cat rerun.err)" ""
+	cmp rerun.out "$want"
+	"$NSD_INDEX_DUMP" db > now.dump
+	same_dump now.dump "$after"
+	[ ! -e db.new ]
+}
+
+# --db-verify (verify.out) says that run 2 did not commit, and that it
+# left $1 slots to clear ("some": any number but none).
+check_interrupted() {
+	grep -q '^interrupted: *run 2 did not commit' verify.out
+	case $1 in
+	0)	[ "$(grep -c '^leftovers:' verify.out)" -eq 0 ] ;;
+	some)	grep -q '^leftovers: *[1-9][0-9]* slots of run 2' verify.out ;;
+	*)	grep -q "^leftovers: *$1 slots of run 2," verify.out ;;
+	esac
+}
+
+# Run 2 under the crash-point build, dying at step $1 ("name" or "name:N").
+crash_at() {
+	NSDEDUP_CRASH_AT=$1 run --separate-stderr "$NSDEDUP_CRASHPOINTS" \
+	    --db db "${run2[@]}"
+	if [ "$status" -ne 137 ]; then
+		echo "NSDEDUP_CRASH_AT=$1: status $status, not killed"
+		return 1
+	fi
+	[ -z "$stderr" ]
+}
+
+# The number of entries in the committed index of dump file $1.
+entries() {
+	sed -n '1s/.* entries \([0-9]*\) .*/\1/p' "$1"
+}
+
+# --- Killed at each step of the commit protocol ---
+
+@test "killed after the pending header: the index is as before" {
+	prepare a.jsonl b.jsonl
+	crash_at begin
+	check_recovered pre
+	check_interrupted 0
+}
+
+@test "killed after the first insert: the index is as before" {
+	prepare a.jsonl b.jsonl
+	crash_at insert:1
+	check_recovered pre
+	check_interrupted 1
+}
+
+@test "killed at an insert in the middle: the index is as before" {
+	prepare a.jsonl b.jsonl
+	n=$((($(entries post.dump) - $(entries pre.dump)) / 2))
+	crash_at "insert:$n"
+	[ "$(stat -c %s db)" -eq "$(stat -c %s pre/db)" ]
+	check_recovered pre
+	check_interrupted "$n"
+}
+
+@test "killed at an insert after the table grew: the index is as before" {
+	prepare a.jsonl b.jsonl
+	# The table of 4096 slots grows when it holds more than 3072 entries.
+	n=$((3072 - $(entries pre.dump) + 10))
+	crash_at "insert:$n"
+	[ "$(stat -c %s db)" -gt "$(stat -c %s pre/db)" ]
+	check_recovered pre
+	check_interrupted "$n"
+}
+
+@test "killed when the grown table is built, before its rename" {
+	prepare a.jsonl b.jsonl
+	crash_at grow-built
+	[ -e db.new ]
+	[ "$(stat -c %s db)" -eq "$(stat -c %s pre/db)" ]
+	check_recovered pre
+	check_interrupted some
+}
+
+@test "killed just after the grown table is renamed into place" {
+	prepare a.jsonl b.jsonl
+	crash_at grow-renamed
+	[ "$(stat -c %s db)" -gt "$(stat -c %s pre/db)" ]
+	check_recovered pre
+	check_interrupted some
+}
+
+@test "killed after the last of three growths: the index is as before" {
+	prepare a.jsonl big.jsonl
+	crash_at grow-renamed:3
+	[ "$(stat -c %s db)" -eq $((8192 + 32768 * 16)) ]
+	check_recovered pre
+	check_interrupted some
+}
+
+@test "killed after the table is synced: the index is as before" {
+	prepare a.jsonl b.jsonl
+	crash_at table-synced
+	check_recovered pre
+	check_interrupted "$(($(entries post.dump) - $(entries pre.dump)))"
+}
+
+@test "killed after the id file is synced: the index is as before" {
+	prepare a.jsonl b.jsonl
+	crash_at ids-synced
+	check_recovered pre
+	check_interrupted "$(($(entries post.dump) - $(entries pre.dump)))"
+}
+
+@test "killed after writing the pending header, before its sync" {
+	# The first header write of a run is the one that says it is pending.
+	prepare a.jsonl b.jsonl
+	crash_at header-written:1
+	check_recovered pre
+	check_interrupted 0
+}
+
+@test "killed after writing the commit header, before its sync: committed" {
+	# A killed process loses nothing it wrote: the commit is the write.
+	prepare a.jsonl b.jsonl
+	crash_at header-written:2
+	check_recovered post
+	[ "$(grep -c '^interrupted:' verify.out)" -eq 0 ]
+}
+
+@test "killed just after the commit: the index is as after the run" {
+	prepare a.jsonl b.jsonl
+	crash_at committed
+	check_recovered post
+	[ "$(grep -c '^interrupted:' verify.out)" -eq 0 ]
+}
+
+@test "killed again and again, also while clearing what a killed run left" {
+	prepare a.jsonl b.jsonl
+	crash_at insert:2000
+	# The next writer clears the leftovers, then writes its header.
+	crash_at header-written:1
+	same_dump <("$NSD_INDEX_DUMP" db) pre.dump
+	# The generation of the killed runs is taken again, over no leftovers.
+	crash_at insert:1
+	crash_at grow-renamed
+	same_dump <("$NSD_INDEX_DUMP" db) pre.dump
+	crash_at ids-synced
+	check_recovered pre
+	check_interrupted some
+}
+
+@test "kill -9 at random moments leaves the index as before or as after" {
+	prepare a.jsonl big.jsonl
+	# How long a run takes here, on a copy: the kills spread over it.
+	mkdir timed
+	cp pre/db pre/db.ids timed/
+	t0=$(date +%s%N)
+	"$NSDEDUP" --db timed/db big.jsonl > /dev/null
+	# Eight rounds, each killing within its eighth of 1.25 times that.
+	span=$((($(date +%s%N) - t0) * 5 / 32000000 + 1))
+	for round in 1 2 3 4 5 6 7 8; do
+		rm -f db db.ids db.new
+		cp pre/db pre/db.ids .
+		ms=$(((round - 1) * span + RANDOM % span))
+		"$NSDEDUP" --db db big.jsonl > killed.out 2> /dev/null 3>&- &
+		pid=$!
+		sleep "$((ms / 1000)).$(printf %03d $((ms % 1000)))"
+		kill -KILL "$pid" 2> /dev/null || true
+		rc=0
+		wait "$pid" || rc=$?
+		"$NSD_INDEX_DUMP" db > now.dump
+		if cmp -s now.dump pre.dump; then
+			state=pre
+		else
+			state=post
+		fi
+		echo "round $round: killed at $ms ms: status $rc, index $state"
+		[ "$rc" -eq 137 ] || [ "$rc" -eq 0 ]
+		if [ "$rc" -eq 0 ]; then
+			[ "$state" = post ]
+			cmp killed.out want.out
+		fi
+		check_recovered "$state"
+		if grep -q '^interrupted:' verify.out; then
+			echo "round $round: run 2 was cut short after it began"
+		fi
+	done
+}
