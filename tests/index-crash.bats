@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # What a run of --db that does not end well leaves: killed at each step of
-# the commit protocol, and killed at random.
+# the commit protocol, killed at random, and failed system calls
+# (fiu-run).
 # Every test has one shape: run 1 makes the index, run 2 fails, and then
 # the index is exactly as before run 2 (or, past the commit point, exactly
 # as after it), --db-verify passes, and run 2 run again writes what an
@@ -280,4 +281,225 @@ entries() {
 			echo "round $round: run 2 was cut short after it began"
 		fi
 	done
+}
+
+# --- Failed system calls, injected with fiu-run ---
+
+# fiu-run -x makes the named POSIX function fail with errno $2 (its
+# failinfo; without one, libfiu picks an errno at random among those the
+# function may return). The rest is the command line of nsdedup.
+fiu_fail() {
+	local point=$1 errno=$2
+
+	shift 2
+	run --separate-stderr fiu-run -x -f '' \
+	    -c "enable name=$point,failinfo=$errno" "$NSDEDUP" "$@"
+}
+
+need_fiu() {
+	if ! command -v fiu-run > /dev/null ||
+	    ! command -v fiu-ctrl > /dev/null; then
+		skip "fiu-run is not installed (package fiu-utils)"
+	fi
+}
+
+# The message of a failure that leaves run 2 uncommitted: $1 is the step.
+commit_failed() {
+	expect_eq "$status" 9
+	expect_eq "$stderr" \
+	    "nsdedup: db: $1; nothing of this run was committed"
+}
+
+# Fail unless process $1 has the file $2 open, within 10 seconds.
+wait_open() {
+	local f
+
+	for _ in $(seq 200); do
+		for f in /proc/"$1"/fd/*; do
+			[ "$(readlink "$f")" = "$2" ] && return 0
+		done
+		sleep 0.05
+	done
+	echo "process $1 never opened $2"
+	return 1
+}
+
+# Wait (10 seconds at most) until run 2 has written a slot of db.
+wait_slots() {
+	for _ in $(seq 200); do
+		cmp -s -i 8192 db pre/db || return 0
+		sleep 0.05
+	done
+	echo "run 2 never wrote a slot"
+	return 1
+}
+
+# Make the FIFO feed, the input of process $1, and open it for writing as
+# fd 8 once that process has opened it: its input is then what is written
+# to fd 8, and closing fd 8 ends it.
+feed_open() {
+	# Read-write, so that this open never waits.
+	exec 7<> feed
+	wait_open "$1" "$PWD/feed"
+	exec 8> feed
+	exec 7<&-
+}
+
+# Run 2 over file $4 read through a FIFO, under fiu-run; the failure point
+# $2 (errno $3) is enabled through fiu-ctrl once the index is open ($1 is
+# "open") or once run 2 has written its first slot ("begun").
+fiu_midrun() {
+	local when=$1 point=$2 errno=$3 input=$4
+
+	[ -d /proc/self/fd ] || skip "no /proc/PID/fd to follow the run"
+	mkfifo feed
+	fiu-run -x -f "$PWD/ctl" "$NSDEDUP" --db db feed > midrun.out \
+	    2> midrun.err 3>&- &
+	pid=$!
+	# nsdedup opens its input only once the index is open.
+	feed_open "$pid"
+	if [ "$when" = begun ]; then
+		cat "$input" >&8 2> /dev/null || true
+		wait_slots
+	fi
+	fiu-ctrl -f "$PWD/ctl" -c "enable name=$point,failinfo=$errno" "$pid"
+	if [ "$when" = open ]; then
+		cat "$input" >&8 2> /dev/null || true
+	fi
+	exec 8>&-
+	status=0
+	wait "$pid" || status=$?
+	stderr=$(cat midrun.err)
+}
+
+@test "fiu: msync of the table fails at the commit" {
+	need_fiu
+	prepare a.jsonl small.jsonl
+	fiu_fail posix/mm/msync 5 --db db small.jsonl
+	commit_failed "msync of the table: Input/output error"
+	check_recovered pre
+	check_interrupted some
+}
+
+@test "fiu: msync of the grown table fails" {
+	need_fiu
+	prepare a.jsonl b.jsonl
+	fiu_fail posix/mm/msync 5 --db db b.jsonl
+	commit_failed "msync of the new table: Input/output error"
+	[ ! -e db.new ]
+	check_recovered pre
+	check_interrupted some
+}
+
+@test "fiu: fdatasync of the pending header fails" {
+	need_fiu
+	prepare a.jsonl small.jsonl
+	fiu_fail posix/io/sync/fdatasync 5 --db db small.jsonl
+	commit_failed "syncing a header copy: Input/output error"
+	check_recovered pre
+}
+
+@test "fiu: fdatasync of the table fails at the commit" {
+	need_fiu
+	prepare a.jsonl small.jsonl
+	fiu_midrun begun posix/io/sync/fdatasync 5 small.jsonl
+	commit_failed "fdatasync of the table: Input/output error"
+	check_recovered pre
+	check_interrupted some
+}
+
+@test "fiu: the commit header of a run that adds no entry cannot be written" {
+	need_fiu
+	# Run 2 reads run 1's records again: its commit only counts them.
+	prepare a.jsonl a.jsonl
+	fiu_fail posix/io/sync/fdatasync 5 --db db a.jsonl
+	commit_failed "syncing a header copy: Input/output error"
+	check_recovered pre
+	fiu_fail posix/io/rw/pwrite 28 --db db a.jsonl
+	commit_failed "writing a header copy: No space left on device"
+	check_recovered post
+}
+
+@test "fiu: pwrite of the pending header fails" {
+	need_fiu
+	prepare a.jsonl small.jsonl
+	fiu_fail posix/io/rw/pwrite 28 --db db small.jsonl
+	commit_failed "writing a header copy: No space left on device"
+	check_recovered pre
+}
+
+@test "fiu: pwrite of the commit header fails after the slots are written" {
+	need_fiu
+	prepare a.jsonl small.jsonl
+	fiu_midrun begun posix/io/rw/pwrite 5 small.jsonl
+	commit_failed "writing a header copy: Input/output error"
+	check_recovered pre
+	check_interrupted some
+}
+
+@test "fiu: fsync of the directory fails after the grown table's rename" {
+	need_fiu
+	prepare a.jsonl b.jsonl
+	fiu_fail posix/io/sync/fsync 5 --db db b.jsonl
+	commit_failed "syncing the index's directory: Input/output error"
+	check_recovered pre
+	check_interrupted some
+}
+
+@test "fiu: the rename of the grown table fails" {
+	need_fiu
+	prepare a.jsonl b.jsonl
+	fiu_fail posix/io/dir/rename 5 --db db b.jsonl
+	commit_failed "renaming the grown table into place: Input/output error"
+	[ ! -e db.new ]
+	[ "$(stat -c %s db)" -eq "$(stat -c %s pre/db)" ]
+	check_recovered pre
+	check_interrupted some
+}
+
+@test "fiu: a new index cannot be renamed into place or its directory synced" {
+	need_fiu
+	"$NSDEDUP" b.jsonl > want.out
+	for point in posix/io/dir/rename posix/io/sync/fsync; do
+		rm -f db db.ids db.new
+		fiu_fail "$point" 5 --db db b.jsonl
+		echo "$point: $status: $stderr"
+		[ "$status" -eq 9 ]
+		[[ "$stderr" == "nsdedup: db: "*": Input/output error; nothing of this run was committed" ]]
+		case $point in
+		*rename) [[ "$stderr" == *renam* ]] ;;
+		*fsync) [[ "$stderr" == *sync* ]] ;;
+		esac
+		[ ! -e db.new ]
+		# No index, or an empty one.
+		if [ -e db ]; then
+			"$NSD_INDEX_DUMP" db | head -n 1 > now.dump
+			grep -q '^committed 0 records 0 ' now.dump
+		fi
+		run_nsd --db db b.jsonl
+		[ "$status" -eq 0 ]
+		[ -z "$stderr" ]
+		cmp <(printf '%s\n' "$output") want.out
+	done
+}
+
+@test "fiu: mmap fails when the index is opened (exit 7)" {
+	need_fiu
+	prepare a.jsonl small.jsonl
+	fiu_fail posix/mm/mmap 12 --db db small.jsonl
+	expect_eq "$status" 7
+	expect_eq "$stderr" "nsdedup: db: cannot map: Cannot allocate memory"
+	cmp db pre/db
+	check_recovered pre
+	[ "$(grep -c '^interrupted:' verify.out)" -eq 0 ]
+}
+
+@test "fiu: mmap of the grown table fails (exit 9)" {
+	need_fiu
+	prepare a.jsonl b.jsonl
+	fiu_midrun open posix/mm/mmap 12 b.jsonl
+	commit_failed "cannot map the new table: Cannot allocate memory"
+	[ ! -e db.new ]
+	check_recovered pre
+	check_interrupted some
 }
