@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # What a run of --db that does not end well leaves: killed at each step of
-# the commit protocol, killed at random, and failed system calls
-# (fiu-run).
+# the commit protocol, killed at random, failed system calls (fiu-run),
+# and a full file system.
 # Every test has one shape: run 1 makes the index, run 2 fails, and then
 # the index is exactly as before run 2 (or, past the commit point, exactly
 # as after it), --db-verify passes, and run 2 run again writes what an
@@ -502,4 +502,80 @@ fiu_midrun() {
 	[ ! -e db.new ]
 	check_recovered pre
 	check_interrupted some
+}
+
+# --- A full file system ---
+
+# Run nsdedup with the arguments given on the index db copied onto a tmpfs
+# of $1 bytes (copied with cp option $2), in a mount namespace of its own;
+# then copy the index back. $3 is a command run on the tmpfs before (may be
+# ":"). Sets status and stderr.
+on_tiny_fs() {
+	local size=$1 sparse=$2 before=$3
+
+	shift 3
+	mkdir -p mnt
+	unshare -m sh -c '
+		size=$1 sparse=$2 before=$3
+		shift 3
+		mount -t tmpfs -o "size=$size" nsdedup-test mnt || exit 1
+		cp "$sparse" db db.ids mnt/ || exit 1
+		eval "$before"
+		rc=0
+		"$@" > tiny.out 2> tiny.err || rc=$?
+		echo "$rc" > tiny.status
+		ls -A mnt > tiny.ls
+		cp mnt/db mnt/db.ids .
+	    ' sh "$size" "$sparse" "$before" "$@"
+	status=$(cat tiny.status)
+	stderr=$(cat tiny.err)
+}
+
+need_tmpfs() {
+	[ "$(id -u)" -eq 0 ] || skip "needs root to mount a tmpfs"
+	mkdir probe
+	unshare -m sh -c 'mount -t tmpfs -o size=64k none probe' \
+	    2> /dev/null || skip "cannot mount a tmpfs in a mount namespace"
+}
+
+@test "a full file system: the grown table gets no room (exit 9)" {
+	need_tmpfs
+	prepare a.jsonl b.jsonl
+	# Room for the index (72 KB and 64 KB), not for a table twice as big.
+	on_tiny_fs 160k --sparse=never : "$NSDEDUP" --db mnt/db b.jsonl
+	expect_eq "$status" 9
+	expect_eq "$stderr" "nsdedup: mnt/db: cannot make room for the table: No space left on device; nothing of this run was committed"
+	[ "$(grep -c db.new tiny.ls)" -eq 0 ]
+	check_recovered pre
+	check_interrupted some
+}
+
+@test "a full file system: the id file gets no room (exit 9)" {
+	need_tmpfs
+	# Groups with ids of 3000 bytes and no text: the id file must grow
+	# past its first 64 KB, and the table does not.
+	long=$(printf '%3000s' '' | tr ' ' i)
+	for i in $(seq 40); do
+		printf '{"id":"%s-%d","text":"short"}\n' "$long" "$i"
+	done > longids.jsonl
+	prepare a.jsonl longids.jsonl
+	on_tiny_fs 160k --sparse=never : "$NSDEDUP" --db mnt/db longids.jsonl
+	expect_eq "$status" 9
+	expect_eq "$stderr" "nsdedup: mnt/db: making room in the id file: No space left on device; nothing of this run was committed"
+	check_recovered pre
+	check_interrupted 0
+}
+
+@test "a full file system under a sparse copy of the index: exit 9, no SIGBUS" {
+	need_tmpfs
+	prepare a.jsonl small.jsonl
+	# Copied sparsely (as cp, tar -S or rsync -S may do), the unused part
+	# of the id file has no blocks; then the file system fills up.
+	on_tiny_fs 200k --sparse=always \
+	    'dd if=/dev/zero of=mnt/fill bs=4k 2> /dev/null' \
+	    "$NSDEDUP" --db mnt/db small.jsonl
+	echo "status $status: $stderr"
+	[ "$status" -eq 9 ]
+	[[ "$stderr" == "nsdedup: mnt/db: "*": No space left on device; nothing of this run was committed" ]]
+	check_recovered pre
 }
