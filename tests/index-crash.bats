@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # What a run of --db that does not end well leaves: killed at each step of
-# the commit protocol, killed at random, failed system calls (fiu-run),
-# and a full file system.
+# the commit protocol, killed at random, failed system calls (fiu-run), a
+# full file system, a closed pipe, a bad record, an output error, SIGTERM
+# and an unreadable input.
 # Every test has one shape: run 1 makes the index, run 2 fails, and then
 # the index is exactly as before run 2 (or, past the commit point, exactly
 # as after it), --db-verify passes, and run 2 run again writes what an
@@ -577,5 +578,73 @@ need_tmpfs() {
 	echo "status $status: $stderr"
 	[ "$status" -eq 9 ]
 	[[ "$stderr" == "nsdedup: mnt/db: "*": No space left on device; nothing of this run was committed" ]]
+	check_recovered pre
+}
+
+# --- The other ways a run ends without committing ---
+
+@test "a closed pipe (SIGPIPE) leaves the index as before" {
+	prepare a.jsonl big.jsonl
+	run --separate-stderr bash -c \
+	    'set -o pipefail; "$NSDEDUP" --db db big.jsonl | head -n 1 > head.out'
+	expect_eq "$status" 141
+	[ -z "$stderr" ]
+	[ "$(head -n 1 want.out)" = "$(cat head.out)" ]
+	check_recovered pre
+}
+
+@test "--on-error=fail at a bad record leaves the index as before" {
+	prepare a.jsonl b.jsonl
+	{ head -n 500 b.jsonl; echo 'junk'; tail -n +501 b.jsonl; } > bad.jsonl
+	run_nsd --db db --on-error=fail bad.jsonl
+	expect_eq "$status" 5
+	expect_eq "$stderr" "nsdedup: bad.jsonl:501: invalid JSON: expected a JSON object at byte 1
+nsdedup: bad.jsonl:501: stopped at this bad record (--on-error=fail)"
+	check_recovered pre
+}
+
+@test "an output that cannot be written leaves the index as before" {
+	mknod full c 1 7 2> /dev/null || skip "cannot make device nodes here"
+	prepare a.jsonl b.jsonl
+	# A private node: never the real /dev/full as a target of -o.
+	run_nsd --db db -o full b.jsonl
+	expect_eq "$status" 4
+	expect_eq "$stderr" "nsdedup: full: write error: No space left on device"
+	[ -c full ]
+	check_recovered pre
+}
+
+@test "SIGTERM in the middle of a run leaves the index as before" {
+	[ -d /proc/self/fd ] || skip "no /proc/PID/fd to follow the run"
+	prepare a.jsonl b.jsonl
+	mkfifo feed
+	"$NSDEDUP" --db db feed > term.out 2> term.err 3>&- &
+	pid=$!
+	feed_open "$pid"
+	head -n 500 b.jsonl >&8 2> /dev/null || true
+	wait_slots
+	kill -TERM "$pid"
+	exec 8>&-
+	rc=0
+	wait "$pid" || rc=$?
+	expect_eq "$rc" 143
+	[ ! -s term.err ]
+	check_recovered pre
+	check_interrupted some
+}
+
+@test "an unreadable input among several leaves the index as before" {
+	head -n 400 b.jsonl > p1.jsonl
+	sed -n '401,700p' b.jsonl > p2.jsonl
+	tail -n +701 b.jsonl > p3.jsonl
+	prepare a.jsonl p1.jsonl p2.jsonl p3.jsonl
+	# A directory cannot be read, even by root.
+	mv p2.jsonl p2.keep
+	mkdir p2.jsonl
+	run_nsd --db db p1.jsonl p2.jsonl p3.jsonl
+	expect_eq "$status" 3
+	expect_eq "$stderr" "nsdedup: p2.jsonl: Is a directory"
+	rmdir p2.jsonl
+	mv p2.keep p2.jsonl
 	check_recovered pre
 }
