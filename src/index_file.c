@@ -62,7 +62,8 @@
 
 /*
  * A test build stops dead, as kill -9 would, at the point named by
- * $NSDEDUP_CRASH_AT ("name", or "name:N" for its N-th passage).
+ * $NSDEDUP_CRASH_AT ("name", or "name:N" for its N-th passage); or sends
+ * itself the signal numbered $NSDEDUP_CRASH_SIGNAL there instead.
  */
 static void
 crash_point(const char *name)
@@ -78,7 +79,8 @@ crash_point(const char *name)
 	if (strlen(name) != len || strncmp(at, name, len) != 0)
 		return;
 	if (colon == NULL || ++passed == strtoul(colon + 1, NULL, 10))
-		raise(SIGKILL);
+		raise(getenv("NSDEDUP_CRASH_SIGNAL") != NULL ?
+		    atoi(getenv("NSDEDUP_CRASH_SIGNAL")) : SIGKILL);
 }
 #define CRASH_POINT(name)	crash_point(name)
 #else
@@ -687,7 +689,7 @@ create_index(struct file_index *fi, const struct nsd_index_params *p,
 	unsigned char		*map;
 	const char		*what;
 	uint64_t		 size;
-	int			 fd, ok;
+	int			 fd;
 
 	size = nsd_index_file_size(NSD_INDEX_MIN_SLOTS);
 	memset(&h, 0, sizeof h);
@@ -716,32 +718,72 @@ create_index(struct file_index *fi, const struct nsd_index_params *p,
 	if (fd == -1)
 		return (nsd_error_errno(err, NSD_EXIT_INDEX, fi->ids_path,
 		    "cannot create"));
-	ok = pwrite(fd, ids, sizeof ids, 0) == (ssize_t)sizeof ids &&
-	    fdatasync(fd) == 0;
+	if (pwrite(fd, ids, sizeof ids, 0) != (ssize_t)sizeof ids) {
+		commit_error(fi, "writing the new id file", err);
+		goto fail_ids;
+	}
+	if (fdatasync(fd) == -1) {
+		commit_error(fi, "syncing the new id file", err);
+		goto fail_ids;
+	}
 	close(fd);
-	if (!ok)
-		return (nsd_error_errno(err, NSD_EXIT_INDEX, fi->ids_path,
-		    "cannot write"));
 
 	if (create_mapped(fi->new_path, size, 0666, 0, &fd, &map,
-	    &what) == -1)
-		return (nsd_error_errno(err, NSD_EXIT_INDEX, fi->new_path,
-		    what));
+	    &what) == -1) {
+		if (errno == EACCES || errno == EROFS)
+			return (nsd_error_errno(err, NSD_EXIT_INDEX,
+			    fi->new_path, what));
+		return (commit_error(fi, what, err));
+	}
 	nsd_index_header_encode(&h, copy);
 	memcpy(map, copy, sizeof copy);
 	h.sequence = 0;
 	nsd_index_header_encode(&h, copy);
 	memcpy(map + NSD_INDEX_COPY_SIZE, copy, sizeof copy);
-	ok = msync(map, size, MS_SYNC) == 0 && fdatasync(fd) == 0 &&
-	    rename(fi->new_path, fi->path) == 0;
+	if (sync_map(fi, map, size, fd, "the new table", err) == -1)
+		goto fail_table;
+	if (rename(fi->new_path, fi->path) == -1) {
+		commit_error(fi, "renaming the new index into place", err);
+		goto fail_table;
+	}
 	munmap(map, size);
 	close(fd);
-	if (!ok || sync_dir(fi->path) == -1) {
-		nsd_error_errno(err, NSD_EXIT_INDEX, fi->path, "cannot create");
-		(void)unlink(fi->new_path);
+	if (sync_dir(fi->path) == -1) {
+		commit_error(fi, "syncing the index's directory", err);
+		/* Not known to last: better no index than a doubtful one. */
+		(void)unlink(fi->path);
+		(void)unlink(fi->ids_path);
 		return (-1);
 	}
 	return (0);
+fail_table:
+	munmap(map, size);
+	close(fd);
+	(void)unlink(fi->new_path);
+	(void)unlink(fi->ids_path);
+	return (-1);
+fail_ids:
+	close(fd);
+	(void)unlink(fi->ids_path);
+	return (-1);
+}
+
+/*
+ * Give every byte of a file a writer maps its blocks: a copy made with
+ * holes would otherwise meet a full disk as a SIGBUS, mid-run.
+ */
+static int
+reserve(struct file_index *fi, int fd, off_t size, const char *what,
+    struct nsd_error *err)
+{
+	char	 msg[64];
+	int	 e;
+
+	if (size == 0 || (e = posix_fallocate(fd, 0, size)) == 0)
+		return (0);
+	errno = e;
+	snprintf(msg, sizeof msg, "making room for %s", what);
+	return (commit_error(fi, msg, err));
 }
 
 /* Map PATH.ids and check that it belongs to this index. */
@@ -764,6 +806,9 @@ open_ids(struct file_index *fi, struct nsd_error *err)
 		    "%s: truncated (%llu bytes, the index has committed %llu)",
 		    fi->ids_path, (unsigned long long)sb.st_size,
 		    (unsigned long long)fi->hdr.ids_length));
+	if (!fi->readonly && reserve(fi, fi->ids_fd, sb.st_size,
+	    "the id file", err) == -1)
+		return (-1);
 	p = mmap(NULL, sb.st_size, PROT_READ |
 	    (fi->readonly ? 0 : PROT_WRITE), MAP_SHARED, fi->ids_fd, 0);
 	if (p == MAP_FAILED)
@@ -846,6 +891,9 @@ open_table(struct file_index *fi, const struct nsd_index_params *p,
 		    (unsigned long long)sb.st_size,
 		    (unsigned long long)nsd_index_file_size(fi->hdr.nslots)));
 	if (check_params(fi, p, err) == -1)
+		return (-1);
+	if (!fi->readonly && reserve(fi, fi->fd, sb.st_size, "the table",
+	    err) == -1)
 		return (-1);
 	fi->map_len = sb.st_size;
 	fi->map = mmap(NULL, fi->map_len, PROT_READ |

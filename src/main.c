@@ -330,6 +330,7 @@ main(int argc, char **argv)
 	struct nsd_pipeline_hooks hooks;
 	struct report		 rp;
 	sigset_t		 signals, old;
+	struct timespec		 no_wait = { 0, 0 };
 	int			 rc;
 
 	switch (nsd_options_parse(argc, argv, &cfg, &err)) {
@@ -413,6 +414,14 @@ main(int argc, char **argv)
 	if (rc == 0)
 		rc = nsd_index_commit(ix, st.originals + st.duplicates,
 		    &err);
+	/*
+	 * A signal held meanwhile came too late to stop anything: the output
+	 * is complete and the index committed. Dying of it now would tell a
+	 * caller to run again, and the run again would find only duplicates.
+	 */
+	if (rc == 0)
+		while (sigtimedwait(&signals, NULL, &no_wait) > 0)
+			continue;
 	sigprocmask(SIG_SETMASK, &old, NULL);
 
 	clear_progress(&rp);

@@ -648,3 +648,22 @@ nsdedup: bad.jsonl:501: stopped at this bad record (--on-error=fail)"
 	mv p2.keep p2.jsonl
 	check_recovered pre
 }
+
+@test "SIGTERM during the commit comes too late: the run completes, status 0" {
+	prepare a.jsonl b.jsonl
+	NSDEDUP_CRASH_AT=table-synced NSDEDUP_CRASH_SIGNAL=15 \
+	    run --separate-stderr "$NSDEDUP_CRASHPOINTS" --db db b.jsonl
+	expect_eq "$status" 0
+	expect_eq "$stderr" ""
+	printf '%s\n' "$output" | cmp - want.out
+	same_dump <("$NSD_INDEX_DUMP" db) post.dump
+}
+
+@test "SIGTERM before the commit still stops the run: the index as before" {
+	prepare a.jsonl b.jsonl
+	NSDEDUP_CRASH_AT=insert:100 NSDEDUP_CRASH_SIGNAL=15 \
+	    run --separate-stderr "$NSDEDUP_CRASHPOINTS" --db db b.jsonl
+	expect_eq "$status" 143
+	expect_eq "$stderr" ""
+	check_recovered pre
+}
