@@ -149,6 +149,7 @@ avail_kib=$(df -Pk "$tmproot" | awk 'NR == 2 { print $4 }')
 [ "$avail_kib" -ge "$need_kib" ] ||
 	die "$tmproot has $((avail_kib >> 10)) MiB free, needs $((need_kib >> 10)) MiB (set TMPDIR)"
 
+load_start=$(cut -d ' ' -f 1-3 /proc/loadavg)
 tmp=$(mktemp -d "$tmproot/nsdedup-scale.XXXXXX")
 sampler=
 cleanup() {
@@ -237,6 +238,18 @@ elapsed() {
 
 mib() {
 	awk -v k="$1" 'BEGIN { printf "%.1f MiB\n", k / 1024 }'
+}
+
+# The fingerprints committed in the index at $1.
+fingerprints() {
+	"$NSDEDUP" --db "$1" --db-info | awk '/^fingerprints:/ { print $2 }'
+}
+
+# Table pages (4 KiB) that n fingerprints put in random slots of a table
+# of b bytes dirty, on average: P (1 - e^(-n/P)).
+pages_dirtied() {
+	awk -v n="$1" -v b="$2" 'BEGIN { p = b / 4096
+	    printf "%.0f\n", p * (1 - exp(-n / p)) }'
 }
 
 # Remove an index and its companion files.
@@ -390,12 +403,15 @@ rss_a=$(sample_max "$tmp/rss-a")
 # the first header write (begin) apart.
 commit_a=n/a
 begin_a=n/a
+inserted_a=n/a
 if [ "$use_strace" = 1 ]; then
 	: >"$tmp/commit-a"
 	: >"$tmp/begin-a"
+	: >"$tmp/inserted-a"
 	for ((i = 0; i < runs; i++)); do
 		next_piece
 		p=$piece
+		f0=$(fingerprints "$big")
 		strace -f -T -s 8 -o "$tmp/strace" \
 		    -e trace=msync,fdatasync,fsync,pwrite64 \
 		    "$NSDEDUP" --db "$big" "$p" >/dev/null ||
@@ -409,12 +425,14 @@ if [ "$use_strace" = 1 ]; then
 		    END { printf "%.4f %.4f\n", s, b }' "$tmp/strace" \
 		    >"$tmp/strace-sum"
 		read -r c b <"$tmp/strace-sum"
+		echo $(($(fingerprints "$big") - f0)) >>"$tmp/inserted-a"
 		echo "$c" >>"$tmp/commit-a"
 		echo "$b" >>"$tmp/begin-a"
 		cp "$tmp/strace" "$tmp/strace-last"
 	done
 	commit_a=$(median <"$tmp/commit-a")
 	begin_a=$(median <"$tmp/begin-a")
+	inserted_a=$(median <"$tmp/inserted-a" | cut -d. -f1)
 fi
 
 # --- (b) Throughput over 100 MB: big index against an empty one ----------
@@ -424,7 +442,7 @@ fi
 timed_db_run() {
 	local ix=$1 c=$2 times=$3 rss=$4 pid st=0 t0 t1 pf=()
 	[ "$use_perf" = 0 ] || pf=(perf stat -x ';' -o "$tmp/perf-run"
-	    -e 'page-faults,major-faults' --)
+	    -e 'task-clock,page-faults,major-faults' --)
 	t0=$(now)
 	"${pf[@]}" "$NSDEDUP" --annotate --db "$ix" "$c" >/dev/null &
 	pid=$!
@@ -438,6 +456,8 @@ timed_db_run() {
 	if [ -s "$tmp/perf-run" ]; then
 		awk -F';' '$3 == "page-faults" { print $1 }' "$tmp/perf-run" \
 		    >>"$times.faults"
+		awk -F';' '$3 == "task-clock" { printf "%.4f\n", $1 / 1000 }' \
+		    "$tmp/perf-run" >>"$times.cpu"
 	fi
 }
 
@@ -447,28 +467,33 @@ empty=$tmp/empty.nsd
 : >"$tmp/times-empty"
 : >"$tmp/times-big.faults"
 : >"$tmp/times-empty.faults"
+: >"$tmp/times-big.cpu"
+: >"$tmp/times-empty.cpu"
 : >"$tmp/rss-big"
 : >"$tmp/rss-empty"
 # Untimed first runs: the corpora into the page cache.
 for ((i = 1; i <= runs; i++)); do
 	cat "$tmp/c$i.jsonl" >/dev/null
 done
-fps_before=$("$NSDEDUP" --db "$big" --db-info |
-    awk '/^fingerprints:/ { print $2 }')
+fps_before=$(fingerprints "$big")
 for ((i = 1; i <= runs; i++)); do
 	rm_index "$empty"
 	timed_db_run "$empty" "$tmp/c$i.jsonl" "$tmp/times-empty" \
 	    "$tmp/rss-empty"
 	timed_db_run "$big" "$tmp/c$i.jsonl" "$tmp/times-big" "$tmp/rss-big"
 done
-fps_after=$("$NSDEDUP" --db "$big" --db-info | awk '/^fingerprints:/ { print $2 }')
+fps_after=$(fingerprints "$big")
 med_big=$(median <"$tmp/times-big")
 med_empty=$(median <"$tmp/times-empty")
 faults_big=n/a
 faults_empty=n/a
+cpu_big=n/a
+cpu_empty=n/a
 if [ -s "$tmp/times-big.faults" ]; then
 	faults_big=$(median <"$tmp/times-big.faults" | cut -d. -f1)
 	faults_empty=$(median <"$tmp/times-empty.faults" | cut -d. -f1)
+	cpu_big=$(median <"$tmp/times-big.cpu")
+	cpu_empty=$(median <"$tmp/times-empty.cpu")
 fi
 mbps_big=$(awk -v b="$corpus_bytes" -v s="$med_big" \
     'BEGIN { printf "%.1f\n", b / s / 1e6 }')
@@ -505,6 +530,73 @@ if [ "$commit_a" != n/a ]; then
 	t_commit=$(status 1 "$commit_a")
 fi
 
+# The analysis, from the figures: what the rate and the commit depend on.
+analysis() {
+	local x n_in
+	# Slices: the one after the last doubling, and the last one.
+	awk -v f="$fps" 'function slots(n,   s) {
+		s = 4096; while (s * 75 < n * 100) s *= 2; return s }
+	    { n[NR] = $1 - p; p = $1; fp[NR] = $2; s[NR] = $3; g[NR] = $7
+	      if ($6 > 0) lastgrow = NR }
+	    END {
+		k = NR; j = lastgrow + 1
+		for (i = 1; i <= k; i++) {
+			r[i] = n[i] * f / (s[i] - g[i])
+			a[i] = (fp[i] - n[i] * f / 2) / slots(fp[i])
+			pr[i] = (1 + 1 / (1 - a[i]) ^ 2) / 2
+		}
+		printf "With linear probing, a lookup of a fingerprint that "
+		printf "is not there walks (1 + 1/(1 - a)^2)/2 slots on "
+		printf "average at load a, and the claim that follows walks "
+		printf "the same chain again (from the cache). In the last "
+		printf "slice the load averaged %.1f%%: %.1f slots a lookup. ",
+		    100 * a[k], pr[k]
+		if (j > 1 && j < k) {
+			m = "The slice just after the last doubling (slice %d,"
+			m = m " a table of %d MiB as in the last slice, load"
+			m = m " %.1f%%: %.1f slots) ran at %.0f fingerprints/s"
+			m = m " without growth, %.2fx the first slice'"'"'s %.0f,"
+			m = m " against %.2fx for the last slice: at equal table"
+			m = m " size the rate falls with the load, and the size"
+			m = m " of the table costs %s."
+			printf m, j, slots(fp[j]) * 16 / 1048576, 100 * a[j],
+			    pr[j], r[j], r[j] / r[1], r[1], r[k] / r[1],
+			    (r[j] / r[1] > 0.8 ? "little" : "more")
+		}
+		printf "\n\n"
+	    }' "$tmp/slices"
+	if [ "$inserted_a" != n/a ]; then
+		n_in=$inserted_a
+		x=$(pages_dirtied "$n_in" "$table_bytes")
+		printf 'A commit writes back every page of the table that the '
+		printf 'run changed, and new fingerprints land in random '
+		printf 'slots: the 1,000-record runs inserted %s fingerprints ' \
+		    "$n_in"
+		printf 'each, which dirty about %s pages of 4 KiB (%s MB) ' \
+		    "$x" "$(awk -v p="$x" 'BEGIN { printf "%.1f", p * 4096 / 1e6 }')"
+		printf 'for %s bytes of slots, so the commit costs about ' \
+		    "$((n_in * 16))"
+		printf '%s ms per new fingerprint (%s s). ' \
+		    "$(awk -v t="$commit_a" -v n="$n_in" \
+		    'BEGIN { printf "%.3f", 1000 * t / n }')" "$commit_a"
+	fi
+	x=$(( (fps_after - fps_before) / runs ))
+	printf 'A 100 MB run inserted about %s fingerprints into the big ' "$x"
+	printf 'index, dirtying about %s of its %s pages; its wall time ' \
+	    "$(pages_dirtied "$x" "$table_bytes")" "$((table_bytes / 4096))"
+	if [ "$cpu_big" != n/a ]; then
+		printf 'was %s s against %s s of CPU' "$med_big" "$cpu_big"
+		printf ' (against the empty index: %s s and %s s), ' \
+		    "$med_empty" "$cpu_empty"
+		printf 'the difference being mostly the wait for that '
+		printf 'write-back in the commit'
+	else
+		printf 'was %s s (%s s against the empty index)' "$med_big" \
+		    "$med_empty"
+	fi
+	printf '.\n\n'
+}
+
 cpu_model=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo \
     2>/dev/null || true)
 disk=$(df -P "$tmproot" | awk 'NR == 2 { print $1 }')
@@ -525,6 +617,8 @@ fstype=$(df -PT "$tmproot" | awk 'NR == 2 { print $2 }')
 	    "$(awk '/^MemTotal:/ { printf "%.1f GiB", $2 / 1048576 }' \
 	    /proc/meminfo)"
 	printf -- '- Index in %s (%s on %s)\n' "$tmproot" "$fstype" "$disk"
+	printf -- '- Load average (1, 5, 15 min) at the start: %s, at the end: %s\n' \
+	    "$load_start" "$(cut -d ' ' -f 1-3 /proc/loadavg)"
 	printf -- '- nsdedup: `%s` (sha256 %s...)\n' "$nsd_version" "$nsd_sum"
 	printf -- '- RssAnon: sampled from /proc/PID/status every 0.1 s by the '
 	printf 'script (%s samples in all), and read by nsd-index-scale ' \
@@ -600,10 +694,11 @@ fstype=$(df -PT "$tmproot" | awk 'NR == 2 { print $2 }')
 	    "$fps_before"
 	printf 'before these runs and %s after. ' "$fps_after"
 	if [ "$faults_big" != n/a ]; then
-		printf 'Page faults per run (perf stat, median): %s against ' \
-		    "$faults_big"
-		printf 'the big index, %s against the empty one.' \
-		    "$faults_empty"
+		printf 'Per run (perf stat, median): %s page faults and %s s ' \
+		    "$faults_big" "$cpu_big"
+		printf 'of CPU against the big index, %s and %s s against ' \
+		    "$faults_empty" "$cpu_empty"
+		printf 'the empty one.'
 	fi
 	printf '\n\n'
 	if [ "$commit_a" != n/a ]; then
@@ -614,6 +709,8 @@ fstype=$(df -PT "$tmproot" | awk 'NR == 2 { print $2 }')
 		printf '```\n\n'
 	fi
 
+	printf '### Why\n\n'
+	analysis
 	printf '### Targets at scale\n\n'
 	printf '| target | figure | status |\n|---|---|---|\n'
 	printf '| an index of %s fingerprints builds | %s fingerprints ' \

@@ -306,9 +306,12 @@ measure_rss() {
 		die "nsdedup --annotate $f failed (exit $st)"
 	}
 	RSS_KIB=$hwm
-	# The last MiB figure of the index line is its peak, rehashing included.
+	# The index line's "(N MiB at peak)", rehashing included.
 	INDEX_KIB=$(awk '/^nsdedup: index / {
-	    for (i = 1; i < NF; i++) if ($(i + 1) == "MiB") { v = $i; sub(/^\(/, "", v) }
+	    for (i = 1; i + 2 < NF; i++)
+		if ($(i + 1) == "MiB" && $(i + 2) == "at") {
+			v = $i; sub(/^\(/, "", v)
+		}
 	    printf "%d\n", v * 1024 }' "$tmp/err")
 	DUPS=$(cat "$tmp/dups")
 }
@@ -318,6 +321,7 @@ q() {
 }
 
 # Machine and tool facts.
+load_start=$(cut -d ' ' -f 1-3 /proc/loadavg)
 cpu_model=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo \
     2>/dev/null || true)
 cpu_model=${cpu_model:-unknown}
@@ -504,6 +508,8 @@ mkdir -p "$(dirname "$out")"
 	printf -- '- System: %s\n' "$(uname -srm)"
 	printf -- '- CPU: %s, %s cores online\n' "$cpu_model" "$(nproc)"
 	printf -- '- Memory: %s\n' "$mem_gib"
+	printf -- '- Load average (1, 5, 15 min) at the start: %s, at the end: %s\n' \
+	    "$load_start" "$(cut -d ' ' -f 1-3 /proc/loadavg)"
 	printf -- '- nsdedup: `%s`, `$NSDEDUP` = %s (built %s, sha256 %s...)' \
 	    "$nsd_version" "$nsd_shown" "$nsd_mtime" "$nsd_sum"
 	if [ "$NSDEDUP" != "$nsd_shown" ]; then
