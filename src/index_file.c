@@ -366,9 +366,19 @@ grow(struct file_index *fi, struct nsd_error *err)
 		return (commit_error(fi, "fstat", err));
 	h.nslots = (fi->mask + 1) * 2;
 	size = nsd_index_file_size(h.nslots);
+	if (h.nslots > (1ULL << 40)) {
+		errno = EFBIG;
+		return (commit_error(fi, "growing the table", err));
+	}
 	if (create_mapped(fi->new_path, size, sb.st_mode & 07777, 1, &fd,
 	    &map, &what) == -1)
 		return (commit_error(fi, what, err));
+	/*
+	 * Others who share the index must still open it: keep its owner and
+	 * group where allowed (which clears set-id bits, so the mode again).
+	 */
+	if (fchown(fd, sb.st_uid, sb.st_gid) == 0)
+		(void)fchmod(fd, sb.st_mode & 07777);
 	slots = (struct nsd_index_slot *)(map + NSD_INDEX_TABLE_OFFSET);
 	rebuild_pass(fi, slots, h.nslots - 1, fi->shift - 1, 0);
 	rebuild_pass(fi, slots, h.nslots - 1, fi->shift - 1, 1);
@@ -549,9 +559,11 @@ file_group_name(struct nsd_index *ix, uint64_t group,
 	rec = fi->ids + off;
 	name->number = nsd_le64(rec);
 	name->id_len = nsd_le32(rec + 8);
-	if (off + nsd_ids_record_size(name->id_len) > fi->ids_len)
+	if (off + nsd_ids_record_size(name->id_len) > fi->ids_len ||
+	    name->number == 0 || name->number > fi->hdr.groups + fi->groups ||
+	    !nsd_ids_record_clean(rec, name->id_len))
 		return (nsd_error_set(err, NSD_EXIT_INDEX,
-		    "%s: damaged: group %llu's id runs past the end of %s "
+		    "%s: damaged: group %llu of %s is not a good group record "
 		    "(try --db-verify)", fi->path, (unsigned long long)group,
 		    fi->ids_path));
 	name->id = name->id_len > 0 ? (const char *)rec + NSD_IDS_RECORD_HEAD :
@@ -731,9 +743,12 @@ create_index(struct file_index *fi, const struct nsd_index_params *p,
 	if (create_mapped(fi->new_path, size, 0666, 0, &fd, &map,
 	    &what) == -1) {
 		if (errno == EACCES || errno == EROFS)
-			return (nsd_error_errno(err, NSD_EXIT_INDEX,
-			    fi->new_path, what));
-		return (commit_error(fi, what, err));
+			nsd_error_errno(err, NSD_EXIT_INDEX, fi->new_path,
+			    what);
+		else
+			commit_error(fi, what, err);
+		(void)unlink(fi->ids_path);
+		return (-1);
 	}
 	nsd_index_header_encode(&h, copy);
 	memcpy(map, copy, sizeof copy);
@@ -794,21 +809,21 @@ open_ids(struct file_index *fi, struct nsd_error *err)
 	void		*p;
 
 	fi->ids_fd = open(fi->ids_path, (fi->readonly ? O_RDONLY : O_RDWR) |
-	    O_CLOEXEC);
+	    NSD_OPEN_FLAGS);
 	if (fi->ids_fd == -1)
 		return (nsd_error_errno(err, NSD_EXIT_INDEX, fi->ids_path,
 		    "cannot open the index's id file"));
 	if (fstat(fi->ids_fd, &sb) == -1)
 		return (nsd_error_errno(err, NSD_EXIT_INDEX, fi->ids_path,
 		    "fstat"));
+	if (!S_ISREG(sb.st_mode))
+		return (nsd_error_set(err, NSD_EXIT_INDEX,
+		    "%s: not a regular file", fi->ids_path));
 	if ((uint64_t)sb.st_size < fi->hdr.ids_length)
 		return (nsd_error_set(err, NSD_EXIT_INDEX,
 		    "%s: truncated (%llu bytes, the index has committed %llu)",
 		    fi->ids_path, (unsigned long long)sb.st_size,
 		    (unsigned long long)fi->hdr.ids_length));
-	if (!fi->readonly && reserve(fi, fi->ids_fd, sb.st_size,
-	    "the id file", err) == -1)
-		return (-1);
 	p = mmap(NULL, sb.st_size, PROT_READ |
 	    (fi->readonly ? 0 : PROT_WRITE), MAP_SHARED, fi->ids_fd, 0);
 	if (p == MAP_FAILED)
@@ -820,6 +835,9 @@ open_ids(struct file_index *fi, struct nsd_error *err)
 	    nsd_le64(fi->ids + 8) != fi->hdr.file_id)
 		return (nsd_error_set(err, NSD_EXIT_INDEX,
 		    "%s: not the id file of %s", fi->ids_path, fi->path));
+	if (!fi->readonly && reserve(fi, fi->ids_fd, sb.st_size,
+	    "the id file", err) == -1)
+		return (-1);
 	fi->ids_len = fi->hdr.ids_length;
 	return (0);
 }
@@ -857,11 +875,11 @@ open_table(struct file_index *fi, const struct nsd_index_params *p,
 	struct stat	 sb;
 
 	fi->fd = open(fi->path, (fi->readonly ? O_RDONLY : O_RDWR) |
-	    O_CLOEXEC);
+	    NSD_OPEN_FLAGS);
 	if (fi->fd == -1 && errno == ENOENT && !fi->readonly) {
 		if (create_index(fi, p, err) == -1)
 			return (-1);
-		fi->fd = open(fi->path, O_RDWR | O_CLOEXEC);
+		fi->fd = open(fi->path, O_RDWR | NSD_OPEN_FLAGS);
 	}
 	if (fi->fd == -1) {
 		if (errno == ENOENT)

@@ -45,6 +45,20 @@ static_assert(sizeof(struct nsd_index_header) == 368, "header size");
 static_assert(sizeof(struct nsd_index_header) <= NSD_INDEX_COPY_SIZE,
     "header copy room");
 
+int
+nsd_ids_record_clean(const unsigned char *rec, uint32_t len)
+{
+	uint64_t	 i, end = nsd_ids_record_size(len);
+
+	for (i = NSD_IDS_RECORD_HEAD; i < NSD_IDS_RECORD_HEAD + len; i++)
+		if (rec[i] < 0x20 || rec[i] == 0x7f)
+			return (0);
+	for (; i < end; i++)
+		if (rec[i] != 0)
+			return (0);
+	return (1);
+}
+
 uint64_t
 nsd_le64(const void *p)
 {
@@ -144,8 +158,13 @@ nsd_index_header_decode(const void *copy, struct nsd_index_header *h)
 		return (NSD_HEADER_NOT_INDEX);
 	sum = XXH3_64bits(h, offsetof(struct nsd_index_header, checksum));
 	header_swap(h);
+	/*
+	 * A later version that kept this checksum is surely later; without
+	 * the checksum, the version field may just as well be damaged.
+	 */
 	if (h->version > NSD_INDEX_VERSION)
-		return (NSD_HEADER_NEWER);
+		return (sum == h->checksum ? NSD_HEADER_NEWER :
+		    NSD_HEADER_UNKNOWN);
 	if (sum != h->checksum || h->version != NSD_INDEX_VERSION ||
 	    h->size != sizeof *h || h->byte_order != NSD_INDEX_BOM ||
 	    h->slot_size != NSD_INDEX_SLOT_SIZE ||
@@ -155,6 +174,8 @@ nsd_index_header_decode(const void *copy, struct nsd_index_header *h)
 	    h->max_load >= 100 || h->pending_gen < h->committed_gen ||
 	    h->pending_gen > NSD_INDEX_GEN_MAX ||
 	    h->ids_length < NSD_IDS_HEADER_SIZE || h->ids_length % 8 != 0 ||
+	    h->entries > h->nslots / 100 * h->max_load + h->max_load ||
+	    h->groups > (h->ids_length - NSD_IDS_HEADER_SIZE) / 16 ||
 	    memchr(h->method, '\0', sizeof h->method) == NULL)
 		return (NSD_HEADER_DAMAGED);
 	for (i = 0; i < h->ntables; i++)
@@ -175,6 +196,8 @@ nsd_index_header_problem(enum nsd_header_state st)
 		return ("damaged (checksum or values)");
 	case NSD_HEADER_NEWER:
 		return ("written by a newer format version");
+	case NSD_HEADER_UNKNOWN:
+		return ("of an unknown format version (newer, or damaged)");
 	}
 	return ("?");
 }
@@ -230,7 +253,7 @@ nsd_index_lock(const char *path, int readonly, long wait_ms, int *fdp,
 	 * to read, unless it was copied without one.
 	 */
 	fd = open(lock_path, (readonly ? O_RDONLY : O_RDWR | O_CREAT) |
-	    O_CLOEXEC, 0666);
+	    NSD_OPEN_FLAGS, 0666);
 	if (fd == -1 && readonly && errno == ENOENT) {
 		if (access(path, F_OK) == -1 && errno == ENOENT) {
 			free(lock_path);
@@ -238,8 +261,13 @@ nsd_index_lock(const char *path, int readonly, long wait_ms, int *fdp,
 			    "%s: no such index", path));
 		}
 		fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-		/* On a read-only file system no one can be writing. */
-		if (fd == -1 && errno == EROFS) {
+		/*
+		 * A reader that cannot make the lock file reads unlocked:
+		 * what a writer changes meanwhile is beyond the committed
+		 * state the reader took at open, which it alone uses.
+		 */
+		if (fd == -1 && (errno == EROFS || errno == EACCES ||
+		    errno == EPERM)) {
 			free(lock_path);
 			*fdp = -1;
 			return (0);
@@ -332,6 +360,12 @@ nsd_index_read_header(int fd, const char *path, struct nsd_index_header *h,
 		*copy = c[1].sequence > c[0].sequence;
 	else if (st[0] == NSD_HEADER_OK || st[1] == NSD_HEADER_OK)
 		*copy = st[1] == NSD_HEADER_OK;
+	else if (st[0] == NSD_HEADER_UNKNOWN || st[1] == NSD_HEADER_UNKNOWN)
+		return (nsd_error_set(err, NSD_EXIT_INDEX,
+		    "%s: index format version %u is newer than this nsdedup "
+		    "reads (%d), or the index is damaged", path,
+		    st[0] == NSD_HEADER_UNKNOWN ? c[0].version : c[1].version,
+		    NSD_INDEX_VERSION));
 	else if (st[0] == NSD_HEADER_NOT_INDEX && st[1] == NSD_HEADER_NOT_INDEX)
 		return (nsd_error_set(err, NSD_EXIT_INDEX,
 		    "%s: not an nsdedup index", path));

@@ -43,6 +43,7 @@
 #ifndef NSD_INDEX_FORMAT_H
 #define NSD_INDEX_FORMAT_H
 
+#include <fcntl.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -63,6 +64,9 @@
 #define NSD_INDEX_TABLE_SHIFT	24
 #define NSD_INDEX_GROUP_SHIFT	28
 #define NSD_INDEX_GROUP_MAX	((1ULL << (64 - NSD_INDEX_GROUP_SHIFT)) - 1)
+
+/* How index files are opened: never blocking on a FIFO, never a tty. */
+#define NSD_OPEN_FLAGS		(O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
 
 #define NSD_IDS_MAGIC		"NSDIDS\0\1"
 #define NSD_IDS_HEADER_SIZE	16
@@ -115,7 +119,8 @@ enum nsd_header_state {
 	NSD_HEADER_OK,
 	NSD_HEADER_NOT_INDEX,	/* no magic: not an index at all */
 	NSD_HEADER_DAMAGED,	/* bad checksum or impossible values */
-	NSD_HEADER_NEWER	/* a later format version */
+	NSD_HEADER_NEWER,	/* a later format version */
+	NSD_HEADER_UNKNOWN	/* a later version, or a damaged one */
 };
 
 /* Decode a copy into host byte order, saying whether it can be used. */
@@ -177,6 +182,12 @@ nsd_ids_record_size(size_t len)
 {
 	return ((NSD_IDS_RECORD_HEAD + (uint64_t)len + 7) & ~(uint64_t)7);
 }
+
+/*
+ * Whether the group record at rec, of size bytes, holds an id that can be
+ * written out: no control characters, zero padding.
+ */
+int	 nsd_ids_record_clean(const unsigned char *, uint32_t);
 
 uint64_t nsd_le64(const void *);
 uint32_t nsd_le32(const void *);

@@ -112,7 +112,7 @@ verify_open(struct verify *v, const char *path, long wait_ms,
 	v->ids_path = nsd_index_path(path, ".ids");
 	if (nsd_index_lock(path, 1, wait_ms, &v->lock_fd, err) == -1)
 		return (-1);
-	if ((v->fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
+	if ((v->fd = open(path, O_RDONLY | NSD_OPEN_FLAGS)) == -1) {
 		if (errno == ENOENT)
 			return (nsd_error_set(err, NSD_EXIT_INDEX,
 			    "%s: no such index", path));
@@ -128,10 +128,16 @@ verify_open(struct verify *v, const char *path, long wait_ms,
 		return (-1);
 	report_fill(&v->hdr, copy, r);
 	r->file_size = sb.st_size;
-	v->ids_fd = open(v->ids_path, O_RDONLY | O_CLOEXEC);
+	v->ids_fd = open(v->ids_path, O_RDONLY | NSD_OPEN_FLAGS);
 	v->ids_errno = errno;
-	if (v->ids_fd != -1 && fstat(v->ids_fd, &sb) == 0)
-		r->ids_file_size = sb.st_size;
+	if (v->ids_fd != -1 && fstat(v->ids_fd, &sb) == 0) {
+		if (!S_ISREG(sb.st_mode)) {
+			close(v->ids_fd);
+			v->ids_fd = -1;
+			v->ids_errno = EINVAL;
+		} else
+			r->ids_file_size = sb.st_size;
+	}
 	return (0);
 }
 
@@ -180,6 +186,10 @@ verify_ids(struct verify *v, const struct nsd_index_report *r,
 	unsigned char			*ids;
 	uint64_t			 off, n = 0, len;
 
+	if (v->ids_fd == -1 && v->ids_errno == EINVAL) {
+		say(v, "%s: not a regular file", v->ids_path);
+		return;
+	}
 	if (v->ids_fd == -1) {
 		say(v, "%s: cannot open: %s", v->ids_path,
 		    strerror(v->ids_errno));
@@ -219,6 +229,10 @@ verify_ids(struct verify *v, const struct nsd_index_report *r,
 			    "end", v->ids_path, (unsigned long long)n);
 			break;
 		}
+		if (!nsd_ids_record_clean(ids + off, len))
+			say(v, "%s: group %llu's id has control characters "
+			    "or its padding is not zero", v->ids_path,
+			    (unsigned long long)n);
 		starts[off / 64] |= 1 << (off / 8 % 8);
 	}
 	if (n != h->groups)
@@ -284,9 +298,9 @@ verify_slots(struct verify *v, const struct nsd_index_slot *slots,
 			    (unsigned long long)i, table, h->ntables);
 			continue;
 		}
-		if (group * 8 < NSD_IDS_HEADER_SIZE ||
+		if (starts != NULL && (group * 8 < NSD_IDS_HEADER_SIZE ||
 		    group * 8 >= h->ids_length ||
-		    !(starts[group / 8] & 1 << (group % 8)))
+		    !(starts[group / 8] & 1 << (group % 8))))
 			say(v, "slot %llu: group %llu is not a group record",
 			    (unsigned long long)i, (unsigned long long)group);
 		home = nsd_index_home(h, table, le64toh(slots[i].key), shift);
@@ -326,7 +340,9 @@ nsd_index_verify(const char *path, long wait_ms,
 		say(&v, "%llu records cannot have opened %llu groups",
 		    (unsigned long long)v.hdr.records,
 		    (unsigned long long)v.hdr.groups);
-	starts = xcalloc(v.hdr.ids_length / 64 + 1, 1);
+	/* One bit per 8 bytes of PATH.ids, once its size is known good. */
+	if (r->ids_file_size >= v.hdr.ids_length)
+		starts = xcalloc(v.hdr.ids_length / 64 + 1, 1);
 	verify_ids(&v, r, starts);
 	if (r->file_size >= size) {
 		map = mmap(NULL, size, PROT_READ, MAP_SHARED, v.fd, 0);

@@ -252,7 +252,7 @@ print_report(const char *path, const struct nsd_index_report *r)
 	    "load:          %.1f%% of %" PRIu64 " slots (grows past %u%%)\n"
 	    "file size:     %" PRIu64 " bytes, and %" PRIu64
 	    " in %s.ids (%" PRIu64 " committed)\n"
-	    "runs:          %" PRIu64 " committed\n"
+	    "generation:    %" PRIu64 " (runs that added to it)\n"
 	    "created:       %s\n"
 	    "last commit:   %s\n",
 	    path, r->version, 'A' + r->copy, r->method, r->sentences,

@@ -34,7 +34,7 @@ news_halves() {
 
 # The committed state of an index, canonically.
 dump() {
-	"$NSD_INDEX_DUMP" "$1"
+	"$NSD_INDEX_DUMP" "$@"
 }
 
 # Write bytes (a printf format, e.g. '\002') into a file at an offset.
@@ -309,7 +309,7 @@ info_field() {
 	expect_eq "$(info_field 'file size')" \
 	    "$(stat -c %s x) bytes, and $(stat -c %s x.ids) in x.ids ($((16 + 24 * groups)) committed)"
 	[ "$(stat -c %s x)" -eq $((8192 + 4096 * 16)) ]
-	expect_eq "$(info_field runs)" "2 committed"
+	expect_eq "$(info_field generation)" "2 (runs that added to it)"
 	for f in created 'last commit'; do
 		t=$(info_field "$f")
 		[[ "$t" =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$ ]]
@@ -390,15 +390,15 @@ info_field() {
 	expect_eq "$(printf '%s\n' "$output" | wc -l)" 2200
 }
 
-# The offset of a byte inside the header copy that --db-info says is in use
-# ($1 = in use) or not ($1 = other).
+# The offset of byte $2 (default 100) of the header copy of x that --db-info
+# says is in use ($1 = in-use) or not ($1 = other).
 header_byte() {
 	local copy
 	copy=$("$NSDEDUP" --db x --db-info | sed -n 's/.*header copy \(.\) in use.*/\1/p')
 	if [ "$copy" = A ] && [ "$1" = in-use ] || [ "$copy" = B ] && [ "$1" = other ]; then
-		echo 100
+		echo $((0 + ${2:-100}))
 	else
-		echo 4196
+		echo $((4096 + ${2:-100}))
 	fi
 }
 
@@ -669,30 +669,56 @@ header_byte() {
 	[ "$(info_field records)" = 60 ]
 }
 
+# Every way of using news.nsd fails with status 7 and message $1, and leaves
+# the file as it was.
+refused_everywhere() {
+	cp news.nsd keep
+	run_nsd --db news.nsd --no-update "$NEWS"
+	[ "$status" -eq 7 ]
+	[ -z "$output" ]
+	[ "$stderr" = "$1" ]
+	run_nsd --db news.nsd "$NEWS"
+	[ "$status" -eq 7 ]
+	[ -z "$output" ]
+	[ "$stderr" = "$1" ]
+	run_nsd --db news.nsd --db-info
+	[ "$status" -eq 7 ]
+	[ -z "$output" ]
+	[ "$stderr" = "$1" ]
+	run_nsd --db news.nsd --db-verify
+	[ "$status" -eq 7 ]
+	[ -z "$output" ]
+	[ "$stderr" = "$1" ]
+	cmp news.nsd keep
+}
+
 @test "an index of a newer format version is refused, saying so" {
+	cp "$FIXTURE/news.nsd" "$FIXTURE/news.nsd.ids" .
+	chmod u+w news.nsd news.nsd.ids
+	dump --set-u32 8 2 news.nsd
+	refused_everywhere "nsdedup: news.nsd: index format version 2 is newer than this nsdedup reads (1); use a newer nsdedup"
+}
+
+@test "a version field changed without its checksum: newer, or damaged" {
 	cp "$FIXTURE/news.nsd" "$FIXTURE/news.nsd.ids" .
 	chmod u+w news.nsd news.nsd.ids
 	put_bytes news.nsd 8 '\002\000\000\000'
 	put_bytes news.nsd 4104 '\002\000\000\000'
-	cp news.nsd keep
-	msg="nsdedup: news.nsd: index format version 2 is newer than this nsdedup reads (1); use a newer nsdedup"
-	run_nsd --db news.nsd --no-update "$NEWS"
+	refused_everywhere "nsdedup: news.nsd: index format version 2 is newer than this nsdedup reads (1), or the index is damaged"
+}
+
+@test "one copy's version field damaged: the other copy is used" {
+	news_halves
+	"$NSDEDUP" --db x day1.jsonl > /dev/null
+	"$NSDEDUP" --db x --no-update day2.jsonl > expected.jsonl
+	put_bytes x "$(header_byte in-use 8)" '\002\000\000\000'
+	run_nsd --db x --no-update day2.jsonl
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	expect_eq "$output" "$(cat expected.jsonl)"
+	run_nsd --db x --db-verify
 	[ "$status" -eq 7 ]
-	[ -z "$output" ]
-	[ "$stderr" = "$msg" ]
-	run_nsd --db news.nsd "$NEWS"
-	[ "$status" -eq 7 ]
-	[ -z "$output" ]
-	[ "$stderr" = "$msg" ]
-	run_nsd --db news.nsd --db-info
-	[ "$status" -eq 7 ]
-	[ -z "$output" ]
-	[ "$stderr" = "$msg" ]
-	run_nsd --db news.nsd --db-verify
-	[ "$status" -eq 7 ]
-	[ -z "$output" ]
-	[ "$stderr" = "$msg" ]
-	cmp news.nsd keep
+	[[ "$stderr" == *"header copy B is of an unknown format version (newer, or damaged); copy A is in use"* ]]
 }
 
 # --- Locking ---
@@ -877,4 +903,98 @@ header_byte() {
 	[ -z "$stderr" ]
 	[ -L link.nsd ]
 	[ "$("$NSDEDUP" --db store/crawl.nsd --db-info | sed -n 's/^records: *//p')" = 1020 ]
+}
+
+# --- Damage that a checksum cannot see ---
+
+@test "a header whose counts cannot be is damaged, not obeyed" {
+	news_halves
+	"$NSDEDUP" --db x day1.jsonl > /dev/null
+	cp x x.good
+	# entries (offset 264) far past what 4096 slots can hold.
+	dump --set-u64 264 1000000000 x
+	run_nsd --db x day2.jsonl
+	[ "$status" -eq 7 ]
+	[ -z "$output" ]
+	[ "$stderr" = "nsdedup: x: both header copies are damaged" ]
+	[ "$(stat -c %s x)" -eq "$(stat -c %s x.good)" ]
+	# ids_length (offset 272) of an exabyte: refused, and verify does not
+	# try to hold a map of it.
+	cp x.good x
+	dump --set-u64 272 1152921504606846976 x
+	run_nsd --db x day2.jsonl
+	[ "$status" -eq 7 ]
+	[[ "$stderr" == "nsdedup: x.ids: truncated"* ]]
+	run_nsd --db x --db-verify
+	[ "$status" -eq 7 ]
+	[[ "$stderr" == *"x.ids: "*" bytes, but 1152921504606846976 are committed"* ]]
+}
+
+@test "a damaged id record is an error, never broken output" {
+	news_halves
+	"$NSDEDUP" --db x day1.jsonl > /dev/null
+	# The first id starts at byte 16 + 12 of x.ids: a newline inside it.
+	put_bytes x.ids 30 '\n'
+	run_nsd --db x --no-update day1.jsonl
+	[ "$status" -eq 7 ]
+	[[ "$stderr" == "nsdedup: x: damaged: group 2 of x.ids is not a good group record (try --db-verify)" ]]
+	[ -z "$output" ]
+	run_nsd --db x --db-verify
+	[ "$status" -eq 7 ]
+	[[ "$stderr" == *"x.ids: group 1's id has control characters or its padding is not zero"* ]]
+}
+
+@test "a FIFO in place of an index file: an error, not a hang" {
+	news_halves
+	"$NSDEDUP" --db x day1.jsonl > /dev/null
+	rm x.ids
+	mkfifo x.ids
+	run --separate-stderr timeout 10 "$NSDEDUP" --db x --no-update \
+	    day2.jsonl
+	[ "$status" -eq 7 ]
+	[ "$stderr" = "nsdedup: x.ids: not a regular file" ]
+	run --separate-stderr timeout 10 "$NSDEDUP" --db x --db-verify
+	[ "$status" -eq 7 ]
+	[[ "$stderr" == *"nsdedup: x: x.ids: not a regular file"* ]]
+	# --db-info reads only the header.
+	run --separate-stderr timeout 10 "$NSDEDUP" --db x --db-info
+	[ "$status" -eq 0 ]
+	mkfifo y
+	run --separate-stderr timeout 10 "$NSDEDUP" --db y --db-info
+	[ "$status" -eq 7 ]
+	[ "$stderr" = "nsdedup: y: not a regular file" ]
+}
+
+@test "growth keeps the index's owner and group" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root to give the index away"
+	"$GENCORPUS" --records 1000 --seed 6 > more.jsonl
+	news_halves
+	"$NSDEDUP" --db x day1.jsonl > /dev/null
+	chown 1001:2000 x x.ids
+	chmod 664 x
+	run_nsd --db x more.jsonl
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[ "$(stat -c %s x)" -gt $((8192 + 4096 * 16)) ]
+	[ "$(stat -c '%u:%g %a' x)" = "1001:2000 664" ]
+}
+
+@test "a reader of an index without a lock file in a directory it cannot write" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root to switch users"
+	setpriv --reuid=65534 --regid=65534 --clear-groups true 2>/dev/null ||
+	    skip "setpriv cannot switch users here"
+	news_halves
+	mkdir ro
+	"$NSDEDUP" --db ro/x day1.jsonl > /dev/null
+	"$NSDEDUP" --db ro/x --no-update day2.jsonl > expected.jsonl
+	rm ro/x.lock
+	chmod 755 ro
+	chmod 644 ro/x ro/x.ids
+	chmod 755 .
+	run --separate-stderr setpriv --reuid=65534 --regid=65534 \
+	    --clear-groups "$NSDEDUP" --db ro/x --no-update day2.jsonl
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	expect_eq "$output" "$(cat expected.jsonl)"
+	[ ! -e ro/x.lock ]
 }

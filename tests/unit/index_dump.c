@@ -9,6 +9,11 @@
  * not commit.
  *
  * Usage: nsd-index-dump PATH
+ *        nsd-index-dump --set-u32|--set-u64 OFFSET VALUE PATH
+ *
+ * The second form writes VALUE at OFFSET of both header copies and gives
+ * them a valid checksum again: a header as a later nsdedup might write
+ * it, or one damaged past what a checksum can tell.
  */
 #include "config.h"
 
@@ -16,12 +21,14 @@
 #include <sys/stat.h>
 
 #include <endian.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include "index_format.h"
 
@@ -64,6 +71,38 @@ map_file(const char *path, int *fd, uint64_t *size)
 	return (p);
 }
 
+/* Put a value of width bytes at off in both header copies of path. */
+static int
+set_field(const char *path, int width, size_t off, uint64_t value)
+{
+	unsigned char	 copy[NSD_INDEX_COPY_SIZE];
+	size_t		 sum = offsetof(struct nsd_index_header, checksum);
+	int		 fd, i;
+
+	if ((fd = open(path, O_RDWR)) == -1) {
+		perror(path);
+		return (2);
+	}
+	for (i = 0; i < 2; i++) {
+		if (pread(fd, copy, sizeof copy, i * sizeof copy) !=
+		    (ssize_t)sizeof copy) {
+			perror(path);
+			return (2);
+		}
+		if (width == 4)
+			nsd_put_le32(copy + off, value);
+		else
+			nsd_put_le64(copy + off, value);
+		nsd_put_le64(copy + sum, XXH3_64bits(copy, sum));
+		if (pwrite(fd, copy, sizeof copy, i * sizeof copy) !=
+		    (ssize_t)sizeof copy) {
+			perror(path);
+			return (2);
+		}
+	}
+	return (close(fd) == 0 ? 0 : 2);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -76,8 +115,13 @@ main(int argc, char **argv)
 	uint64_t		 size, ids_size, i, n = 0, gen, off, len;
 	int			 fd, ids_fd, copy;
 
+	if (argc == 5 && (strcmp(argv[1], "--set-u32") == 0 ||
+	    strcmp(argv[1], "--set-u64") == 0))
+		return (set_field(argv[4], argv[1][7] == '3' ? 4 : 8,
+		    strtoul(argv[2], NULL, 10), strtoull(argv[3], NULL, 0)));
 	if (argc != 2) {
-		fputs("usage: nsd-index-dump PATH\n", stderr);
+		fputs("usage: nsd-index-dump "
+		    "[--set-u32|--set-u64 OFFSET VALUE] PATH\n", stderr);
 		return (2);
 	}
 	map = map_file(argv[1], &fd, &size);
