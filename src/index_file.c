@@ -28,8 +28,8 @@
  * only its committed length counts, so a failed run's records are simply
  * written over.
  *
- * Growth. At NSD_INDEX_MAX_LOAD percent the table is rebuilt, twice the
- * size, into PATH.new, which is synced and renamed over PATH. Both tables
+ * Growth. At NSD_INDEX_MAX_LOAD percent the table is rebuilt, larger (see
+ * grow()), into PATH.new, which is synced and renamed over PATH. Both tables
  * are mapped files, so the process's own memory does not grow. Committed
  * entries are moved first and the run's own after them, so that clearing
  * the run's entries after a failure leaves every committed chain whole.
@@ -350,7 +350,12 @@ fail:
 	return (-1);
 }
 
-/* Double the table: rebuild it into PATH.new and rename that over PATH. */
+/*
+ * Grow the table: rebuild it into PATH.new and rename that over PATH. A
+ * table of fewer than NSD_INDEX_FAST_GROWTH slots grows eightfold, which
+ * spares a run that starts small most of the rebuilds and their syncs;
+ * a larger one doubles.
+ */
 static int
 grow(struct file_index *fi, struct nsd_error *err)
 {
@@ -360,11 +365,13 @@ grow(struct file_index *fi, struct nsd_error *err)
 	struct stat		 sb;
 	const char		*what;
 	uint64_t		 size;
+	unsigned		 steps;
 	int			 fd;
 
 	if (fstat(fi->fd, &sb) == -1)
 		return (commit_error(fi, "fstat", err));
-	h.nslots = (fi->mask + 1) * 2;
+	steps = fi->mask + 1 < NSD_INDEX_FAST_GROWTH ? 3 : 1;
+	h.nslots = (fi->mask + 1) << steps;
 	size = nsd_index_file_size(h.nslots);
 	if (h.nslots > (1ULL << 40)) {
 		errno = EFBIG;
@@ -380,8 +387,8 @@ grow(struct file_index *fi, struct nsd_error *err)
 	if (fchown(fd, sb.st_uid, sb.st_gid) == 0)
 		(void)fchmod(fd, sb.st_mode & 07777);
 	slots = (struct nsd_index_slot *)(map + NSD_INDEX_TABLE_OFFSET);
-	rebuild_pass(fi, slots, h.nslots - 1, fi->shift - 1, 0);
-	rebuild_pass(fi, slots, h.nslots - 1, fi->shift - 1, 1);
+	rebuild_pass(fi, slots, h.nslots - 1, fi->shift - steps, 0);
+	rebuild_pass(fi, slots, h.nslots - 1, fi->shift - steps, 1);
 	/* Both copies alike: the committed state, and the run pending. */
 	h.sequence = fi->hdr.sequence + 1;
 	nsd_index_header_encode(&h, copy);
@@ -408,7 +415,7 @@ grow(struct file_index *fi, struct nsd_error *err)
 	fi->map_len = size;
 	fi->slots = slots;
 	fi->mask = h.nslots - 1;
-	fi->shift--;
+	fi->shift -= steps;
 	fi->hdr = h;
 	fi->copy = 0;
 	return (0);
@@ -492,7 +499,8 @@ ids_reserve(struct file_index *fi, uint64_t need, struct nsd_error *err)
 	if (fi->ids_len + need <= cap)
 		return (0);
 	while (cap < fi->ids_len + need)
-		cap = cap < (64 << 10) ? (64 << 10) : cap * 2;
+		cap = cap < (64 << 10) ? (64 << 10) :
+		    cap < (64 << 20) ? cap * 2 : cap + (64 << 20);
 	if ((e = posix_fallocate(fi->ids_fd, 0, cap)) != 0) {
 		errno = e;
 		return (commit_error(fi, "making room in the id file", err));

@@ -57,7 +57,8 @@
 #define NSD_INDEX_SLOT_SIZE	16
 #define NSD_INDEX_MAX_TABLES	16
 #define NSD_INDEX_MIN_SLOTS	4096
-#define NSD_INDEX_MAX_LOAD	75	/* percent; then the table doubles */
+#define NSD_INDEX_MAX_LOAD	75	/* percent; then the table grows */
+#define NSD_INDEX_FAST_GROWTH	(1ULL << 20)	/* below, it grows 8x */
 
 #define NSD_INDEX_GEN_BITS	24
 #define NSD_INDEX_GEN_MAX	((1ULL << NSD_INDEX_GEN_BITS) - 1)
