@@ -87,6 +87,22 @@ crash_point(const char *name)
 #define CRASH_POINT(name)	((void)0)
 #endif
 
+/*
+ * What the last lookups of a fingerprint found, so that the claim which
+ * follows each (nsd_index_claim() right after nsd_index_lookup() is how
+ * the pipeline decides a record) need not walk the chain again. Slots are
+ * only ever filled, never emptied, while a table is in use, so a memo
+ * stays true until growth (a new epoch) or until its empty slot is filled.
+ */
+#define MEMO_SIZE	64
+
+struct memo {
+	uint64_t	 key;
+	uint64_t	 slot;
+	uint64_t	 epoch;		/* 0: unused */
+	int		 found;
+};
+
 /* Groups of a --no-update run's own, above every file group. */
 #define SCRATCH_BASE	(NSD_INDEX_GROUP_MAX + 1)
 
@@ -114,6 +130,8 @@ struct file_index {
 	uint64_t		 ids_len;	/* bytes used, the run's too */
 	uint64_t		 groups;
 	struct nsd_index	*scratch;	/* --no-update's own claims */
+	struct memo		 memo[MEMO_SIZE];
+	uint64_t		 epoch;		/* of the table, from 1 */
 };
 
 /* The message of every failure that leaves a run uncommitted. */
@@ -418,6 +436,7 @@ grow(struct file_index *fi, struct nsd_error *err)
 	fi->shift -= steps;
 	fi->hdr = h;
 	fi->copy = 0;
+	fi->epoch++;
 	return (0);
 fail:
 	munmap(map, size);
@@ -459,8 +478,14 @@ file_lookup(struct nsd_index *ix, uint64_t fp, uint64_t *group,
 	int64_t			 i;
 	int			 found;
 
+	struct memo		*m = &fi->memo[fp % MEMO_SIZE];
+
 	if ((i = find(fi, 0, fp, &found)) == -1)
 		return (damaged_table(fi, err));
+	m->key = fp;
+	m->slot = i;
+	m->found = found;
+	m->epoch = fi->epoch;
 	if (found) {
 		*group = nsd_slot_group(le64toh(fi->slots[i].meta));
 		return (0);
@@ -476,10 +501,15 @@ file_claim(struct nsd_index *ix, uint64_t fp, uint64_t group,
     struct nsd_error *err)
 {
 	struct file_index	*fi = (struct file_index *)ix;
+	const struct memo	*m = &fi->memo[fp % MEMO_SIZE];
 	int64_t			 i;
 	int			 found;
 
-	if ((i = find(fi, 0, fp, &found)) == -1)
+	if (m->epoch == fi->epoch && m->key == fp && (m->found ||
+	    !slot_valid(fi, le64toh(fi->slots[m->slot].meta)))) {
+		i = m->slot;
+		found = m->found;
+	} else if ((i = find(fi, 0, fp, &found)) == -1)
 		return (damaged_table(fi, err));
 	if (found)
 		return (0);		/* first claim wins */
@@ -951,6 +981,7 @@ nsd_index_open_file(struct nsd_index **ixp, const struct nsd_index_open *o,
 	fi->new_path = nsd_index_path(fi->path, ".new");
 	fi->fd = fi->ids_fd = fi->lock_fd = -1;
 	fi->readonly = o->readonly;
+	fi->epoch = 1;
 	if (nsd_index_lock(fi->path, o->readonly, o->wait_ms, &fi->lock_fd,
 	    err) == -1 || open_table(fi, p, err) == -1 ||
 	    open_ids(fi, err) == -1)
