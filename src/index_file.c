@@ -3,10 +3,13 @@
  *
  * The file's layout is in index_format.h. This is how it is used.
  *
- * Lookups. The table is open addressing with linear probing: an entry
- * lives at its home slot or after it, with no empty slot in between, so a
- * search walks from the home slot to the first empty one. Nothing is ever
- * deleted from a committed table, which is what keeps that rule true.
+ * Lookups. The table is open addressing with linear probing over buckets
+ * of four slots, one cache line each: an entry lives in its home bucket or
+ * a later one, and every bucket in between is full, so a search reads
+ * whole buckets from the home one to the first that has an empty slot. At
+ * 75% load that is under two cache lines for a key that is not there,
+ * where probing slot by slot walks eight slots over two or three. Nothing
+ * is ever deleted from a committed table, which keeps the rule true.
  *
  * Transactions. Every slot carries the generation of the run that wrote
  * it. A run takes generation G = committed + 1 and, before it writes its
@@ -162,27 +165,36 @@ slot_valid(const struct file_index *fi, uint64_t meta)
 }
 
 /*
- * The slot of the first entry of table with key, or (not found) of the
- * empty slot that ends its chain; *found says which. Only a damaged table
- * has no empty slot: then -1.
+ * The slot of the entry of table with key, or (not found) of the first
+ * empty slot of the first bucket that has one, where it would go; *found
+ * says which. Only a damaged table has no empty slot: then -1.
  */
 static int64_t
 find(const struct file_index *fi, unsigned table, uint64_t key, int *found)
 {
-	uint64_t	 i, n, meta;
+	uint64_t	 b, i, n, meta;
+	int64_t		 empty;
 
-	i = nsd_index_home(&fi->hdr, table, key, fi->shift);
-	for (n = 0; n <= fi->mask; n++, i = (i + 1) & fi->mask) {
-		meta = le64toh(fi->slots[i].meta);
-		if (!slot_valid(fi, meta)) {
+	b = nsd_index_home(&fi->hdr, table, key, fi->shift) &
+	    ~(uint64_t)(NSD_INDEX_BUCKET - 1);
+	for (n = 0; n <= fi->mask; n += NSD_INDEX_BUCKET) {
+		empty = -1;
+		for (i = b; i < b + NSD_INDEX_BUCKET; i++) {
+			meta = le64toh(fi->slots[i].meta);
+			if (!slot_valid(fi, meta)) {
+				if (empty == -1)
+					empty = i;
+			} else if (nsd_slot_table(meta) == table &&
+			    le64toh(fi->slots[i].key) == key) {
+				*found = 1;
+				return (i);
+			}
+		}
+		if (empty != -1) {
 			*found = 0;
-			return (i);
+			return (empty);
 		}
-		if (nsd_slot_table(meta) == table &&
-		    le64toh(fi->slots[i].key) == key) {
-			*found = 1;
-			return (i);
-		}
+		b = (b + NSD_INDEX_BUCKET) & fi->mask;
 	}
 	return (-1);
 }
@@ -291,7 +303,7 @@ sync_dir(const char *path)
 	return (rc);
 }
 
-/* Put one slot into a table being rebuilt. */
+/* Put one slot into a table being rebuilt, where find() would look. */
 static void
 rebuild_insert(const struct file_index *fi, struct nsd_index_slot *slots,
     uint64_t mask, unsigned shift, const struct nsd_index_slot *s)
@@ -299,28 +311,20 @@ rebuild_insert(const struct file_index *fi, struct nsd_index_slot *slots,
 	uint64_t	 meta = le64toh(s->meta), i;
 
 	i = nsd_index_home(&fi->hdr, nsd_slot_table(meta),
-	    le64toh(s->key), shift);
+	    le64toh(s->key), shift) & ~(uint64_t)(NSD_INDEX_BUCKET - 1);
 	while (slots[i].meta != 0)
 		i = (i + 1) & mask;
 	slots[i] = *s;
 }
 
-/*
- * Move the entries of one kind (committed, or the run's own) into slots,
- * starting after an empty slot so that equal keys keep their order along
- * a chain that wraps around the end of the table.
- */
+/* Move the entries of one kind (committed, or the run's own) into slots. */
 static void
 rebuild_pass(const struct file_index *fi, struct nsd_index_slot *slots,
     uint64_t mask, unsigned shift, int own)
 {
-	uint64_t	 start = 0, n, i, meta;
+	uint64_t	 i, meta;
 
-	while (start < fi->mask && slot_valid(fi,
-	    le64toh(fi->slots[start].meta)))
-		start++;
-	for (n = 0; n <= fi->mask; n++) {
-		i = (start + n) & fi->mask;
+	for (i = 0; i <= fi->mask; i++) {
 		meta = le64toh(fi->slots[i].meta);
 		if (slot_valid(fi, meta) &&
 		    (nsd_slot_gen(meta) == fi->gen) == own)
@@ -465,9 +469,12 @@ static void
 file_prefetch(struct nsd_index *ix, uint64_t fp)
 {
 	struct file_index	*fi = (struct file_index *)ix;
+	uint64_t		 home = nsd_index_home(&fi->hdr, 0, fp, fi->shift);
 
-	__builtin_prefetch(&fi->slots[nsd_index_home(&fi->hdr, 0, fp,
-	    fi->shift)]);
+	/* The home bucket, and the next one, often read too near full load. */
+	home &= ~(uint64_t)(NSD_INDEX_BUCKET - 1);
+	__builtin_prefetch(&fi->slots[home]);
+	__builtin_prefetch(&fi->slots[(home + NSD_INDEX_BUCKET) & fi->mask]);
 }
 
 static int

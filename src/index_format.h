@@ -29,11 +29,13 @@
  * A group is the offset of its record in PATH.ids in units of 8 bytes,
  * which grows with every new group, so a smaller group is an older one.
  *
- * Several tables share the slots: table t finds its home slot from
- * (key & mask[t]), so entries whose keys agree under the mask meet on one
- * probe chain. nshash uses one table with the whole key; SimHash's block
- * tables are masks over its bits. Entries with equal keys may repeat; on a
- * chain they appear in the order they were inserted.
+ * Slots are probed in buckets of four (64 bytes, one cache line): an entry
+ * is in the bucket of its home slot, or in a later one when every bucket
+ * in between is full. Several tables share the slots: table t finds its
+ * home from (key & mask[t]), so entries whose keys agree under the mask
+ * meet on one probe chain. nshash uses one table with the whole key;
+ * SimHash's block tables are masks over its bits. Entries with equal keys
+ * may repeat.
  *
  * A group record in PATH.ids: the group's number (8 bytes), the id's
  * length (4 bytes) and the id (a JSON token, possibly empty), padded with
@@ -55,6 +57,7 @@
 #define NSD_INDEX_COPY_SIZE	4096	/* room for one header copy */
 #define NSD_INDEX_TABLE_OFFSET	(2 * NSD_INDEX_COPY_SIZE)
 #define NSD_INDEX_SLOT_SIZE	16
+#define NSD_INDEX_BUCKET	4	/* slots probed together: 64 bytes */
 #define NSD_INDEX_MAX_TABLES	16
 #define NSD_INDEX_MIN_SLOTS	4096
 #define NSD_INDEX_MAX_LOAD	75	/* percent; then the table grows */

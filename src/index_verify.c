@@ -242,72 +242,111 @@ verify_ids(struct verify *v, const struct nsd_index_report *r,
 	munmap(ids, h->ids_length);
 }
 
+/* Whether a slot holds a committed entry. */
+static int
+counts(const struct nsd_index_header *h, const struct nsd_index_slot *s)
+{
+	uint64_t	 gen = nsd_slot_gen(le64toh(s->meta));
+
+	return (gen != 0 && gen <= h->committed_gen);
+}
+
+static int
+bucket_full(const struct nsd_index_header *h,
+    const struct nsd_index_slot *slots, uint64_t bucket)
+{
+	unsigned	 j;
+
+	for (j = 0; j < NSD_INDEX_BUCKET; j++)
+		if (!counts(h, &slots[bucket * NSD_INDEX_BUCKET + j]))
+			return (0);
+	return (1);
+}
+
+/* One slot that does not count: zeroed, or left by an interrupted run. */
+static void
+verify_empty(struct verify *v, const struct nsd_index_slot *s, uint64_t i,
+    struct nsd_index_report *r)
+{
+	const struct nsd_index_header	*h = &v->hdr;
+	uint64_t			 meta = le64toh(s->meta);
+	uint64_t			 gen = nsd_slot_gen(meta);
+
+	if (gen > h->pending_gen)
+		say(v, "slot %llu: generation %llu is after the last commit "
+		    "(%llu)", (unsigned long long)i, (unsigned long long)gen,
+		    (unsigned long long)h->committed_gen);
+	else if (meta != 0 || s->key != 0) {
+		if (h->pending_gen > h->committed_gen)
+			r->leftovers++;
+		else
+			say(v, "slot %llu: empty, but not zeroed",
+			    (unsigned long long)i);
+	}
+}
+
 /*
  * Every slot: empty ones zeroed, generations committed (or left by a run
  * that did not commit, which is no damage), tables known, groups at the
- * start of a record, and each entry reachable from its home slot without
- * crossing an empty one.
+ * start of a record, and each entry in its home bucket or after a run of
+ * full buckets that starts there.
  */
 static void
 verify_slots(struct verify *v, const struct nsd_index_slot *slots,
     const unsigned char *starts, struct nsd_index_report *r)
 {
 	const struct nsd_index_header	*h = &v->hdr;
-	uint64_t			 mask = h->nslots - 1, i, n, z, meta;
-	uint64_t			 gen, group, home, start, entries = 0;
-	unsigned			 shift = 64, table;
+	uint64_t			 nb = h->nslots / NSD_INDEX_BUCKET;
+	uint64_t			 bmask = nb - 1, n, k, z, i, meta;
+	uint64_t			 group, home, start, entries = 0;
+	unsigned			 shift = 64, table, j;
 
 	while ((1ULL << (64 - shift)) < h->nslots)
 		shift--;
-	for (z = 0; z <= mask; z++) {
-		gen = nsd_slot_gen(le64toh(slots[z].meta));
-		if (gen == 0 || gen > h->committed_gen)
-			break;
-	}
-	if (z > mask) {
+	for (z = 0; z < nb && bucket_full(h, slots, z); z++)
+		continue;
+	if (z == nb) {
 		say(v, "the table has no empty slot");
 		return;
 	}
-	start = (z + 1) & mask;
-	for (n = 1; n <= h->nslots; n++) {
-		i = (z + n) & mask;
-		meta = le64toh(slots[i].meta);
-		gen = nsd_slot_gen(meta);
-		if (gen == 0 || gen > h->committed_gen) {
-			if (gen > h->pending_gen)
-				say(v, "slot %llu: generation %llu is after "
-				    "the last commit (%llu)",
-				    (unsigned long long)i,
-				    (unsigned long long)gen,
-				    (unsigned long long)h->committed_gen);
-			else if (meta != 0 || slots[i].key != 0) {
-				if (h->pending_gen > h->committed_gen)
-					r->leftovers++;
-				else
-					say(v, "slot %llu: empty, but not "
-					    "zeroed", (unsigned long long)i);
+	/* start: the first of the full buckets that end just before k. */
+	start = (z + 1) & bmask;
+	for (n = 1; n <= nb; n++) {
+		k = (z + n) & bmask;
+		for (j = 0; j < NSD_INDEX_BUCKET; j++) {
+			i = k * NSD_INDEX_BUCKET + j;
+			if (!counts(h, &slots[i])) {
+				verify_empty(v, &slots[i], i, r);
+				continue;
 			}
-			start = (i + 1) & mask;
-			continue;
+			entries++;
+			meta = le64toh(slots[i].meta);
+			table = nsd_slot_table(meta);
+			group = nsd_slot_group(meta);
+			if (table >= h->ntables) {
+				say(v, "slot %llu: table %u, but the index "
+				    "has %u", (unsigned long long)i, table,
+				    h->ntables);
+				continue;
+			}
+			if (starts != NULL &&
+			    (group * 8 < NSD_IDS_HEADER_SIZE ||
+			    group * 8 >= h->ids_length ||
+			    !(starts[group / 8] & 1 << (group % 8))))
+				say(v, "slot %llu: group %llu is not a group "
+				    "record", (unsigned long long)i,
+				    (unsigned long long)group);
+			home = nsd_index_home(h, table,
+			    le64toh(slots[i].key), shift);
+			if (((k - home / NSD_INDEX_BUCKET) & bmask) >
+			    ((k - start) & bmask))
+				say(v, "slot %llu: cannot be found from its "
+				    "home slot %llu (a bucket in between has "
+				    "an empty slot)", (unsigned long long)i,
+				    (unsigned long long)home);
 		}
-		entries++;
-		table = nsd_slot_table(meta);
-		group = nsd_slot_group(meta);
-		if (table >= h->ntables) {
-			say(v, "slot %llu: table %u, but the index has %u",
-			    (unsigned long long)i, table, h->ntables);
-			continue;
-		}
-		if (starts != NULL && (group * 8 < NSD_IDS_HEADER_SIZE ||
-		    group * 8 >= h->ids_length ||
-		    !(starts[group / 8] & 1 << (group % 8))))
-			say(v, "slot %llu: group %llu is not a group record",
-			    (unsigned long long)i, (unsigned long long)group);
-		home = nsd_index_home(h, table, le64toh(slots[i].key), shift);
-		if (((i - home) & mask) > ((i - start) & mask))
-			say(v, "slot %llu: cannot be found from its home slot "
-			    "%llu (an empty slot is in between)",
-			    (unsigned long long)i, (unsigned long long)home);
+		if (!bucket_full(h, slots, k))
+			start = (k + 1) & bmask;
 	}
 	if (entries != h->entries)
 		say(v, "the table holds %llu entries; the header says %llu",

@@ -999,3 +999,21 @@ refused_everywhere() {
 	expect_eq "$output" "$(cat expected.jsonl)"
 	[ ! -e ro/x.lock ]
 }
+
+@test "an entry moved out of its probe chain: --db-verify says it cannot be found" {
+	news_halves
+	"$NSDEDUP" --db x day1.jsonl > /dev/null
+	slot=$(first_filled_slot x)
+	# An empty bucket, far from the entry's own (the table is 2% full).
+	far=$(od -An -v -t u8 -j 8192 -w64 x |
+	    awk -v s="$slot" 'NR - 1 > s / 4 + 8 && $2 $4 $6 $8 == "0000" {
+		print (NR - 1) * 4; exit }')
+	[ -n "$far" ]
+	dd if=x of=entry bs=16 skip=$((512 + slot)) count=1 status=none
+	dd if=entry of=x bs=16 seek=$((512 + far)) conv=notrunc status=none
+	dd if=/dev/zero of=x bs=16 seek=$((512 + slot)) count=1 conv=notrunc \
+	    status=none
+	run_nsd --db x --db-verify
+	[ "$status" -eq 7 ]
+	[[ "$stderr" == *"nsdedup: x: slot $far: cannot be found from its home slot "*" (a bucket in between has an empty slot)"* ]]
+}
