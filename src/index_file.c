@@ -469,10 +469,11 @@ static void
 file_prefetch(struct nsd_index *ix, uint64_t fp)
 {
 	struct file_index	*fi = (struct file_index *)ix;
-	uint64_t		 home = nsd_index_home(&fi->hdr, 0, fp, fi->shift);
+	uint64_t		 home;
 
 	/* The home bucket, and the next one, often read too near full load. */
-	home &= ~(uint64_t)(NSD_INDEX_BUCKET - 1);
+	home = nsd_index_home(&fi->hdr, 0, fp, fi->shift) &
+	    ~(uint64_t)(NSD_INDEX_BUCKET - 1);
 	__builtin_prefetch(&fi->slots[home]);
 	__builtin_prefetch(&fi->slots[(home + NSD_INDEX_BUCKET) & fi->mask]);
 }
