@@ -538,7 +538,9 @@ analysis() {
 	local x n_in
 	# Slices: the one after the last doubling, and the last one.
 	awk -v f="$fps" 'function slots(n,   s) {
-		s = 4096; while (s * 75 < n * 100) s *= 2; return s }
+		s = 4096
+		while (s * 75 < n * 100) s *= s < 1048576 ? 8 : 2
+		return s }
 	    { n[NR] = $1 - p; p = $1; fp[NR] = $2; s[NR] = $3; g[NR] = $7
 	      if ($6 > 0) lastgrow = NR }
 	    END {
@@ -546,24 +548,25 @@ analysis() {
 		for (i = 1; i <= k; i++) {
 			r[i] = n[i] * f / (s[i] - g[i])
 			a[i] = (fp[i] - n[i] * f / 2) / slots(fp[i])
-			pr[i] = (1 + 1 / (1 - a[i]) ^ 2) / 2
 		}
-		printf "With linear probing, a lookup of a fingerprint that "
-		printf "is not there walks (1 + 1/(1 - a)^2)/2 slots on "
-		printf "average at load a, and the claim that follows walks "
-		printf "the same chain again (from the cache). In the last "
-		printf "slice the load averaged %.1f%%: %.1f slots a lookup. ",
-		    100 * a[k], pr[k]
+		printf "A lookup of a fingerprint that is not there reads "
+		printf "buckets of 4 slots (64 bytes, one cache line) from "
+		printf "its home bucket to the first that has an empty slot, "
+		printf "and the claim that follows starts where it stopped; "
+		printf "the fuller the table, the more buckets are full and "
+		printf "the more lines each miss reads, at random places of "
+		printf "a table far larger than the caches. In the last slice "
+		printf "the load averaged %.1f%%. ", 100 * a[k]
 		if (j > 1 && j < k) {
-			m = "The slice just after the last doubling (slice %d,"
+			m = "The slice just after the last growth (slice %d,"
 			m = m " a table of %d MiB as in the last slice, load"
-			m = m " %.1f%%: %.1f slots) ran at %.0f fingerprints/s"
+			m = m " %.1f%%) ran at %.0f fingerprints/s"
 			m = m " without growth, %.2fx the first slice'"'"'s %.0f,"
 			m = m " against %.2fx for the last slice: at equal table"
 			m = m " size the rate falls with the load, and the size"
 			m = m " of the table costs %s."
 			printf m, j, slots(fp[j]) * 16 / 1048576, 100 * a[j],
-			    pr[j], r[j], r[j] / r[1], r[1], r[k] / r[1],
+			    r[j], r[j] / r[1], r[1], r[k] / r[1],
 			    (r[j] / r[1] > 0.8 ? "little" : "more")
 		}
 		printf "\n\n"
@@ -635,22 +638,24 @@ fstype=$(df -PT "$tmproot" | awk 'NR == 2 { print $2 }')
 	printf 'decided in batches of 256 as the pipeline does (prefetch '
 	printf 'every fingerprint of the batch, then per record: look each '
 	printf 'up, `group_new` when none matched, claim each), a commit '
-	printf 'every %s records. It took %s s in all, %s s of it doubling ' \
+	printf 'every %s records. It took %s s in all, %s s of it growing ' \
 	    "$nevery" "$build_s" "$grow_total"
 	printf 'the table; the longest commit (of 1M records) took %s s.' \
 	    "$commit_max"
 	[ -z "$build_perf" ] || printf ' perf stat: %s.' "$build_perf"
 	printf '\n\nEach row is a slice of records: the rate counts growth '
-	printf '(the doubling of the table, done inside a claim) but not the '
+	printf '(the rebuild of the table, done inside a claim) but not the '
 	printf 'commit at the end of the slice, which has its own column; '
 	printf '"without growth" sets the growth time aside. A fingerprint '
 	printf 'is a lookup and a claim that inserts it.\n\n'
 	printf '| records | fingerprints | load | s | records/s '
-	printf '| fingerprints/s | without growth | doublings | growth s '
+	printf '| fingerprints/s | without growth | growths | growth s '
 	printf '| commit s | RssAnon |\n'
 	printf '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n'
 	awk -v f="$fps" 'function slots(n,   s) {
-		s = 4096; while (s * 75 < n * 100) s *= 2; return s }
+		s = 4096
+		while (s * 75 < n * 100) s *= s < 1048576 ? 8 : 2
+		return s }
 	    { n = $1 - p; p = $1
 	      printf "| %d | %d | %.1f%% | %.3f | %.0f | %.0f | %.0f | %d " \
 		"| %.3f | %.3f | %d KiB |\n", $1, $2, 100 * $2 / slots($2),
@@ -669,7 +674,7 @@ fstype=$(df -PT "$tmproot" | awk 'NR == 2 { print $2 }')
 	printf 'bytes are committed (%s per fingerprint); the rest is room ' \
 	    "$(awk -v s="$ids_committed" -v n="$final_fps" \
 	    'BEGIN { printf "%.2f", s / n }')"
-	printf 'reserved as the file doubles.\n\n'
+	printf 'reserved ahead as the file grows.\n\n'
 	printf '`nsdedup --db-info big.nsd`:\n\n```\n'
 	cat "$tmp/db-info"
 	printf '```\n\n'

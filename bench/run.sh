@@ -541,7 +541,7 @@ mkdir -p "$(dirname "$out")"
 	    -v b="${MED[drop]}" 'BEGIN { printf "%.2f", a / b }')"
 	printf 'The `--db` run starts from no index each time: '
 	printf '`rm -f $TMP/x.nsd $TMP/x.nsd.ids $TMP/x.nsd.lock` before it '
-	printf '(hyperfine `--prepare`), so it creates the index, doubles '
+	printf '(hyperfine `--prepare`), so it creates the index, grows '
 	printf 'its table as it fills, and commits once at the end; it '
 	printf 'runs at %s of the in-memory run'"'"'s throughput. ' "$ratio_db"
 	printf 'The index it leaves: %s.\n\n' "$db_stats"
