@@ -220,7 +220,7 @@ write_header(struct file_index *fi, struct nsd_index_header *h,
 	nsd_index_header_encode(h, copy);
 	if (pread(fi->fd, old, sizeof old, at) != (ssize_t)sizeof old)
 		return (commit_error(fi, "reading a header copy", err));
-	/* The commit point: from here on, the old state may be gone. */
+	/* From here on, the copy on disk may be the new one: see restore. */
 	if (pwrite(fi->fd, copy, sizeof copy, at) != (ssize_t)sizeof copy) {
 		commit_error(fi, "writing a header copy", err);
 		goto restore;
