@@ -41,6 +41,20 @@ struct nsd_index_params {
 	unsigned	 norm_version;
 	uint64_t	 seed;
 	unsigned	 distance;		/* SimHash; 0 for nshash */
+	unsigned	 ngram;			/* SimHash; 0 for nshash */
+	unsigned	 shingle;		/* SimHash; 0 for nshash */
+	unsigned	 min_features;		/* SimHash; 0 for nshash */
+	unsigned	 ntables;		/* 1 for nshash */
+	uint64_t	 masks[16];		/* of the SimHash block
+						   tables */
+};
+
+/* What nsd_index_near() found. */
+struct nsd_index_near {
+	uint64_t	 group;		/* the oldest within the distance, or
+					   0 */
+	unsigned	 distance;	/* its smallest distance */
+	uint64_t	 candidates;	/* entries compared */
 };
 
 struct nsd_index;
@@ -67,6 +81,10 @@ struct nsd_index_ops {
 	int	 (*lookup)(struct nsd_index *, uint64_t, uint64_t *,
 	    struct nsd_error *);
 	int	 (*claim)(struct nsd_index *, uint64_t, uint64_t,
+	    struct nsd_error *);
+	int	 (*near)(struct nsd_index *, uint64_t, unsigned,
+	    struct nsd_index_near *, struct nsd_error *);
+	int	 (*add)(struct nsd_index *, uint64_t, uint64_t,
 	    struct nsd_error *);
 	int	 (*group_new)(struct nsd_index *, const char *, size_t,
 	    uint64_t *, struct nsd_error *);
@@ -110,6 +128,10 @@ struct nsd_index_report {
 	unsigned	 compat;
 	unsigned	 norm_version;
 	unsigned	 distance;
+	unsigned	 ngram;
+	unsigned	 shingle;
+	unsigned	 min_features;
+	unsigned	 ntables;
 	uint64_t	 seed;
 	uint64_t	 records;
 	uint64_t	 groups;
@@ -168,6 +190,26 @@ nsd_index_claim(struct nsd_index *ix, uint64_t fp, uint64_t group,
     struct nsd_error *err)
 {
 	return (ix->ops->claim(ix, fp, group, err));
+}
+
+/*
+ * SimHash: the oldest group with an entry within Hamming distance k of fp,
+ * found through the block tables (every entry that agrees with fp under
+ * one table's mask is a candidate), never by a scan.
+ */
+static inline int
+nsd_index_near(struct nsd_index *ix, uint64_t fp, unsigned k,
+    struct nsd_index_near *near, struct nsd_error *err)
+{
+	return (ix->ops->near(ix, fp, k, near, err));
+}
+
+/* SimHash: enter fp for group into every block table. */
+static inline int
+nsd_index_add(struct nsd_index *ix, uint64_t fp, uint64_t group,
+    struct nsd_error *err)
+{
+	return (ix->ops->add(ix, fp, group, err));
 }
 
 /*

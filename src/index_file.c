@@ -470,12 +470,17 @@ file_prefetch(struct nsd_index *ix, uint64_t fp)
 {
 	struct file_index	*fi = (struct file_index *)ix;
 	uint64_t		 home;
+	unsigned		 t;
 
 	/* The home bucket, and the next one, often read too near full load. */
-	home = nsd_index_home(&fi->hdr, 0, fp, fi->shift) &
-	    ~(uint64_t)(NSD_INDEX_BUCKET - 1);
-	__builtin_prefetch(&fi->slots[home]);
-	__builtin_prefetch(&fi->slots[(home + NSD_INDEX_BUCKET) & fi->mask]);
+	for (t = 0; t < fi->hdr.ntables; t++) {
+		home = nsd_index_home(&fi->hdr, t, fp, fi->shift) &
+		    ~(uint64_t)(NSD_INDEX_BUCKET - 1);
+		__builtin_prefetch(&fi->slots[home]);
+		if (fi->hdr.ntables == 1)
+			__builtin_prefetch(&fi->slots[(home +
+			    NSD_INDEX_BUCKET) & fi->mask]);
+	}
 }
 
 static int
@@ -524,6 +529,87 @@ file_claim(struct nsd_index *ix, uint64_t fp, uint64_t group,
 	if (fi->scratch != NULL)
 		return (nsd_index_claim(fi->scratch, fp, group, err));
 	return (insert(fi, i, 0, fp, group, err));
+}
+
+/*
+ * SimHash: every table's chain for fp, up to the first bucket with room;
+ * an entry of that table that agrees with fp under its mask is a
+ * candidate, and one within distance k a match.
+ */
+static int
+file_near(struct nsd_index *ix, uint64_t fp, unsigned k,
+    struct nsd_index_near *near, struct nsd_error *err)
+{
+	struct file_index	*fi = (struct file_index *)ix;
+	struct nsd_index_near	 mine;
+	uint64_t		 b, i, n, meta, g;
+	unsigned		 t, d;
+	int			 full;
+
+	memset(near, 0, sizeof *near);
+	for (t = 0; t < fi->hdr.ntables; t++) {
+		b = nsd_index_home(&fi->hdr, t, fp, fi->shift) &
+		    ~(uint64_t)(NSD_INDEX_BUCKET - 1);
+		for (n = 0, full = 1; full; n += NSD_INDEX_BUCKET) {
+			if (n > fi->mask)
+				return (damaged_table(fi, err));
+			for (i = b; i < b + NSD_INDEX_BUCKET; i++) {
+				meta = le64toh(fi->slots[i].meta);
+				if (!slot_valid(fi, meta)) {
+					full = 0;
+					continue;
+				}
+				if (nsd_slot_table(meta) != t ||
+				    ((le64toh(fi->slots[i].key) ^ fp) &
+				    fi->hdr.mask[t]) != 0)
+					continue;
+				near->candidates++;
+				d = (unsigned)__builtin_popcountll(
+				    le64toh(fi->slots[i].key) ^ fp);
+				g = nsd_slot_group(meta);
+				if (d <= k && (near->group == 0 ||
+				    g < near->group || (g == near->group &&
+				    d < near->distance))) {
+					near->group = g;
+					near->distance = d;
+				}
+			}
+			b = (b + NSD_INDEX_BUCKET) & fi->mask;
+		}
+	}
+	if (fi->scratch == NULL)
+		return (0);
+	/* A --no-update run's own entries: newer than any in the file. */
+	if (nsd_index_near(fi->scratch, fp, k, &mine, err) == -1)
+		return (-1);
+	near->candidates += mine.candidates;
+	if (near->group == 0)
+		near->group = mine.group, near->distance = mine.distance;
+	return (0);
+}
+
+/* SimHash: enter fp for group into every block table. */
+static int
+file_add(struct nsd_index *ix, uint64_t fp, uint64_t group,
+    struct nsd_error *err)
+{
+	struct file_index	*fi = (struct file_index *)ix;
+	uint64_t		 b, i, n;
+	unsigned		 t;
+
+	if (fi->scratch != NULL)
+		return (nsd_index_add(fi->scratch, fp, group, err));
+	for (t = 0; t < fi->hdr.ntables; t++) {
+		b = nsd_index_home(&fi->hdr, t, fp, fi->shift) &
+		    ~(uint64_t)(NSD_INDEX_BUCKET - 1);
+		for (n = 0, i = b; slot_valid(fi, le64toh(fi->slots[i].meta));
+		    i = (i + 1) & fi->mask)
+			if (++n > fi->mask)
+				return (damaged_table(fi, err));
+		if (insert(fi, i, t, fp, group, err) == -1)
+			return (-1);
+	}
+	return (0);
 }
 
 /* Make room for need more bytes in PATH.ids, reserving blocks as grow(). */
@@ -696,7 +782,7 @@ file_close(struct nsd_index *ix)
 }
 
 static const struct nsd_index_ops file_ops = {
-	file_prefetch, file_lookup, file_claim, file_group_new, file_group_name,
+	file_prefetch, file_lookup, file_claim, file_near, file_add, file_group_new, file_group_name,
 	file_commit, file_info, file_close
 };
 
@@ -725,6 +811,13 @@ check_params(const struct file_index *fi, const struct nsd_index_params *p,
 		what = "seed", was = h->seed, now = p->seed;
 	else if (h->distance != p->distance)
 		what = "--distance", was = h->distance, now = p->distance;
+	else if (h->ngram != p->ngram)
+		what = "--ngram", was = h->ngram, now = p->ngram;
+	else if (h->shingle != p->shingle)
+		what = "--shingle", was = h->shingle, now = p->shingle;
+	else if (h->min_features != p->min_features)
+		what = "--min-features", was = h->min_features,
+		    now = p->min_features;
 	if (what != NULL)
 		return (nsd_error_set(err, NSD_EXIT_INDEX,
 		    "%s: the index was made with %s %llu, not %llu", fi->path,
@@ -762,8 +855,14 @@ create_index(struct file_index *fi, const struct nsd_index_params *p,
 	h.norm_version = p->norm_version;
 	h.seed = p->seed;
 	h.distance = p->distance;
-	h.ntables = 1;
-	h.mask[0] = UINT64_MAX;
+	h.ngram = p->ngram;
+	h.shingle = p->shingle;
+	h.min_features = p->min_features;
+	h.ntables = p->ntables > 0 ? p->ntables : 1;
+	if (p->ntables == 0)
+		h.mask[0] = UINT64_MAX;
+	else
+		memcpy(h.mask, p->masks, p->ntables * sizeof h.mask[0]);
 	h.nslots = NSD_INDEX_MIN_SLOTS;
 	h.slot_size = NSD_INDEX_SLOT_SIZE;
 	h.max_load = NSD_INDEX_MAX_LOAD;

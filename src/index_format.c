@@ -39,6 +39,7 @@ static_assert(offsetof(struct nsd_index_header, committed_gen) == 232,
 static_assert(offsetof(struct nsd_index_header, records) == 248, "counts");
 static_assert(offsetof(struct nsd_index_header, ids_length) == 272, "ids");
 static_assert(offsetof(struct nsd_index_header, created) == 280, "times");
+static_assert(offsetof(struct nsd_index_header, ngram) == 296, "simhash");
 static_assert(offsetof(struct nsd_index_header, checksum) == 360,
     "checksum");
 static_assert(sizeof(struct nsd_index_header) == 368, "header size");
@@ -126,6 +127,10 @@ header_swap(struct nsd_index_header *h)
 	h->ids_length = le64toh(h->ids_length);
 	h->created = le64toh(h->created);
 	h->committed_at = le64toh(h->committed_at);
+	h->ngram = le32toh(h->ngram);
+	h->shingle = le32toh(h->shingle);
+	h->min_features = le32toh(h->min_features);
+	h->reserved0 = le32toh(h->reserved0);
 	for (i = 0; i < sizeof h->reserved / sizeof h->reserved[0]; i++)
 		h->reserved[i] = le64toh(h->reserved[i]);
 	h->checksum = le64toh(h->checksum);

@@ -108,7 +108,12 @@ struct nsd_index_header {
 	uint64_t	 ids_length;	/* committed bytes of PATH.ids */
 	uint64_t	 created;	/* Unix time */
 	uint64_t	 committed_at;
-	uint64_t	 reserved[8];
+	uint32_t	 ngram;		/* SimHash: characters per CJK
+					   feature */
+	uint32_t	 shingle;	/* SimHash: words per feature */
+	uint32_t	 min_features;	/* SimHash */
+	uint32_t	 reserved0;
+	uint64_t	 reserved[6];
 	uint64_t	 checksum;	/* XXH3-64 of the bytes before it */
 };
 

@@ -6,6 +6,11 @@
  * slot whose group is 0 is empty (groups start at 1), which leaves every
  * fingerprint value usable as a key. The table doubles at 70% load.
  * Group ids live in one growing arena, referenced by offset.
+ *
+ * SimHash's block tables share the slots: an entry of table t is found
+ * from (key & mask[t]) and carries t in the top bits of its group word;
+ * entries with equal keys may repeat. nshash has one table with the whole
+ * key, where this is the plain hash table above.
  */
 #include "config.h"
 
@@ -17,8 +22,11 @@
 
 struct slot {
 	uint64_t	 fp;
-	uint64_t	 group;		/* 0: empty */
+	uint64_t	 group;		/* 0: empty; table in the top bits */
 };
+
+#define TABLE_SHIFT	60
+#define GROUP_MASK	((1ULL << TABLE_SHIFT) - 1)
 
 struct group {
 	size_t		 id_off;
@@ -64,6 +72,17 @@ slot_of(const struct memory_index *m, uint64_t fp)
 	return ((size_t)((fp * 0x9E3779B97F4A7C15ULL) >> m->shift));
 }
 
+/* Where the search for an entry of table t with key starts. */
+static size_t
+home_of(const struct memory_index *m, unsigned t, uint64_t key)
+{
+	const struct nsd_index_params	*p = &m->base.params;
+
+	if (p->ntables <= 1)
+		return (slot_of(m, key));
+	return (slot_of(m, (key & p->masks[t]) + t * 0xD6E8FEB86659FD93ULL));
+}
+
 static struct slot *
 find(struct memory_index *m, uint64_t fp)
 {
@@ -87,7 +106,10 @@ grow(struct memory_index *m)
 	for (i = 0; i < n; i++) {
 		if (old[i].group == 0)
 			continue;
-		s = find(m, old[i].fp);
+		s = &m->slots[home_of(m, old[i].group >> TABLE_SHIFT,
+		    old[i].fp)];
+		while (s->group != 0)
+			s = s + 1 == m->slots + m->nslots ? m->slots : s + 1;
 		*s = old[i];
 	}
 	free(old);
@@ -126,6 +148,59 @@ memory_claim(struct nsd_index *ix, uint64_t fp, uint64_t group,
 	s->group = group;
 	if (++m->used * 10 > m->nslots * 7)
 		grow(m);
+	return (0);
+}
+
+static int
+memory_near(struct nsd_index *ix, uint64_t fp, unsigned k,
+    struct nsd_index_near *near, struct nsd_error *err)
+{
+	struct memory_index		*m = (struct memory_index *)ix;
+	const struct nsd_index_params	*p = &ix->params;
+	size_t				 i, mask = m->nslots - 1;
+	uint64_t			 g;
+	unsigned			 t, d;
+
+	(void)err;
+	memset(near, 0, sizeof *near);
+	for (t = 0; t < p->ntables; t++)
+		for (i = home_of(m, t, fp); m->slots[i].group != 0;
+		    i = (i + 1) & mask) {
+			if (m->slots[i].group >> TABLE_SHIFT != t ||
+			    ((m->slots[i].fp ^ fp) & p->masks[t]) != 0)
+				continue;
+			near->candidates++;
+			d = (unsigned)__builtin_popcountll(m->slots[i].fp ^ fp);
+			g = m->slots[i].group & GROUP_MASK;
+			if (d <= k && (near->group == 0 || g < near->group ||
+			    (g == near->group && d < near->distance))) {
+				near->group = g;
+				near->distance = d;
+			}
+		}
+	return (0);
+}
+
+static int
+memory_add(struct nsd_index *ix, uint64_t fp, uint64_t group,
+    struct nsd_error *err)
+{
+	struct memory_index	*m = (struct memory_index *)ix;
+	size_t			 i, mask;
+	unsigned		 t;
+
+	(void)err;
+	assert(group != 0 && group <= GROUP_MASK);
+	for (t = 0; t < ix->params.ntables; t++) {
+		mask = m->nslots - 1;
+		for (i = home_of(m, t, fp); m->slots[i].group != 0;
+		    i = (i + 1) & mask)
+			continue;
+		m->slots[i].fp = fp;
+		m->slots[i].group = group | (uint64_t)t << TABLE_SHIFT;
+		if (++m->used * 10 > m->nslots * 7)
+			grow(m);
+	}
 	return (0);
 }
 
@@ -197,8 +272,8 @@ memory_close(struct nsd_index *ix)
 }
 
 static const struct nsd_index_ops memory_ops = {
-	memory_prefetch, memory_lookup, memory_claim, memory_group_new,
-	memory_group_name,
+	memory_prefetch, memory_lookup, memory_claim, memory_near, memory_add,
+	memory_group_new, memory_group_name,
 	memory_commit, memory_info, memory_close
 };
 

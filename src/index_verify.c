@@ -70,6 +70,10 @@ report_fill(const struct nsd_index_header *h, int copy,
 	r->compat = h->compat;
 	r->norm_version = h->norm_version;
 	r->distance = h->distance;
+	r->ngram = h->ngram;
+	r->shingle = h->shingle;
+	r->min_features = h->min_features;
+	r->ntables = h->ntables;
 	r->seed = h->seed;
 	r->records = h->records;
 	r->groups = h->groups;

@@ -21,6 +21,7 @@
 #include "index.h"
 #include "options.h"
 #include "pipeline.h"
+#include "simhash.h"
 #include "text.h"
 #include "writer.h"
 
@@ -55,16 +56,23 @@ static const char help_text[] =
 "                         it unchanged), skip, or fail (stop the run)\n"
 "\n"
 "Fingerprints:\n"
-"  -m, --method=METHOD    nshash (default): hashes of the longest sentences\n"
+"  -m, --method=METHOD    nshash (default): hashes of the longest sentences;\n"
+"                         simhash: 64-bit SimHash within --distance bits\n"
 "  -n, --sentences=N      how many of the longest sentences (default 5)\n"
 "      --min-length=N     a sentence must be longer than N characters\n"
 "                         (default 30)\n"
-"      --compat=nshash    split and select exactly as the reference nshash\n"
+"      --compat=nshash    split and select exactly as the reference nshash\n""      --distance=K       simhash: most bits that may differ (0-8, default 3)\n"
+"      --ngram=N          simhash: characters per Han/Kana/Hangul feature\n"
+"                         (default 2)\n"
+"      --shingle=N        simhash: words per feature elsewhere (default 3)\n"
+"      --min-features=N   simhash: fewer features is nothing to compare\n"
+"                         (default 8)\n"
 "\n"
 "Output:\n"
 "  -o, --output=FILE      write to FILE, replaced only when the run succeeds\n"
 "      --field-name=NAME  name of the added member or column (default\n"
 "                         similar_id)\n"
+"      --explain          add to each duplicate the evidence of its match\n"
 "      --dup-field=NAME   name of the true/false member or column saying\n"
 "                         whether a record is a duplicate (default is_dup;\n"
 "                         empty: leave it out)\n"
@@ -191,6 +199,10 @@ print_stats(const struct nsd_stats *st, struct nsd_index *ix, double elapsed)
 	    elapsed > 0 ? st->bytes / 1e6 / elapsed : 0.0,
 	    info.fingerprints, info.groups, info.memory / 1048576.0,
 	    info.peak / 1048576.0, info.mapped / 1048576.0);
+	if (st->lookups > 0)
+		fprintf(stderr, "nsdedup: candidates  %.2f per lookup (%"
+		    PRIu64 " lookups)\n", (double)st->candidates / st->lookups,
+		    st->lookups);
 }
 
 /*
@@ -240,12 +252,21 @@ utc(int64_t t, char *buf, size_t size)
 static void
 print_report(const char *path, const struct nsd_index_report *r)
 {
-	char	 t1[32], t2[32];
+	char	 t1[32], t2[32], params[160];
+
+	if (strcmp(r->method, "simhash") == 0)
+		snprintf(params, sizeof params, "--method simhash --distance "
+		    "%u --ngram %u --shingle %u --min-features %u (%u block "
+		    "tables)", r->distance, r->ngram, r->shingle,
+		    r->min_features, r->ntables);
+	else
+		snprintf(params, sizeof params, "--method %s --sentences %u "
+		    "--min-length %u%s", r->method, r->sentences,
+		    r->min_length, r->compat ? " --compat=nshash" : "");
 
 	printf("index:         %s\n"
 	    "format:        version %u (header copy %c in use)\n"
-	    "parameters:    --method %s --sentences %u --min-length %u%s,"
-	    " normalization %u\n"
+	    "parameters:    %s, normalization %u\n"
 	    "records:       %" PRIu64 "\n"
 	    "groups:        %" PRIu64 "\n"
 	    "fingerprints:  %" PRIu64 "\n"
@@ -255,8 +276,7 @@ print_report(const char *path, const struct nsd_index_report *r)
 	    "generation:    %" PRIu64 " (runs that added to it)\n"
 	    "created:       %s\n"
 	    "last commit:   %s\n",
-	    path, r->version, 'A' + r->copy, r->method, r->sentences,
-	    r->min_length, r->compat ? " --compat=nshash" : "",
+	    path, r->version, 'A' + r->copy, params,
 	    r->norm_version, r->records, r->groups, r->fingerprints,
 	    r->slots ? 100.0 * r->fingerprints / r->slots : 0.0, r->slots,
 	    r->max_load, r->file_size, r->ids_file_size, path, r->ids_length,
@@ -339,8 +359,8 @@ main(int argc, char **argv)
 		/* NOTREACHED */
 	case NSD_OPTIONS_VERSION:
 		printf("nsdedup %s\n", PACKAGE_VERSION);
-		printf("fingerprints: nshash, normalization version %d\n",
-		    NSD_NORM_VERSION);
+		printf("fingerprints: nshash, simhash; normalization version "
+		    "%d\n", NSD_NORM_VERSION);
 		return (fflush(stdout) == 0 && !ferror(stdout) ?
 		    NSD_EXIT_OK : NSD_EXIT_OUTPUT);
 	case NSD_OPTIONS_ERROR:
@@ -369,11 +389,22 @@ main(int argc, char **argv)
 	hooks.ctx = &rp;
 
 	memset(&ip, 0, sizeof ip);
-	ip.method = "nshash";
-	ip.sentences = cfg.sentences;
-	ip.min_length = cfg.min_length;
-	ip.compat = cfg.compat;
 	ip.norm_version = NSD_NORM_VERSION;
+	if (cfg.method == NSD_METHOD_SIMHASH) {
+		ip.method = "simhash";
+		ip.distance = cfg.distance;
+		ip.ngram = cfg.ngram;
+		ip.shingle = cfg.shingle;
+		ip.min_features = cfg.min_features;
+		ip.ntables = nsd_simhash_tables(cfg.distance, ip.masks);
+	} else {
+		ip.method = "nshash";
+		ip.sentences = cfg.sentences;
+		ip.min_length = cfg.min_length;
+		ip.compat = cfg.compat;
+		ip.ntables = 1;
+		ip.masks[0] = UINT64_MAX;
+	}
 	if (cfg.db != NULL) {
 		io.path = cfg.db;
 		io.readonly = cfg.no_update;
@@ -403,6 +434,7 @@ main(int argc, char **argv)
 		return (err.status);
 	}
 	nsd_writer_init(&wr, out, cfg.field_name, cfg.dup_field);
+	wr.explain = cfg.explain;
 
 	rc = nsd_pipeline_run(&cfg, ix, &wr, &hooks, &st, &err);
 	sigprocmask(SIG_BLOCK, &signals, &old);

@@ -17,15 +17,20 @@ enum {
 	OPT_DB,
 	OPT_DB_INFO,
 	OPT_DB_VERIFY,
+	OPT_DISTANCE,
 	OPT_DUP_FIELD,
+	OPT_EXPLAIN,
 	OPT_FIELD_NAME,
 	OPT_ID_FIELD,
 	OPT_MAX_LINE,
+	OPT_MIN_FEATURES,
 	OPT_MIN_LENGTH,
+	OPT_NGRAM,
 	OPT_NO_UPDATE,
 	OPT_NO_WAIT,
 	OPT_ON_ERROR,
 	OPT_PROGRESS,
+	OPT_SHINGLE,
 	OPT_STATS,
 	OPT_WAIT
 };
@@ -40,8 +45,10 @@ static const struct option long_options[] = {
 	{ "db",		required_argument,	NULL, OPT_DB },
 	{ "db-info",	no_argument,		NULL, OPT_DB_INFO },
 	{ "db-verify",	no_argument,		NULL, OPT_DB_VERIFY },
+	{ "distance",	required_argument,	NULL, OPT_DISTANCE },
 	{ "drop-dups",	no_argument,		NULL, 'd' },
 	{ "dup-field",	required_argument,	NULL, OPT_DUP_FIELD },
+	{ "explain",	no_argument,		NULL, OPT_EXPLAIN },
 	{ "field-name",	required_argument,	NULL, OPT_FIELD_NAME },
 	{ "format",	required_argument,	NULL, 'f' },
 	{ "help",	no_argument,		NULL, 'h' },
@@ -49,7 +56,9 @@ static const struct option long_options[] = {
 	{ "key",	required_argument,	NULL, 'k' },
 	{ "max-line",	required_argument,	NULL, OPT_MAX_LINE },
 	{ "method",	required_argument,	NULL, 'm' },
+	{ "min-features", required_argument,	NULL, OPT_MIN_FEATURES },
 	{ "min-length",	required_argument,	NULL, OPT_MIN_LENGTH },
+	{ "ngram",	required_argument,	NULL, OPT_NGRAM },
 	{ "no-header",	no_argument,		NULL, 'H' },
 	{ "no-update",	no_argument,		NULL, OPT_NO_UPDATE },
 	{ "no-wait",	no_argument,		NULL, OPT_NO_WAIT },
@@ -59,6 +68,7 @@ static const struct option long_options[] = {
 	{ "progress",	required_argument,	NULL, OPT_PROGRESS },
 	{ "quiet",	no_argument,		NULL, 'q' },
 	{ "sentences",	required_argument,	NULL, 'n' },
+	{ "shingle",	required_argument,	NULL, OPT_SHINGLE },
 	{ "stats",	no_argument,		NULL, OPT_STATS },
 	{ "version",	no_argument,		NULL, 'V' },
 	{ "wait",	required_argument,	NULL, OPT_WAIT },
@@ -78,6 +88,7 @@ static const struct choice choices[] = {
 	{ "format",	"jsonl",	NSD_FORMAT_JSONL },
 	{ "format",	"tsv",		NSD_FORMAT_TSV },
 	{ "method",	"nshash",	NSD_METHOD_NSHASH },
+	{ "method",	"simhash",	NSD_METHOD_SIMHASH },
 	{ "on-error",	"pass",		NSD_ON_ERROR_PASS },
 	{ "on-error",	"skip",		NSD_ON_ERROR_SKIP },
 	{ "on-error",	"fail",		NSD_ON_ERROR_FAIL },
@@ -203,6 +214,10 @@ config_defaults(struct nsd_config *cfg)
 	cfg->id_field = "id";
 	cfg->sentences = 5;
 	cfg->min_length = 30;
+	cfg->distance = 3;
+	cfg->ngram = 2;
+	cfg->shingle = 3;
+	cfg->min_features = 8;
 	cfg->field_name = "similar_id";
 	cfg->dup_field = "is_dup";
 	cfg->on_error = NSD_ON_ERROR_PASS;
@@ -295,6 +310,33 @@ nsd_options_parse(int argc, char **argv, struct nsd_config *cfg,
 		case OPT_DB_VERIFY:
 			cfg->action = NSD_ACTION_DB_VERIFY;
 			break;
+		case OPT_DISTANCE:
+			if (parse_number("distance", optarg, 0, 8, 0, &num,
+			    err) == -1)
+				return (NSD_OPTIONS_ERROR);
+			cfg->distance = num;
+			break;
+		case OPT_EXPLAIN:
+			cfg->explain = 1;
+			break;
+		case OPT_MIN_FEATURES:
+			if (parse_number("min-features", optarg, 1, 100000, 0,
+			    &num, err) == -1)
+				return (NSD_OPTIONS_ERROR);
+			cfg->min_features = num;
+			break;
+		case OPT_NGRAM:
+			if (parse_number("ngram", optarg, 1, 8, 0, &num,
+			    err) == -1)
+				return (NSD_OPTIONS_ERROR);
+			cfg->ngram = num;
+			break;
+		case OPT_SHINGLE:
+			if (parse_number("shingle", optarg, 1, 8, 0, &num,
+			    err) == -1)
+				return (NSD_OPTIONS_ERROR);
+			cfg->shingle = num;
+			break;
 		case OPT_DUP_FIELD:
 			if (check_name("dup-field", optarg, 1, err) == -1)
 				return (NSD_OPTIONS_ERROR);
@@ -379,6 +421,11 @@ nsd_options_parse(int argc, char **argv, struct nsd_config *cfg,
 		    cfg->no_update ? "no-update" : wait_option != NULL ?
 		    wait_option : cfg->action == NSD_ACTION_DB_INFO ?
 		    "db-info" : "db-verify");
+		return (NSD_OPTIONS_ERROR);
+	}
+	if (cfg->method == NSD_METHOD_SIMHASH && cfg->compat) {
+		nsd_error_set(err, NSD_EXIT_USAGE,
+		    "--compat=nshash needs --method=nshash");
 		return (NSD_OPTIONS_ERROR);
 	}
 	if (cfg->action != NSD_ACTION_RUN && cfg->nfiles > 0) {

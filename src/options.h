@@ -20,7 +20,7 @@
 
 enum nsd_mode { NSD_MODE_ANNOTATE, NSD_MODE_DROP_DUPS, NSD_MODE_ONLY_DUPS };
 enum nsd_format { NSD_FORMAT_AUTO, NSD_FORMAT_JSONL, NSD_FORMAT_TSV };
-enum nsd_method { NSD_METHOD_NSHASH };
+enum nsd_method { NSD_METHOD_NSHASH, NSD_METHOD_SIMHASH };
 enum nsd_on_error { NSD_ON_ERROR_PASS, NSD_ON_ERROR_SKIP, NSD_ON_ERROR_FAIL };
 enum nsd_action { NSD_ACTION_RUN, NSD_ACTION_DB_INFO, NSD_ACTION_DB_VERIFY };
 enum nsd_progress {
@@ -42,6 +42,11 @@ struct nsd_config {
 	int			 id_field_given;
 	int			 no_header;
 	unsigned		 sentences;
+	unsigned		 distance;		/* simhash */
+	unsigned		 ngram;			/* simhash */
+	unsigned		 shingle;		/* simhash */
+	unsigned		 min_features;		/* simhash */
+	int			 explain;
 	unsigned		 min_length;
 	int			 compat;
 	const char		*field_name;

@@ -10,6 +10,7 @@
 
 #include "json.h"
 #include "nshash.h"
+#include "simhash.h"
 #include "pipeline.h"
 #include "reader.h"
 #include "tsv.h"
@@ -37,6 +38,8 @@ struct record {
 	int		 has_members;
 	uint64_t	 group;		/* decided: the record's group */
 	int		 dup;
+	unsigned	 evidence;	/* duplicate: simhash distance, or
+					   nshash fingerprints that matched */
 };
 
 /* A batch of lines and what the stages wrote about them. */
@@ -82,6 +85,7 @@ struct nsd_worker {
 						   members */
 	struct nsd_json_scanner	 scanner;
 	struct nsd_nshash	 nshash;
+	struct nsd_simhash	 simhash;
 	struct nsd_buf		 text;
 	struct nsd_tsv_fields	 fields;
 };
@@ -91,6 +95,7 @@ worker_init(struct nsd_worker *w, const struct nsd_config *cfg,
     struct nsd_error *err)
 {
 	struct nsd_nshash_params np;
+	struct nsd_simhash_params sp;
 	size_t			 i, n = 0;
 
 	memset(w, 0, sizeof *w);
@@ -111,6 +116,11 @@ worker_init(struct nsd_worker *w, const struct nsd_config *cfg,
 	w->nqueries = n;
 	nsd_json_scanner_init(&w->scanner, w->queries, n);
 
+	sp.ngram = cfg->ngram;
+	sp.shingle = cfg->shingle;
+	sp.min_features = cfg->min_features;
+	sp.seed = 0;
+	nsd_simhash_init(&w->simhash, &sp);
 	np.sentences = cfg->sentences;
 	np.min_length = cfg->min_length;
 	np.compat = cfg->compat;
@@ -128,6 +138,7 @@ worker_free(struct nsd_worker *w)
 	for (i = 0; i < sizeof w->paths / sizeof w->paths[0]; i++)
 		nsd_json_path_free(&w->paths[i]);
 	nsd_nshash_free(&w->nshash);
+	nsd_simhash_free(&w->simhash);
 	nsd_buf_free(&w->text);
 	nsd_tsv_fields_free(&w->fields);
 }
@@ -497,8 +508,12 @@ stage_scan(const struct nsd_config *cfg, struct nsd_worker *w,
 			scan_tsv(cfg, w, in, wk, r, s, l->len);
 		if (r->kind != RECORD_OK)
 			continue;
-		n = nsd_nshash_compute(&w->nshash, w->text.data, w->text.len,
-		    fps);
+		if (cfg->method == NSD_METHOD_SIMHASH)
+			n = nsd_simhash_compute(&w->simhash, w->text.data,
+			    w->text.len, fps) >= cfg->min_features;
+		else
+			n = nsd_nshash_compute(&w->nshash, w->text.data,
+			    w->text.len, fps);
 		add_fps(wk, r, fps, n);
 	}
 }
@@ -514,6 +529,7 @@ stage_decide(const struct nsd_config *cfg, const struct input *in,
     struct nsd_index *ix, struct work *wk, struct nsd_stats *st, size_t *stop,
     struct nsd_error *err)
 {
+	struct nsd_index_near near;
 	const char	*s, *id;
 	uint64_t	 g, best;
 	size_t		 i, k, id_len;
@@ -548,12 +564,23 @@ stage_decide(const struct nsd_config *cfg, const struct input *in,
 		}
 		st->records++;
 		best = 0;
-		for (k = 0; k < r->nfps; k++) {
+		if (cfg->method == NSD_METHOD_SIMHASH && r->nfps == 1) {
+			if (nsd_index_near(ix, wk->fps[r->fp_off],
+			    cfg->distance, &near, err) == -1)
+				return (-1);
+			best = near.group;
+			r->evidence = near.distance;
+			st->lookups++;
+			st->candidates += near.candidates;
+		}
+		for (k = 0; cfg->method == NSD_METHOD_NSHASH && k < r->nfps;
+		    k++) {
 			if (nsd_index_lookup(ix, wk->fps[r->fp_off + k], &g,
 			    err) == -1)
 				return (-1);
 			if (g != 0 && (best == 0 || g < best))
-				best = g;
+				best = g, r->evidence = 0;
+			r->evidence += g != 0 && g == best;
 		}
 		r->dup = best != 0;
 		if (best == 0) {
@@ -572,7 +599,13 @@ stage_decide(const struct nsd_config *cfg, const struct input *in,
 				return (-1);
 		}
 		r->group = best;
-		for (k = 0; k < r->nfps; k++)
+		/* An exact SimHash match adds nothing the index lacks. */
+		if (cfg->method == NSD_METHOD_SIMHASH && r->nfps == 1 &&
+		    !(r->dup && r->evidence == 0) &&
+		    nsd_index_add(ix, wk->fps[r->fp_off], best, err) == -1)
+			return (-1);
+		for (k = 0; cfg->method == NSD_METHOD_NSHASH && k < r->nfps;
+		    k++)
 			if (nsd_index_claim(ix, wk->fps[r->fp_off + k], best,
 			    err) == -1)
 				return (-1);
@@ -596,6 +629,7 @@ write_judged(const struct nsd_config *cfg, struct nsd_index *ix,
 	struct nsd_annotation	 a;
 	struct nsd_group_name	 name;
 	struct nsd_splice	 sp;
+	char			 evidence[96];
 
 	if (cfg->mode == NSD_MODE_DROP_DUPS)
 		return (r->dup ? 0 : nsd_writer_raw(wr, s, l->len, l->eol_len,
@@ -609,6 +643,17 @@ write_judged(const struct nsd_config *cfg, struct nsd_index *ix,
 	a.id_len = name.id_len;
 	a.group = name.number;
 	a.dup = r->dup;
+	if (cfg->explain && r->dup) {
+		if (cfg->method == NSD_METHOD_SIMHASH)
+			snprintf(evidence, sizeof evidence,
+			    "{\"method\":\"simhash\",\"distance\":%u}",
+			    r->evidence);
+		else
+			snprintf(evidence, sizeof evidence,
+			    "{\"method\":\"nshash\",\"matched\":%u,"
+			    "\"fingerprints\":%u}", r->evidence, r->nfps);
+		a.explain = evidence;
+	}
 	if (in->format == NSD_FORMAT_TSV)
 		return (nsd_writer_tsv(wr, s, l->len, l->eol_len,
 		    in->id_out_col, in->dup_out_col, &a, err));

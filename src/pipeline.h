@@ -37,6 +37,8 @@ struct nsd_stats {
 	uint64_t	 no_text;	/* originals with nothing to compare */
 	uint64_t	 bad;
 	uint64_t	 blank;
+	uint64_t	 lookups;	/* simhash: searches of the index */
+	uint64_t	 candidates;	/* simhash: entries they compared */
 };
 
 struct nsd_pipeline_hooks {

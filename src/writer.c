@@ -441,6 +441,11 @@ nsd_writer_json(struct nsd_writer *w, const char *line, size_t len,
 		    put_value(w, NSD_MEMBER_DUP, a, 0, err) == -1)
 			return (-1);
 	}
+	/* Evidence goes on duplicates only, after similar_id at least. */
+	if (w->explain && a->explain != NULL &&
+	    (put(w, ",\"explain\":", 11, err) == -1 ||
+	    put(w, a->explain, strlen(a->explain), err) == -1))
+		return (-1);
 	if (put(w, line + sp->insert_at, len - sp->insert_at, err) == -1)
 		return (-1);
 	return (put_eol(w, eol_len, err));
@@ -495,6 +500,12 @@ nsd_writer_tsv(struct nsd_writer *w, const char *line, size_t len,
 	if (dup_col < 0 && w->dup_column != NULL &&
 	    (put(w, "\t", 1, err) == -1 ||
 	    put_cell(w, NSD_MEMBER_DUP, a, err) == -1))
+		return (-1);
+	/* The evidence as a JSON object; empty for an original. */
+	if (w->explain && (put(w, "\t", 1, err) == -1 ||
+	    (a == NULL && put(w, "explain", 7, err) == -1) ||
+	    (a != NULL && a->explain != NULL &&
+	    put(w, a->explain, strlen(a->explain), err) == -1)))
 		return (-1);
 	return (put_eol(w, eol_len, err));
 }

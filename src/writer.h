@@ -43,6 +43,8 @@ struct nsd_annotation {
 	size_t		 id_len;
 	uint64_t	 group;		/* used when there is no id */
 	int		 dup;
+	const char	*explain;	/* --explain: the evidence, a JSON
+					   object, or NULL */
 };
 
 /* Which annotation member a span of an existing member's value belongs to. */
@@ -74,6 +76,8 @@ struct nsd_writer {
 						   omitted */
 	const char		*id_column;	/* TSV header cells */
 	const char		*dup_column;
+	int			 explain;	/* add the explain member or
+						   column */
 	struct nsd_buf		 scratch;	/* decoded ids */
 };
 

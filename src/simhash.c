@@ -1,0 +1,334 @@
+/*
+ * simhash.c: SimHash fingerprints (Charikar 2002), as nsdedup defines them.
+ *
+ * The definition (pinned by tests/unit/simhash_test.c):
+ *
+ *  1. The text is normalized as for nshash (normalization version 1:
+ *     full-width ASCII folded, white space runs collapsed).
+ *  2. It is cut into features. Each code point is of one of three kinds:
+ *     - CJK: Han (U+3400..4DBF, U+4E00..9FFF, U+F900..FAFF,
+ *       U+20000..3FFFF), Kana (U+3040..30FF, U+31F0..31FF, U+FF66..FF9F)
+ *       and Hangul (U+1100..11FF, U+3130..318F, U+AC00..D7AF);
+ *     - word: ASCII letters and digits, and every other code point from
+ *       U+00C0 up except the punctuation and symbol blocks U+2000..2BFF,
+ *       U+3000..303F, U+FE30..FE4F, U+FF00..FF65 and U+FFF0..FFFF
+ *       (and U+00D7, U+00F7);
+ *     - other: everything else, which separates features.
+ *     A run of CJK code points gives its character n-grams (ngram code
+ *     points each, overlapping; a run shorter than that gives itself). A
+ *     run of word code points is a word, ASCII letters lower-cased; a
+ *     feature is a shingle of that many consecutive words (shingle, with
+ *     words counted across the whole text; fewer words than that give
+ *     one feature of them all).
+ *  3. A CJK n-gram's feature hash is XXH3-64 of its UTF-8 bytes with the
+ *     seed; a word's is XXH3-64 of its lower-cased bytes with the seed,
+ *     and a shingle of several words hashes their word hashes (8 bytes
+ *     each, little-endian, in order) the same way.
+ *  4. Every occurrence of a feature votes once on each of the 64 bits: for
+ *     if the bit of its hash is 1, against if 0. So a feature weighs as
+ *     often as it occurs. A bit of the SimHash is 1 when more votes are for
+ *     than against; a tie gives 0.
+ *  5. A text with fewer than min_features feature occurrences has no
+ *     SimHash: it has nothing to compare, and is never a duplicate, since
+ *     a handful of words says too little to match on.
+ *
+ * Counting votes bit by bit would cost 64 additions per feature. Instead
+ * each hash is spread, a byte at a time, through a table whose entries hold
+ * one bit per byte lane, and 8 lane counters of 8 bytes each are added up:
+ * 8 additions per feature, emptied into 32-bit counts before any lane can
+ * pass 255.
+ */
+#include "config.h"
+
+#include <string.h>
+#include <xxhash.h>
+
+#include "simhash.h"
+#include "text.h"
+
+enum kind { KIND_OTHER, KIND_WORD, KIND_CJK };
+
+/* spread[b] has byte i set to bit i of b. */
+static uint64_t	 spread[256];
+
+struct votes {
+	uint64_t	 lanes[8];	/* bit 8j+i counted in byte i of
+					   lanes[j] */
+	unsigned	 pending;	/* features in lanes, below 255 */
+	uint32_t	 ones[64];
+	size_t		 total;
+};
+
+static void
+spread_init(void)
+{
+	unsigned	 b, i;
+
+	if (spread[255] != 0)
+		return;
+	for (b = 0; b < 256; b++)
+		for (i = 0; i < 8; i++)
+			if (b & (1u << i))
+				spread[b] |= (uint64_t)1 << (8 * i);
+}
+
+static void
+votes_flush(struct votes *v)
+{
+	unsigned	 j, i;
+
+	for (j = 0; j < 8; j++) {
+		for (i = 0; i < 8; i++)
+			v->ones[8 * j + i] += (v->lanes[j] >> (8 * i)) & 0xff;
+		v->lanes[j] = 0;
+	}
+	v->pending = 0;
+}
+
+static void
+vote(struct votes *v, uint64_t h)
+{
+	unsigned	 j;
+
+	for (j = 0; j < 8; j++)
+		v->lanes[j] += spread[(h >> (8 * j)) & 0xff];
+	v->total++;
+	if (++v->pending == 255)
+		votes_flush(v);
+}
+
+static enum kind
+kind_of(uint32_t c)
+{
+	if (c < 0x80)
+		return ((c >= '0' && c <= '9') || ((c | 0x20) >= 'a' &&
+		    (c | 0x20) <= 'z') ? KIND_WORD : KIND_OTHER);
+	if ((c >= 0x3400 && c <= 0x4DBF) || (c >= 0x4E00 && c <= 0x9FFF) ||
+	    (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x20000 && c <= 0x3FFFF) ||
+	    (c >= 0x3040 && c <= 0x30FF) || (c >= 0x31F0 && c <= 0x31FF) ||
+	    (c >= 0xFF66 && c <= 0xFF9F) || (c >= 0x1100 && c <= 0x11FF) ||
+	    (c >= 0x3130 && c <= 0x318F) || (c >= 0xAC00 && c <= 0xD7AF))
+		return (KIND_CJK);
+	if (c < 0xC0 || c == 0xD7 || c == 0xF7 ||
+	    (c >= 0x2000 && c <= 0x2BFF) || (c >= 0x3000 && c <= 0x303F) ||
+	    (c >= 0xFE30 && c <= 0xFE4F) || (c >= 0xFF00 && c <= 0xFF65) ||
+	    (c >= 0xFFF0 && c <= 0xFFFF))
+		return (KIND_OTHER);
+	return (KIND_WORD);
+}
+
+/* Decode the code point at s (valid UTF-8); *len gets its length. */
+static uint32_t
+decode(const unsigned char *s, size_t *len)
+{
+	if (s[0] < 0x80) {
+		*len = 1;
+		return (s[0]);
+	}
+	if (s[0] < 0xE0) {
+		*len = 2;
+		return ((uint32_t)(s[0] & 0x1F) << 6 | (s[1] & 0x3F));
+	}
+	if (s[0] < 0xF0) {
+		*len = 3;
+		return ((uint32_t)(s[0] & 0x0F) << 12 |
+		    (uint32_t)(s[1] & 0x3F) << 6 | (s[2] & 0x3F));
+	}
+	*len = 4;
+	return ((uint32_t)(s[0] & 0x07) << 18 | (uint32_t)(s[1] & 0x3F) << 12 |
+	    (uint32_t)(s[2] & 0x3F) << 6 | (s[3] & 0x3F));
+}
+
+void
+nsd_simhash_init(struct nsd_simhash *sh, const struct nsd_simhash_params *p)
+{
+	memset(sh, 0, sizeof *sh);
+	sh->p = *p;
+	spread_init();
+}
+
+void
+nsd_simhash_free(struct nsd_simhash *sh)
+{
+	nsd_buf_free(&sh->norm);
+}
+
+static void
+put_le64(unsigned char *p, uint64_t v)
+{
+	unsigned	 i;
+
+	for (i = 0; i < 8; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+/* The hash of the words in the shingle window, oldest first. */
+static uint64_t
+shingle_hash(const struct nsd_simhash *sh, const uint64_t *window, size_t n)
+{
+	unsigned char	 buf[8 * NSD_SIMHASH_MAX_SHINGLE];
+	size_t		 i;
+
+	if (n == 1)
+		return (window[0]);
+	for (i = 0; i < n; i++)
+		put_le64(buf + 8 * i, window[i]);
+	return (XXH3_64bits_withSeed(buf, 8 * n, sh->p.seed));
+}
+
+/* What is being cut into features as the text is read. */
+struct cutter {
+	struct votes	 v;
+	const char	*s;
+	enum kind	 kind;		/* of the current run */
+	size_t		 run;		/* where it started */
+	size_t		 chars;		/* CJK code points in it */
+	size_t		 ring[NSD_SIMHASH_MAX_NGRAM]; /* their offsets */
+	char		 lower[256];	/* the word, lower-cased */
+	size_t		 lower_len;
+	uint64_t	 window[NSD_SIMHASH_MAX_SHINGLE];
+	size_t		 words;		/* in the window */
+};
+
+/* The run that ends at end becomes features. */
+static void
+end_run(const struct nsd_simhash *sh, struct cutter *c, size_t end)
+{
+	size_t	 k = sh->p.shingle;
+
+	if (c->kind == KIND_CJK && c->chars < sh->p.ngram)
+		vote(&c->v, XXH3_64bits_withSeed(c->s + c->run, end - c->run,
+		    sh->p.seed));
+	else if (c->kind == KIND_WORD) {
+		if (c->words == k) {
+			memmove(c->window, c->window + 1,
+			    (k - 1) * sizeof c->window[0]);
+			c->words--;
+		}
+		c->window[c->words++] = XXH3_64bits_withSeed(c->lower,
+		    c->lower_len, sh->p.seed);
+		if (c->words == k)
+			vote(&c->v, shingle_hash(sh, c->window, k));
+	}
+	c->chars = 0;
+	c->lower_len = 0;
+}
+
+size_t
+nsd_simhash_compute(struct nsd_simhash *sh, const char *text, size_t len,
+    uint64_t *fp)
+{
+	const unsigned char	*s;
+	struct cutter		 c;
+	size_t			 n, i, cl, g = sh->p.ngram, first;
+	enum kind		 k;
+	unsigned		 b;
+
+	memset(&c, 0, sizeof c);
+	nsd_text_normalize(text, len, &sh->norm);
+	s = (const unsigned char *)sh->norm.data;
+	n = sh->norm.len;
+	c.s = sh->norm.data;
+	for (i = 0; i < n; i += cl) {
+		k = kind_of(decode(s + i, &cl));
+		if (k != c.kind) {
+			end_run(sh, &c, i);
+			c.kind = k;
+			c.run = i;
+		}
+		if (k == KIND_CJK) {
+			/* Each code point completes an n-gram. */
+			c.ring[c.chars % g] = i;
+			if (++c.chars >= g) {
+				first = c.ring[(c.chars - g) % g];
+				vote(&c.v, XXH3_64bits_withSeed(c.s + first,
+				    i + cl - first, sh->p.seed));
+			}
+		} else if (k == KIND_WORD && c.lower_len + cl <= sizeof c.lower)
+			for (b = 0; b < cl; b++)
+				c.lower[c.lower_len++] = (char)(s[i + b] >= 'A' &&
+				    s[i + b] <= 'Z' ? s[i + b] | 0x20 : s[i + b]);
+	}
+	end_run(sh, &c, n);
+	/* Fewer words than a shingle: one feature of them all. */
+	if (c.words > 0 && c.words < sh->p.shingle)
+		vote(&c.v, shingle_hash(sh, c.window, c.words));
+	if (c.v.total == 0 || c.v.total < sh->p.min_features)
+		return (c.v.total);
+	votes_flush(&c.v);
+	*fp = 0;
+	for (b = 0; b < 64; b++)
+		if (2 * (size_t)c.v.ones[b] > c.v.total)
+			*fp |= (uint64_t)1 << b;
+	return (c.v.total);
+}
+
+static unsigned
+choose(unsigned n, unsigned k)
+{
+	unsigned	 r = 1, i;
+
+	for (i = 1; i <= k; i++)
+		r = r * (n - k + i) / i;
+	return (r);
+}
+
+/*
+ * Block tables (Manku, Jain and Das Sarma 2007). Cut the 64 bits into b
+ * blocks; two fingerprints within distance k differ in at most k of them,
+ * so they agree on some m = b - k blocks. One table per choice of m
+ * blocks, keyed by those bits, finds every such pair: C(b, m) tables, and
+ * each lookup meets the entries that agree on about 64m/b bits by chance.
+ * With N entries per table that is C(b, m) * N / 2^(64m/b) candidates.
+ * b is chosen to minimise tables + candidates for an index of 10^7
+ * records, with at most 16 tables: for k = 3, 5 blocks and 10 tables of
+ * about 26 bits (2 candidates per lookup at 10^7); k = 2, 4 blocks and 6
+ * tables of 32 bits; k = 4, 6 blocks and 15 tables of about 21 bits
+ * (about 57 candidates at 10^7).
+ */
+unsigned
+nsd_simhash_tables(unsigned k, uint64_t *masks)
+{
+	double		 best_cost = 0, cost, cand;
+	unsigned	 b, m, best_b = k + 1, t = 0, i, sel[64];
+	uint64_t	 block[64];
+
+	for (b = k + 1; b <= k + 8 && b <= 64; b++) {
+		m = b - k;
+		if (choose(b, m) > NSD_SIMHASH_MAX_TABLES)
+			continue;
+		cand = choose(b, m) * 1e7 /
+		    (double)((uint64_t)1 << (64 * m / b < 63 ? 64 * m / b : 63));
+		cost = choose(b, m) + cand;
+		if (t++ == 0 || cost < best_cost) {
+			best_cost = cost;
+			best_b = b;
+		}
+	}
+	b = best_b;
+	m = b - k;
+	for (i = 0; i < b; i++) {
+		unsigned	 lo = 64 * i / b, hi = 64 * (i + 1) / b;
+
+		block[i] = (hi - lo == 64 ? ~0ULL :
+		    (((uint64_t)1 << (hi - lo)) - 1) << lo);
+	}
+	/* Every choice of m blocks of b, in lexicographic order. */
+	for (i = 0; i < m; i++)
+		sel[i] = i;
+	for (t = 0;;) {
+		masks[t] = 0;
+		for (i = 0; i < m; i++)
+			masks[t] |= block[sel[i]];
+		t++;
+		for (i = m; i-- > 0;)
+			if (sel[i] < b - m + i)
+				break;
+		if (i == (unsigned)-1)
+			break;
+		sel[i]++;
+		for (i++; i < m; i++)
+			sel[i] = sel[i - 1] + 1;
+	}
+	return (t);
+}
