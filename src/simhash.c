@@ -21,9 +21,13 @@
  *     words counted across the whole text; fewer words than that give
  *     one feature of them all).
  *  3. A CJK n-gram's feature hash is XXH3-64 of its UTF-8 bytes with the
- *     seed; a word's is XXH3-64 of its lower-cased bytes with the seed,
- *     and a shingle of several words hashes their word hashes (8 bytes
- *     each, little-endian, in order) the same way.
+ *     seed; a word's is XXH3-64 of its lower-cased bytes (the first 256)
+ *     with the seed. A shingle of several words w0, w1, ... (in order) has
+ *     the hash fmix64(rotl(h(w0), 0) ^ rotl(h(w1), 21) ^ rotl(h(w2), 42)
+ *     ^ ...), word i rotated left by 21 * i mod 64 bits, where fmix64 is
+ *     MurmurHash3's finalizer (x ^= x >> 33; x *= 0xff51afd7ed558ccd;
+ *     x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53; x ^= x >> 33): order counts,
+ *     and no second pass of XXH3 over the words is needed.
  *  4. Every occurrence of a feature votes once on each of the 64 bits: for
  *     if the bit of its hash is 1, against if 0. So a feature weighs as
  *     often as it occurs. A bit of the SimHash is 1 when more votes are for
@@ -41,6 +45,9 @@
 #include "config.h"
 
 #include <string.h>
+
+/* Features are short: XXH3 inlined hashes them in a few nanoseconds. */
+#define XXH_INLINE_ALL
 #include <xxhash.h>
 
 #include "simhash.h"
@@ -51,6 +58,10 @@ enum kind { KIND_OTHER, KIND_WORD, KIND_CJK };
 /* spread[b] has byte i set to bit i of b. */
 static uint64_t	 spread[256];
 
+/* kind_of() for the ASCII range, by table; and ASCII lower case. */
+static enum kind ascii_kind[128];
+static unsigned char ascii_lower[128];
+
 struct votes {
 	uint64_t	 lanes[8];	/* bit 8j+i counted in byte i of
 					   lanes[j] */
@@ -59,6 +70,8 @@ struct votes {
 	size_t		 total;
 };
 
+static enum kind kind_of(uint32_t);
+
 static void
 spread_init(void)
 {
@@ -66,6 +79,10 @@ spread_init(void)
 
 	if (spread[255] != 0)
 		return;
+	for (b = 0; b < 128; b++) {
+		ascii_kind[b] = kind_of(b);
+		ascii_lower[b] = b >= 'A' && b <= 'Z' ? b | 0x20 : b;
+	}
 	for (b = 0; b < 256; b++)
 		for (i = 0; i < 8; i++)
 			if (b & (1u << i))
@@ -85,13 +102,17 @@ votes_flush(struct votes *v)
 	v->pending = 0;
 }
 
-static void
+static inline void
 vote(struct votes *v, uint64_t h)
 {
-	unsigned	 j;
-
-	for (j = 0; j < 8; j++)
-		v->lanes[j] += spread[(h >> (8 * j)) & 0xff];
+	v->lanes[0] += spread[h & 0xff];
+	v->lanes[1] += spread[(h >> 8) & 0xff];
+	v->lanes[2] += spread[(h >> 16) & 0xff];
+	v->lanes[3] += spread[(h >> 24) & 0xff];
+	v->lanes[4] += spread[(h >> 32) & 0xff];
+	v->lanes[5] += spread[(h >> 40) & 0xff];
+	v->lanes[6] += spread[(h >> 48) & 0xff];
+	v->lanes[7] += spread[h >> 56];
 	v->total++;
 	if (++v->pending == 255)
 		votes_flush(v);
@@ -153,27 +174,30 @@ nsd_simhash_free(struct nsd_simhash *sh)
 	nsd_buf_free(&sh->norm);
 }
 
-static void
-put_le64(unsigned char *p, uint64_t v)
+static uint64_t
+rotl(uint64_t x, unsigned r)
 {
-	unsigned	 i;
-
-	for (i = 0; i < 8; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
+	return (r == 0 ? x : (x << r) | (x >> (64 - r)));
 }
 
-/* The hash of the words in the shingle window, oldest first. */
+/* The hash of the n words of a shingle, oldest first from window[first]. */
 static uint64_t
-shingle_hash(const struct nsd_simhash *sh, const uint64_t *window, size_t n)
+shingle_hash(const uint64_t *window, size_t first, size_t n)
 {
-	unsigned char	 buf[8 * NSD_SIMHASH_MAX_SHINGLE];
+	uint64_t	 x = 0;
 	size_t		 i;
 
 	if (n == 1)
-		return (window[0]);
+		return (window[first]);
 	for (i = 0; i < n; i++)
-		put_le64(buf + 8 * i, window[i]);
-	return (XXH3_64bits_withSeed(buf, 8 * n, sh->p.seed));
+		x ^= rotl(window[(first + i) % NSD_SIMHASH_MAX_SHINGLE],
+		    21 * i % 64);
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return (x);
 }
 
 /* What is being cut into features as the text is read. */
@@ -186,8 +210,8 @@ struct cutter {
 	size_t		 ring[NSD_SIMHASH_MAX_NGRAM]; /* their offsets */
 	char		 lower[256];	/* the word, lower-cased */
 	size_t		 lower_len;
-	uint64_t	 window[NSD_SIMHASH_MAX_SHINGLE];
-	size_t		 words;		/* in the window */
+	uint64_t	 window[NSD_SIMHASH_MAX_SHINGLE];	/* a ring */
+	size_t		 words;		/* words so far */
 };
 
 /* The run that ends at end becomes features. */
@@ -200,15 +224,10 @@ end_run(const struct nsd_simhash *sh, struct cutter *c, size_t end)
 		vote(&c->v, XXH3_64bits_withSeed(c->s + c->run, end - c->run,
 		    sh->p.seed));
 	else if (c->kind == KIND_WORD) {
-		if (c->words == k) {
-			memmove(c->window, c->window + 1,
-			    (k - 1) * sizeof c->window[0]);
-			c->words--;
-		}
-		c->window[c->words++] = XXH3_64bits_withSeed(c->lower,
-		    c->lower_len, sh->p.seed);
-		if (c->words == k)
-			vote(&c->v, shingle_hash(sh, c->window, k));
+		c->window[c->words++ % NSD_SIMHASH_MAX_SHINGLE] =
+		    XXH3_64bits_withSeed(c->lower, c->lower_len, sh->p.seed);
+		if (c->words >= k)
+			vote(&c->v, shingle_hash(c->window, c->words - k, k));
 	}
 	c->chars = 0;
 	c->lower_len = 0;
@@ -230,7 +249,13 @@ nsd_simhash_compute(struct nsd_simhash *sh, const char *text, size_t len,
 	n = sh->norm.len;
 	c.s = sh->norm.data;
 	for (i = 0; i < n; i += cl) {
-		k = kind_of(decode(s + i, &cl));
+		if (s[i] < 0x80) {
+			cl = 1;
+			k = ascii_kind[s[i]];
+			if (k == KIND_OTHER && c.kind == KIND_OTHER)
+				continue;
+		} else
+			k = kind_of(decode(s + i, &cl));
 		if (k != c.kind) {
 			end_run(sh, &c, i);
 			c.kind = k;
@@ -244,15 +269,28 @@ nsd_simhash_compute(struct nsd_simhash *sh, const char *text, size_t len,
 				vote(&c.v, XXH3_64bits_withSeed(c.s + first,
 				    i + cl - first, sh->p.seed));
 			}
-		} else if (k == KIND_WORD && c.lower_len + cl <= sizeof c.lower)
-			for (b = 0; b < cl; b++)
-				c.lower[c.lower_len++] = (char)(s[i + b] >= 'A' &&
-				    s[i + b] <= 'Z' ? s[i + b] | 0x20 : s[i + b]);
+		} else if (k == KIND_WORD && cl == 1) {
+			/* The rest of an ASCII word, in one go. */
+			unsigned char	 ch = s[i];
+
+			for (;;) {
+				if (c.lower_len < sizeof c.lower)
+					c.lower[c.lower_len++] =
+					    (char)ascii_lower[ch];
+				if (i + cl == n || (ch = s[i + cl]) >= 0x80 ||
+				    ascii_kind[ch] != KIND_WORD)
+					break;
+				cl++;
+			}
+		} else if (k == KIND_WORD && c.lower_len + cl <= sizeof c.lower) {
+			memcpy(c.lower + c.lower_len, s + i, cl);
+			c.lower_len += cl;
+		}
 	}
 	end_run(sh, &c, n);
 	/* Fewer words than a shingle: one feature of them all. */
 	if (c.words > 0 && c.words < sh->p.shingle)
-		vote(&c.v, shingle_hash(sh, c.window, c.words));
+		vote(&c.v, shingle_hash(c.window, 0, c.words));
 	if (c.v.total == 0 || c.v.total < sh->p.min_features)
 		return (c.v.total);
 	votes_flush(&c.v);
