@@ -282,7 +282,8 @@ nsd_simhash_compute(struct nsd_simhash *sh, const char *text, size_t len,
 					break;
 				cl++;
 			}
-		} else if (k == KIND_WORD && c.lower_len + cl <= sizeof c.lower) {
+		} else if (k == KIND_WORD &&
+		    c.lower_len + cl <= sizeof c.lower) {
 			memcpy(c.lower + c.lower_len, s + i, cl);
 			c.lower_len += cl;
 		}
@@ -328,15 +329,15 @@ unsigned
 nsd_simhash_tables(unsigned k, uint64_t *masks)
 {
 	double		 best_cost = 0, cost, cand;
-	unsigned	 b, m, best_b = k + 1, t = 0, i, sel[64];
+	unsigned	 b, m, best_b = k + 1, t = 0, i, sel[64], bits;
 	uint64_t	 block[64];
 
 	for (b = k + 1; b <= k + 8 && b <= 64; b++) {
 		m = b - k;
 		if (choose(b, m) > NSD_SIMHASH_MAX_TABLES)
 			continue;
-		cand = choose(b, m) * 1e7 /
-		    (double)((uint64_t)1 << (64 * m / b < 63 ? 64 * m / b : 63));
+		bits = 64 * m / b < 63 ? 64 * m / b : 63;
+		cand = choose(b, m) * 1e7 / (double)((uint64_t)1 << bits);
 		cost = choose(b, m) + cand;
 		if (t++ == 0 || cost < best_cost) {
 			best_cost = cost;
