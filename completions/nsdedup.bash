@@ -18,7 +18,9 @@ _nsdedup_value()
 	case $1 in
 	-f | --format)
 		values='auto jsonl tsv' ;;
-	-m | --method | --compat)
+	-m | --method)
+		values='nshash simhash' ;;
+	--compat)
 		values='nshash' ;;
 	--on-error)
 		values='pass skip fail' ;;
@@ -29,8 +31,9 @@ _nsdedup_value()
 		mapfile -t COMPREPLY < <(compgen -f -- "$2")
 		COMPREPLY=("${COMPREPLY[@]/#/$3}")
 		return 0 ;;
-	-k | --key | -n | --sentences | --dup-field | --field-name | \
-	--id-field | --max-line | --min-length | --wait)
+	-k | --key | -n | --sentences | --distance | --dup-field | \
+	--field-name | --id-field | --max-line | --min-features | \
+	--min-length | --ngram | --shingle | --wait)
 		COMPREPLY=()
 		return 0 ;;
 	*)
@@ -69,11 +72,13 @@ _nsdedup()
 
 	if [[ $cur == -* ]]; then
 		opts='-a -d -D -f -H -h -k -m -n -o -q -V
-		    --annotate --compat= --db= --db-info --db-verify --drop-dups
-		    --dup-field= --field-name= --format= --help --id-field= --key=
-		    --max-line= --min-length= --method= --no-header --no-update
-		    --no-wait --on-error= --only-dups --output= --progress=
-		    --quiet --sentences= --stats --version --wait='
+		    --annotate --compat= --db= --db-info --db-verify --distance=
+		    --drop-dups --dup-field= --explain --field-name= --format=
+		    --help --id-field= --key= --max-line= --method=
+		    --min-features= --min-length= --ngram= --no-header
+		    --no-update --no-wait --on-error= --only-dups --output=
+		    --progress= --quiet --sentences= --shingle= --stats
+		    --version --wait='
 		mapfile -t COMPREPLY < <(_nsdedup_match "$cur" "$opts" "")
 		if [[ ${#COMPREPLY[@]} -eq 1 && ${COMPREPLY[0]} == *= ]]; then
 			compopt -o nospace 2>/dev/null || true

@@ -10,10 +10,14 @@ complete -c nsdedup -l db-info \
     -d 'Describe the index and exit'
 complete -c nsdedup -l db-verify \
     -d 'Check every invariant of the index and exit'
+complete -c nsdedup -l distance -x -a '0 1 2 3 4 5 6 7 8' \
+    -d 'simhash: most bits that may differ (default 3)'
 complete -c nsdedup -s d -l drop-dups \
     -d 'Write only the originals, as read'
 complete -c nsdedup -l dup-field -x \
     -d 'Name of the duplicate flag (empty: omit it)'
+complete -c nsdedup -l explain \
+    -d 'Add to each duplicate the evidence of its match'
 complete -c nsdedup -l field-name -x \
     -d 'Name of the added group id'
 complete -c nsdedup -s f -l format -x -a 'auto jsonl tsv' \
@@ -26,10 +30,15 @@ complete -c nsdedup -s k -l key -x \
     -d 'Field holding the text (repeatable)'
 complete -c nsdedup -l max-line -x \
     -d 'Longest record accepted, in bytes (K, M, G suffixes)'
-complete -c nsdedup -s m -l method -x -a nshash \
+complete -c nsdedup -s m -l method -x \
+    -a 'nshash\t"Hashes of the longest sentences" simhash\t"64-bit SimHash within --distance bits"' \
     -d 'Fingerprint method'
+complete -c nsdedup -l min-features -x \
+    -d 'simhash: fewer features is nothing to compare (default 8)'
 complete -c nsdedup -l min-length -x \
     -d 'Sentences must be longer than this many code points'
+complete -c nsdedup -l ngram -x \
+    -d 'simhash: characters per Han/Kana/Hangul feature (1-8)'
 complete -c nsdedup -s H -l no-header \
     -d 'TSV input has no header line'
 complete -c nsdedup -l no-update \
@@ -49,6 +58,8 @@ complete -c nsdedup -s q -l quiet \
     -d 'No per-record diagnostics, no progress'
 complete -c nsdedup -s n -l sentences -x \
     -d 'Number of sentences fingerprinted (1-64)'
+complete -c nsdedup -l shingle -x \
+    -d 'simhash: words per feature elsewhere (1-8)'
 complete -c nsdedup -l stats \
     -d 'Print a summary on standard error at the end'
 complete -c nsdedup -s V -l version \
