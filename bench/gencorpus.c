@@ -11,9 +11,19 @@
  * a source line or an agency prefix, a footer, a dropped sentence, a few
  * characters changed, different white space.
  *
+ * With --edit-rate F, that share of the reposts are instead "edited copies":
+ * every sentence of the source is kept but has a typo, a punctuation mark
+ * added, dropped or changed, and one digit of a number changed. No sentence
+ * survives intact, so a method that matches whole sentences (nshash) misses
+ * them; one that compares the bag of words (simhash) may not.  With --truth
+ * FILE, each repost's id, its source's id and its kind ("light" or
+ * "edited") are written to FILE, one tab-separated line per repost.
+ *
  * The output depends only on the seed and the options: the generator has its
  * own PRNG (splitmix64), and a shorter run with the same seed writes a prefix
- * of a longer one.  Memory is bounded by the ring of recent documents.
+ * of a longer one.  --truth does not change it, and neither does
+ * --edit-rate 0 (the default): the PRNG is drawn from only when the rate is
+ * above 0.  Memory is bounded by the ring of recent documents.
  *
  * Build: cc -O2 -Wall -Wextra -o bench/nsd-gencorpus bench/gencorpus.c
  */
@@ -63,6 +73,8 @@ struct options {
 	uint64_t	size;
 	uint64_t	records;
 	double		dup_rate;
+	double		edit_rate;
+	const char	*truth;
 	int		verbose;
 };
 
@@ -701,6 +713,160 @@ gen_repost(struct doc *d, const struct doc *src)
 	}
 }
 
+/* Whether s[k] starts a CJK ideograph (lead byte E4..E9, 3 bytes). */
+static int
+is_han(const unsigned char *s, size_t len, size_t k)
+{
+	return (s[k] >= 0xe4 && s[k] <= 0xe9 && k + 2 < len);
+}
+
+/*
+ * Change one digit of one number in b[from..), keeping it a number of as
+ * many digits.  Returns 0 when there is no digit.
+ */
+static int
+edit_number(struct buf *b, size_t from)
+{
+	size_t len = b->len - from, k, j, ndig = 0;
+	unsigned char *s = (unsigned char *)b->p + from, d;
+
+	for (k = 0; k < len; k++)
+		ndig += s[k] >= '0' && s[k] <= '9';
+	if (ndig == 0)
+		return (0);
+	j = rng_below((uint32_t)ndig);
+	for (k = 0; k < len; k++)
+		if (s[k] >= '0' && s[k] <= '9' && j-- == 0)
+			break;
+	d = (unsigned char)(s[k] - '0');
+	/* A leading digit of a longer number stays nonzero. */
+	if ((k == 0 || s[k - 1] < '0' || s[k - 1] > '9') && k + 1 < len &&
+	    s[k + 1] >= '0' && s[k + 1] <= '9')
+		d = (unsigned char)(1 + (d - 1 + 1 + rng_below(8)) % 9);
+	else
+		d = (unsigned char)((d + 1 + rng_below(9)) % 10);
+	s[k] = (unsigned char)('0' + d);
+	return (1);
+}
+
+/*
+ * A typo in b[from..): an English letter or a Chinese character replaced by
+ * another one.  Returns 0 when there is none to replace.
+ */
+static int
+edit_typo(struct buf *b, size_t from, enum lang lang)
+{
+	size_t len = b->len - from, k, j;
+	unsigned char *s = (unsigned char *)b->p + from;
+	const char *rep;
+
+	if (len == 0)
+		return (0);
+	k = rng_below((uint32_t)len);
+	for (j = 0; j < len; j++, k = (k + 1) % len) {
+		if (lang == LANG_EN && s[k] >= 'a' && s[k] <= 'z') {
+			s[k] = (unsigned char)('a' +
+			    (s[k] - 'a' + 1 + rng_below(25)) % 26);
+			return (1);
+		}
+		if (lang == LANG_ZH && is_han(s, len, k)) {
+			do
+				rep = PICK(zh_swap);
+			while (memcmp(s + k, rep, 3) == 0);
+			memcpy(s + k, rep, 3);
+			return (1);
+		}
+	}
+	return (0);
+}
+
+/* Replace n bytes at b[at] by the string r. */
+static void
+buf_splice(struct buf *b, size_t at, size_t n, const char *r)
+{
+	size_t rl = strlen(r);
+
+	buf_reserve(b, rl);
+	memmove(b->p + at + rl, b->p + at + n, b->len - at - n);
+	memcpy(b->p + at, r, rl);
+	b->len = b->len - n + rl;
+}
+
+/*
+ * Change the punctuation of the sentence b[from..): a comma (English) or
+ * "，" (Chinese) dropped or, in Chinese, turned into "、"; or, when there is
+ * none, one added.
+ */
+static void
+edit_punct(struct buf *b, size_t from, enum lang lang)
+{
+	const char *comma = lang == LANG_ZH ? "，" : ",";
+	size_t cl = strlen(comma), len = b->len - from, k, n = 0, j, sp = 0;
+	const char *s = b->p + from;
+
+	for (k = 0; k + cl <= len; k++)
+		n += memcmp(s + k, comma, cl) == 0;
+	if (n > 0) {
+		j = rng_below((uint32_t)n);
+		for (k = 0; k + cl <= len; k++)
+			if (memcmp(s + k, comma, cl) == 0 && j-- == 0)
+				break;
+		buf_splice(b, from + k, cl, lang == LANG_ZH &&
+		    rng_below(2) ? "、" : "");
+		return;
+	}
+	if (lang == LANG_ZH) {
+		/* Before the last character, the sentence's end mark. */
+		k = len;
+		while (k > 0 && ((unsigned char)s[k - 1] & 0xc0) == 0x80)
+			k--;
+		buf_splice(b, from + (k > 0 ? k - 1 : 0), 0, comma);
+		return;
+	}
+	/* After a word: at one of the spaces. */
+	for (k = 0; k < len; k++)
+		sp += s[k] == ' ';
+	if (sp == 0) {
+		buf_splice(b, b->len > from ? b->len - 1 : from, 0, ",");
+		return;
+	}
+	j = rng_below((uint32_t)sp);
+	for (k = 0; k < len; k++)
+		if (s[k] == ' ' && j-- == 0)
+			break;
+	buf_splice(b, from + k, 0, ",");
+}
+
+/*
+ * An edited copy of src: every sentence kept, each with a number changed, a
+ * typo and a punctuation change, and sometimes a footer added.
+ */
+static void
+gen_edited(struct doc *d, const struct doc *src)
+{
+	size_t i, s0;
+
+	doc_clear(d, src->lang);
+	buf_add(&d->title, src->title.p, src->title.len);
+	d->wide_space = src->wide_space;
+	for (i = 0; i < src->n; i++) {
+		s0 = d->text.len;
+		buf_add(&d->text, src->text.p + src->off[i],
+		    src->off[i + 1] - src->off[i]);
+		edit_number(&d->text, s0);
+		edit_typo(&d->text, s0, d->lang);
+		edit_punct(&d->text, s0, d->lang);
+		doc_end_sentence(d, src->paraend[i]);
+	}
+	if (rng_below(2)) {
+		if (d->n > 0)
+			d->paraend[d->n - 1] = 1;
+		buf_adds(&d->text, d->lang == LANG_ZH ? PICK(zh_footer) :
+		    PICK(en_footer));
+		doc_end_sentence(d, 1);
+	}
+}
+
 /*
  * Append s as the inside of a JSON string.  Newlines, quotes and backslashes
  * are escaped, and every U+00E9 is written as \u00e9 so that readers meet
@@ -782,7 +948,9 @@ usage(int status)
 	FILE *f = status == 0 ? stdout : stderr;
 
 	fprintf(f, "usage: %s [--seed N] [--size BYTES] [--records N] "
-	    "[--dup-rate F] [--verbose]\n", progname);
+	    "[--dup-rate F]\n"
+	    "                     [--edit-rate F] [--truth FILE] [--verbose]\n",
+	    progname);
 	if (status != 0) {
 		fprintf(f, "Try '%s --help'.\n", progname);
 		exit(status);
@@ -797,6 +965,12 @@ usage(int status)
 	    "  --records N    stop after N records\n"
 	    "  --dup-rate F   share of records that are near-copies of a\n"
 	    "                 recent record, 0 to 1 (default 0.2)\n"
+	    "  --edit-rate F  share of those near-copies that have every\n"
+	    "                 sentence edited (a typo, a punctuation mark, a\n"
+	    "                 digit), 0 to 1 (default 0)\n"
+	    "  --truth FILE   write each near-copy's id, its source's id and\n"
+	    "                 its kind (light or edited) to FILE, one\n"
+	    "                 tab-separated line each\n"
 	    "  --verbose      print record, repost and byte counts to stderr\n"
 	    "  --help         show this help\n");
 	exit(0);
@@ -855,17 +1029,35 @@ opt_value(int argc, char **argv, int *i, const char *name)
 	return (argv[++*i]);
 }
 
+/* Parse a share from 0 to 1. */
+static double
+parse_rate(const char *opt, const char *s)
+{
+	double v;
+	char *end;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno != 0 || end == s || *end != '\0' || !(v >= 0.0 && v <= 1.0)) {
+		fprintf(stderr, "%s: invalid value for %s: '%s' (0 to 1)\n",
+		    progname, opt, s);
+		usage(2);
+	}
+	return (v);
+}
+
 static void
 parse_args(int argc, char **argv, struct options *o)
 {
 	const char *v;
-	char *end;
 	int i, have_size = 0, have_records = 0;
 
 	o->seed = 1;
 	o->size = UINT64_MAX;
 	o->records = UINT64_MAX;
 	o->dup_rate = 0.2;
+	o->edit_rate = 0;
+	o->truth = NULL;
 	o->verbose = 0;
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--help") == 0 ||
@@ -884,16 +1076,14 @@ parse_args(int argc, char **argv, struct options *o)
 			o->records = parse_size("--records", v, 0);
 			have_records = 1;
 		} else if ((v = opt_value(argc, argv, &i, "--dup-rate")) !=
-		    NULL) {
-			errno = 0;
-			o->dup_rate = strtod(v, &end);
-			if (errno != 0 || end == v || *end != '\0' ||
-			    !(o->dup_rate >= 0.0 && o->dup_rate <= 1.0)) {
-				fprintf(stderr, "%s: invalid value for "
-				    "--dup-rate: '%s' (0 to 1)\n", progname, v);
-				usage(2);
-			}
-		} else {
+		    NULL)
+			o->dup_rate = parse_rate("--dup-rate", v);
+		else if ((v = opt_value(argc, argv, &i, "--edit-rate")) !=
+		    NULL)
+			o->edit_rate = parse_rate("--edit-rate", v);
+		else if ((v = opt_value(argc, argv, &i, "--truth")) != NULL)
+			o->truth = v;
+		else {
 			fprintf(stderr, "%s: unknown argument '%s'\n", progname,
 			    argv[i]);
 			usage(2);
@@ -907,13 +1097,20 @@ int
 main(int argc, char **argv)
 {
 	static struct doc ring[RING_SIZE];
+	static uint64_t ring_id[RING_SIZE];
 	struct options o;
 	struct buf out = { NULL, 0, 0 }, tmp = { NULL, 0, 0 };
-	uint64_t id, total = 0, reposts = 0;
+	uint64_t id, total = 0, reposts = 0, edited = 0, src_id = 0;
 	size_t filled = 0, slot, src, mark;
-	int repost;
+	int repost, edit = 0;
+	FILE *truth = NULL;
 
 	parse_args(argc, argv, &o);
+	if (o.truth != NULL && (truth = fopen(o.truth, "w")) == NULL) {
+		fprintf(stderr, "%s: %s: %s\n", progname, o.truth,
+		    strerror(errno));
+		return (1);
+	}
 	rng_state = o.seed;
 	/* Every document is written to the ring slot it replaces. */
 	for (id = 1; id <= o.records; id++) {
@@ -923,9 +1120,16 @@ main(int argc, char **argv)
 			do
 				src = rng_below((uint32_t)filled);
 			while (src == slot);
-			gen_repost(&ring[slot], &ring[src]);
+			src_id = ring_id[src];
+			/* No draw at rate 0: the default output stays put. */
+			edit = o.edit_rate > 0 && rng_unit() < o.edit_rate;
+			if (edit)
+				gen_edited(&ring[slot], &ring[src]);
+			else
+				gen_repost(&ring[slot], &ring[src]);
 		} else
 			gen_doc(&ring[slot]);
+		ring_id[slot] = id;
 		if (filled < RING_SIZE)
 			filled++;
 
@@ -936,8 +1140,14 @@ main(int argc, char **argv)
 			break;
 		}
 		total += out.len - mark;
-		if (repost)
+		if (repost) {
 			reposts++;
+			edited += edit;
+		}
+		if (repost && truth != NULL)
+			fprintf(truth, "g-%09llu\tg-%09llu\t%s\n",
+			    (unsigned long long)id, (unsigned long long)src_id,
+			    edit ? "edited" : "light");
 		if (out.len >= OUT_FLUSH)
 			flush_out(&out);
 	}
@@ -949,7 +1159,18 @@ main(int argc, char **argv)
 		    strerror(errno));
 		return (1);
 	}
-	if (o.verbose)
+	if (truth != NULL && (fflush(truth) != 0 || ferror(truth) ||
+	    fclose(truth) != 0)) {
+		fprintf(stderr, "%s: %s: write error: %s\n", progname, o.truth,
+		    strerror(errno));
+		return (1);
+	}
+	if (o.verbose && o.edit_rate > 0)
+		fprintf(stderr, "%s: %llu records, %llu reposts, %llu bytes, "
+		    "%llu of the reposts edited\n", progname,
+		    (unsigned long long)(id - 1), (unsigned long long)reposts,
+		    (unsigned long long)total, (unsigned long long)edited);
+	else if (o.verbose)
 		fprintf(stderr, "%s: %llu records, %llu reposts, %llu bytes\n",
 		    progname, (unsigned long long)(id - 1),
 		    (unsigned long long)reposts, (unsigned long long)total);
