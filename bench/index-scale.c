@@ -17,11 +17,23 @@
  * its end, and the largest RssAnon read from /proc/self/status in it
  * (every 65536 records and after each growth). Then the file sizes.
  *
- * The index is opened with nsdedup's default fingerprint parameters, so
- * that nsdedup --db can run against it afterwards.
+ * With -m simhash, each record has one 64-bit SimHash instead, looked up
+ * with nsd_index_near() in the block tables of nsd_simhash_tables() for
+ * nsdedup's default distance (or -k K) and entered with nsd_index_add(),
+ * as the pipeline does (an exact match adds nothing). A share of the
+ * records (-d RATE, default 0.2) are near-copies: the SimHash of one of
+ * the 1024 records before, with 1 to K of its bits flipped, which the
+ * lookup must find; the others are pseudo-random. Each line then adds the
+ * mean number of candidates (entries compared) per lookup, and how many of
+ * the slice's near-copies were found. Random fingerprints are the best
+ * case for the block tables: real texts' SimHashes cluster, and meet more
+ * candidates (nsdedup --stats tells how many).
  *
- * Usage: nsd-index-scale [-b BATCH] [-c COMMIT] [-f FPS] [-n RECORDS]
- *            [-S SEED] [-s SLICE] PATH
+ * The index is opened with nsdedup's default fingerprint parameters, so
+ * that nsdedup --db (-m simhash) can run against it afterwards.
+ *
+ * Usage: nsd-index-scale [-M] [-b BATCH] [-c COMMIT] [-d RATE] [-f FPS]
+ *            [-k K] [-m METHOD] [-n RECORDS] [-S SEED] [-s SLICE] PATH
  */
 #include "config.h"
 
@@ -36,6 +48,7 @@
 
 #include "index.h"
 #include "options.h"
+#include "simhash.h"
 #include "text.h"
 
 #define MAX_FPS		64
@@ -43,6 +56,10 @@
 
 struct totals {
 	const char	*path;
+	uint64_t	 lookups;	/* SimHash, in the current slice */
+	uint64_t	 candidates;
+	uint64_t	 copies;	/* near-copies made */
+	uint64_t	 found;		/* and found in their group */
 	uint64_t	 table_size;	/* bytes of PATH */
 	double		 grow_s;	/* in the current slice */
 	uint64_t	 grows;
@@ -54,9 +71,10 @@ struct totals {
 static void
 usage(void)
 {
-	fputs("usage: nsd-index-scale [-b BATCH] [-c COMMIT] [-f FPS] "
-	    "[-n RECORDS]\n"
-	    "           [-S SEED] [-s SLICE] PATH\n", stderr);
+	fputs("usage: nsd-index-scale [-M] [-b BATCH] [-c COMMIT] [-d RATE] "
+	    "[-f FPS] [-k K]\n"
+	    "           [-m METHOD] [-n RECORDS] [-S SEED] [-s SLICE] PATH\n",
+	    stderr);
 	exit(2);
 }
 
@@ -209,6 +227,102 @@ decide(struct nsd_index *ix, uint64_t seed, unsigned fps, uint64_t from,
 	}
 }
 
+#define RING	1024
+
+/* The SimHash records: what they make and what they remember. */
+struct simhash_run {
+	unsigned	 k;		/* the distance */
+	double		 rate;		/* of near-copies */
+	uint64_t	 ring[RING];	/* the last records' SimHashes */
+};
+
+/*
+ * The SimHash of record r: pseudo-random or, for a share of the records,
+ * a near-copy of one of the RING records before it, 1 to k distinct bits
+ * away (*copy set). Deterministic in seed and r, given the records before.
+ */
+static uint64_t
+simrecord(struct simhash_run *sr, uint64_t seed, uint64_t r, int *copy)
+{
+	uint64_t	 h, back, fp, flipped = 0, bit;
+	unsigned	 flips, i;
+
+	h = fingerprint(seed ^ 0x5348, r, 1, 0);
+	*copy = r > 0 && sr->k > 0 &&
+	    (double)(h >> 11) / 9007199254740992.0 < sr->rate;
+	if (!*copy)
+		fp = fingerprint(seed, r, 1, 0);
+	else {
+		back = 1 + (h & (RING - 1));
+		if (back > r)
+			back = r;
+		fp = sr->ring[(r - back) % RING];
+		flips = 1 + (unsigned)((h >> 10) % sr->k);
+		for (i = 0; i < flips; i++) {
+			bit = fingerprint(seed ^ 0xB17, r, sr->k, i) % 64;
+			while ((flipped >> bit) & 1)
+				bit = (bit + 1) % 64;
+			flipped |= (uint64_t)1 << bit;
+		}
+		fp ^= flipped;
+	}
+	sr->ring[r % RING] = fp;
+	return (fp);
+}
+
+/*
+ * Decide records [from, to) by SimHash, as stage 3 of the pipeline does:
+ * the oldest group within k bits, or a new one; the SimHash is entered in
+ * the block tables unless it matched exactly.
+ */
+static void
+decide_simhash(struct nsd_index *ix, struct simhash_run *sr, uint64_t seed,
+    uint64_t from, uint64_t to, struct totals *t)
+{
+	struct nsd_index_info	 info;
+	struct nsd_index_near	 near;
+	struct nsd_error	 err;
+	uint64_t		 r, g, fp, mapped;
+	char			 id[40];
+	double			 t0;
+	int			 len, copy;
+
+	nsd_index_info(ix, &info);
+	mapped = info.mapped;
+	for (r = from; r < to; r++) {
+		t0 = now();
+		fp = simrecord(sr, seed, r, &copy);
+		if (nsd_index_near(ix, fp, sr->k, &near, &err) == -1)
+			die(&err);
+		t->lookups++;
+		t->candidates += near.candidates;
+		t->copies += copy;
+		t->found += copy && near.group != 0;
+		g = near.group;
+		if (g == 0) {
+			len = snprintf(id, sizeof id, "\"rec-%" PRIu64 "\"", r);
+			if (nsd_index_group_new(ix, id, len, &g, &err) == -1)
+				die(&err);
+		}
+		if (!(near.group != 0 && near.distance == 0) &&
+		    nsd_index_add(ix, fp, g, &err) == -1)
+			die(&err);
+		nsd_index_info(ix, &info);
+		if (info.mapped != mapped) {
+			mapped = info.mapped;
+			if (t->path != NULL &&
+			    file_size(t->path) != t->table_size) {
+				t->grow_s += now() - t0;
+				t->grows++;
+				t->table_size = file_size(t->path);
+			}
+			sample_rss(t);
+		}
+		if (r % RSS_EVERY == 0)
+			sample_rss(t);
+	}
+}
+
 /* Build the index slice by slice, printing a line for each. */
 int
 main(int argc, char **argv)
@@ -220,6 +334,7 @@ main(int argc, char **argv)
 	struct nsd_index_info	 info;
 	struct nsd_index	*ix;
 	struct totals		 t;
+	static struct simhash_run sr;
 	static char		 name[] = "nsdedup";
 	char			*fake[] = { name, NULL };
 	char			 ids_path[4096];
@@ -228,14 +343,35 @@ main(int argc, char **argv)
 	uint64_t		 r, end, n, b, size, ids_size, pending = 0;
 	unsigned		 fps = 5;
 	double			 t0, t1, t2, start;
-	int			 c;
+	int			 c, simhash = 0, memory = 0;
+	char			*end_rate;
 
 	/* nsdedup's defaults, from its own option parser. */
 	if (nsd_options_parse(1, fake, &cfg, &err) != NSD_OPTIONS_RUN)
 		die(&err);
 	optind = 1;
-	while ((c = getopt(argc, argv, "b:c:f:n:S:s:")) != -1)
+	sr.k = cfg.distance;
+	sr.rate = 0.2;
+	while ((c = getopt(argc, argv, "Mb:c:d:f:k:m:n:S:s:")) != -1)
 		switch (c) {
+		case 'M':
+			memory = 1;
+			break;
+		case 'd':
+			sr.rate = strtod(optarg, &end_rate);
+			if (*end_rate != '\0' ||
+			    !(sr.rate >= 0 && sr.rate <= 1))
+				usage();
+			break;
+		case 'k':
+			sr.k = number(optarg, NSD_SIMHASH_MAX_DISTANCE);
+			break;
+		case 'm':
+			if (strcmp(optarg, "simhash") == 0)
+				simhash = 1;
+			else if (strcmp(optarg, "nshash") != 0)
+				usage();
+			break;
 		case 'b':
 			batch = number(optarg, 1 << 20);
 			break;
@@ -261,26 +397,48 @@ main(int argc, char **argv)
 		usage();
 
 	memset(&ip, 0, sizeof ip);
-	ip.method = "nshash";
-	ip.sentences = cfg.sentences;
-	ip.min_length = cfg.min_length;
-	ip.compat = cfg.compat;
 	ip.norm_version = NSD_NORM_VERSION;
+	if (simhash) {
+		/* As main.c sets them up; a given -k changes the tables. */
+		ip.method = "simhash";
+		ip.distance = sr.k;
+		ip.ngram = cfg.ngram;
+		ip.shingle = cfg.shingle;
+		ip.min_features = cfg.min_features;
+		ip.ntables = nsd_simhash_tables(sr.k, ip.masks);
+		fps = 1;
+	} else {
+		ip.method = "nshash";
+		ip.sentences = cfg.sentences;
+		ip.min_length = cfg.min_length;
+		ip.compat = cfg.compat;
+		ip.ntables = 1;
+		ip.masks[0] = UINT64_MAX;
+	}
 	memset(&io, 0, sizeof io);
 	io.path = argv[optind];
 	io.wait_ms = 0;
-	if (nsd_index_open_file(&ix, &io, &ip, &err) == -1)
+	if (memory ? nsd_index_open_memory(&ix, &ip, &err) == -1 :
+	    nsd_index_open_file(&ix, &io, &ip, &err) == -1)
 		die(&err);
 	snprintf(ids_path, sizeof ids_path, "%s.ids", io.path);
 
-	printf("# %" PRIu64 " records of %u fingerprints, batches of %"
-	    PRIu64 ", a commit every %" PRIu64 " records, seed %" PRIu64 "\n",
-	    records, fps, batch, every, seed);
+	if (simhash)
+		printf("# %" PRIu64 " records of one SimHash, distance %u, %u "
+		    "block tables, %.0f%% near-copies, %s index, a commit "
+		    "every %" PRIu64 " records, seed %" PRIu64 "\n", records,
+		    sr.k, ip.ntables, 100 * sr.rate, memory ? "in-memory" :
+		    "file", every, seed);
+	else
+		printf("# %" PRIu64 " records of %u fingerprints, batches of %"
+		    PRIu64 ", a commit every %" PRIu64 " records, seed %"
+		    PRIu64 "\n", records, fps, batch, every, seed);
 	printf("# records fingerprints seconds records/s fingerprints/s "
-	    "grows grow_s commit_s rss_anon_kib\n");
+	    "grows grow_s commit_s rss_anon_kib%s\n", simhash ?
+	    " candidates_per_lookup copies found" : "");
 	fflush(stdout);
 	memset(&t, 0, sizeof t);
-	t.path = io.path;
+	t.path = memory ? NULL : io.path;
 	t.table_size = file_size(io.path);
 	sample_rss(&t);
 	start = now();
@@ -289,11 +447,15 @@ main(int argc, char **argv)
 		t.grow_s = 0;
 		t.grows = 0;
 		t.rss_max = 0;
+		t.lookups = t.candidates = t.copies = t.found = 0;
 		end = r + slice < records ? r + slice : records;
 		n = end - r;
 		while (r < end) {
 			b = end - r < batch ? end - r : batch;
-			decide(ix, seed, fps, r, r + b, &t);
+			if (simhash)
+				decide_simhash(ix, &sr, seed, r, r + b, &t);
+			else
+				decide(ix, seed, fps, r, r + b, &t);
 			r += b;
 		}
 		t1 = now();
@@ -307,13 +469,25 @@ main(int argc, char **argv)
 		sample_rss(&t);
 		nsd_index_info(ix, &info);
 		printf("%" PRIu64 " %" PRIu64 " %.3f %.0f %.0f %" PRIu64
-		    " %.3f %.3f %" PRIu64 "\n", r, info.fingerprints, t1 - t0,
+		    " %.3f %.3f %" PRIu64, r, info.fingerprints, t1 - t0,
 		    n / (t1 - t0), n * fps / (t1 - t0), t.grows, t.grow_s,
 		    t2 - t1, t.rss_max);
+		if (simhash)
+			printf(" %.3f %" PRIu64 " %" PRIu64,
+			    (double)t.candidates / (t.lookups ? t.lookups : 1),
+			    t.copies, t.found);
+		printf("\n");
 		fflush(stdout);
 	}
 	nsd_index_info(ix, &info);
 	nsd_index_close(ix);
+	if (memory) {
+		printf("# total %.1f s; %" PRIu64 " fingerprints, %" PRIu64
+		    " groups; the index used %.1f MiB (%.1f at peak)\n",
+		    now() - start, info.fingerprints, info.groups,
+		    info.memory / 1048576.0, info.peak / 1048576.0);
+		return (0);
+	}
 	size = file_size(io.path);
 	ids_size = file_size(ids_path);
 	printf("# total %.1f s; %" PRIu64 " fingerprints, %" PRIu64
