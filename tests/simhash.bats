@@ -2,7 +2,7 @@
 # -m simhash: near-copies within --distance bits are found and farther ones
 # are not, --explain on both methods and both formats, the --min-features
 # rule, the index (--db, --no-update, parameters, --db-verify), the options'
-# usage errors, and what a killed run of -m simhash --db leaves.
+# usage errors, memcheck, and what a killed run of -m simhash --db leaves.
 #
 # The near-copies are one text with its first word replaced: each
 # replacement below moves the SimHash by a known number of bits (with the
@@ -454,6 +454,24 @@ info_field() {
 	[ "${lines[-1]}" = "verified:      no problems found" ]
 	[ "$(stat -c %s x)" -eq $((8192 + 32768 * 16)) ]
 	[ ! -e x.new ]
+}
+
+@test "memcheck: -m simhash in memory, with --db and with --no-update" {
+	command -v valgrind > /dev/null || skip "valgrind is not installed"
+	if ldd "$NSDEDUP" 2> /dev/null | grep -q -e libasan -e libubsan; then
+		skip "nsdedup is built with a sanitizer"
+	fi
+	"$GENCORPUS" --records 60 --seed 9 > in.jsonl
+	{ record a "$BASE"; record b "$(near 2)"; record c short; } >> in.jsonl
+	for args in "--explain" "--explain --db x" "--db x --no-update -D"; do
+		# shellcheck disable=SC2086
+		run --separate-stderr valgrind -q --leak-check=full \
+		    --errors-for-leak-kinds=definite --error-exitcode=99 \
+		    "$NSDEDUP" -m simhash $args in.jsonl
+		[ "$status" -eq 0 ] || { printf '%s\n' "$stderr"; false; }
+		[ -z "$stderr" ]
+	done
+	[[ "$output" == *'"id":"b",'*'"similar_id":"a","is_dup":true}' ]]
 }
 
 # --- Usage errors ---
