@@ -2,8 +2,9 @@
 #
 # bench/run.sh: time nsdedup against cat and jq on a generated news corpus
 # (and on the shared evaluation corpora when they are there), in memory and
-# with a fresh persistent index (--db), measure its peak memory at two input
-# sizes, and write the results as Markdown.  Then, unless --no-scale, it
+# with a fresh persistent index (--db), with both fingerprint methods
+# (nshash and -m simhash), measure its peak memory at two input sizes, and
+# write the results as Markdown.  Then, unless --no-scale, it
 # runs bench/index-scale.sh (the index at 10^8 fingerprints: several
 # minutes, about 3 GB in $TMPDIR), which adds its own section to the report;
 # with --no-scale the report keeps the section it had.  make bench runs this
@@ -353,7 +354,7 @@ reposts() {
 }
 
 # Timings on the generated corpus; the --db run starts from no index.
-names=(cat jq annotate db drop)
+names=(cat jq annotate db drop simhash simhash_db)
 declare -A CMD PREP MED USR SYS
 db=$tmp/x.nsd
 CMD[cat]="cat $(q "$big") > /dev/null"
@@ -362,6 +363,9 @@ CMD[annotate]="$(q "$NSDEDUP") --annotate $(q "$big") > /dev/null"
 CMD[db]="$(q "$NSDEDUP") --annotate --db $(q "$db") $(q "$big") > /dev/null"
 PREP[db]="rm -f $(q "$db") $(q "$db.ids") $(q "$db.lock")"
 CMD[drop]="$(q "$NSDEDUP") --drop-dups $(q "$big") > /dev/null"
+CMD[simhash]="$(q "$NSDEDUP") -m simhash --annotate $(q "$big") > /dev/null"
+CMD[simhash_db]="$(q "$NSDEDUP") -m simhash --annotate --db $(q "$db") $(q "$big") > /dev/null"
+PREP[simhash_db]=${PREP[db]}
 for n in "${names[@]}"; do
 	time_cmd "${CMD[$n]}" 0 "${PREP[$n]:-}"
 	MED[$n]=$T_MEDIAN
@@ -390,6 +394,16 @@ if command -v strace >/dev/null 2>&1; then
 	    "$tmp/db-strace") s in all (\`strace -T\`)"
 fi
 sh -c "${PREP[db]}"
+
+# What -m simhash finds, and how many entries each lookup compares.
+"$NSDEDUP" -m simhash --annotate --stats "$big" 2>"$tmp/simhash-stats" |
+    grep -c '"is_dup":true' >"$tmp/simhash-dups" || true
+grep -q '^nsdedup: records' "$tmp/simhash-stats" ||
+	die "nsdedup -m simhash --stats failed: $(tail -n 1 "$tmp/simhash-stats")"
+simhash_dups=$(cat "$tmp/simhash-dups")
+simhash_cand=$(awk '/^nsdedup: candidates/ { print $3 }' "$tmp/simhash-stats")
+simhash_index=$(awk '/^nsdedup: index / { sub(/,$/, "", $6)
+    printf "%s %s %s %s", $3, $4, $5, $6 }' "$tmp/simhash-stats")
 
 # Peak memory at two sizes.
 note "measuring memory"
@@ -420,6 +434,8 @@ if [ -d "$NSD_SHARED_DATA" ]; then
 		recs=$(grep -c . "$f" || true)
 		time_cmd "jq -c . $(q "$f") > /dev/null"
 		sj=$T_MEDIAN
+		time_cmd "$(q "$NSDEDUP") -m simhash --annotate $(q "$f") > /dev/null" 1
+		ss=$T_MEDIAN
 		time_cmd "$(q "$NSDEDUP") --annotate $(q "$f") > /dev/null" 1
 		sn=$T_MEDIAN
 		nnote=$T_NOTE
@@ -430,11 +446,18 @@ if [ -d "$NSD_SHARED_DATA" ]; then
 		# bad records.
 		[ "$st" -le 1 ] || die "counting duplicates in $base failed"
 		dups=${dups:-0}
+		st=0
+		sdups=$("$NSDEDUP" -m simhash --annotate "$f" 2>/dev/null |
+		    grep -c '"is_dup":true') || st=$?
+		[ "$st" -le 1 ] || die "counting duplicates in $base failed"
+		sdups=${sdups:-0}
 		mb=$(awk -v b="$fb" 'BEGIN { printf "%.1f", b / 1e6 }')
 		ratio=$(awk -v a="$sj" -v b="$sn" \
 		    'BEGIN { printf "%.1fx", a / b }')
 		row="| $base | $recs | $mb | $sj | $(mbps "$fb" "$sj") | $sn"
-		row="$row | $(mbps "$fb" "$sn") | $ratio | $dups |"
+		row="$row | $(mbps "$fb" "$sn") | $ratio | $dups | $ss"
+		row="$row | $(mbps "$fb" "$ss") | $(awk -v a="$sj" -v b="$ss" \
+		    'BEGIN { printf "%.1fx", a / b }') | $sdups |"
 		shared_rows+=("$row${nnote:+ $nnote |}")
 		rm -f "$f"
 	done
@@ -460,6 +483,13 @@ ratio_db=$(awk -v a="${MED[annotate]}" -v b="${MED[db]}" \
     'BEGIN { printf "%.2f\n", a / b }')
 t_db=$(met "$ratio_db" 0.8)
 t_ratio=$(met "$ratio_jq" 4)
+mb_simhash=$(mbps "$big_bytes" "${MED[simhash]}")
+ratio_simhash=$(awk -v a="${MED[jq]}" -v b="${MED[simhash]}" \
+    'BEGIN { printf "%.2f\n", a / b }')
+t_simhash=$(met "$mb_simhash" 150)
+t_simhash_jq=$(met "$ratio_simhash" 2)
+ratio_simhash_db=$(awk -v a="${MED[simhash]}" -v b="${MED[simhash_db]}" \
+    'BEGIN { printf "%.2f\n", a / b }')
 if [ "$own_small" -le 16384 ] && [ "$own_big" -le 16384 ]; then
 	t_mem=MET
 else
@@ -537,8 +567,22 @@ mkdir -p "$(dirname "$out")"
 		    "${SYS[$n]}"
 	done
 	printf '\nnsdedup --annotate is %sx as fast as `jq -c .`; ' "$ratio_jq"
-	printf 'nsdedup --drop-dups is %sx.\n\n' "$(awk -v a="${MED[jq]}" \
+	printf 'nsdedup --drop-dups is %sx; ' "$(awk -v a="${MED[jq]}" \
 	    -v b="${MED[drop]}" 'BEGIN { printf "%.2f", a / b }')"
+	printf 'nsdedup -m simhash --annotate is %sx, and with --db ' \
+	    "$ratio_simhash"
+	printf '(a fresh index each run) at %s of its in-memory ' \
+	    "$ratio_simhash_db"
+	printf 'throughput.\n\n'
+	printf 'The `-m simhash` run (defaults: --distance 3, block tables '
+	printf 'of the fingerprint'"'"'s bits) found %s duplicates ' \
+	    "$simhash_dups"
+	printf 'where the corpus has %s reposts (nshash: %s); each lookup ' \
+	    "$(reposts "$size")" "$dups_big"
+	printf 'compared %s entries on average (`--stats`); its index: %s.' \
+	    "$simhash_cand" "$simhash_index"
+	printf ' bench/QUALITY.md scores what each method finds against '
+	printf 'the generator'"'"'s ground truth.\n\n'
 	printf 'The `--db` run starts from no index each time: '
 	printf '`rm -f $TMP/x.nsd $TMP/x.nsd.ids $TMP/x.nsd.lock` before it '
 	printf '(hyperfine `--prepare`), so it creates the index, grows '
@@ -572,13 +616,16 @@ mkdir -p "$(dirname "$out")"
 	else
 		printf 'Each `%s/*.jsonl.gz`, decompressed once; ' \
 		    "$NSD_SHARED_DATA"
-		printf 'commands `jq -c . FILE > /dev/null` and '
-		printf '`nsdedup --annotate FILE > /dev/null`; duplicates '
-		printf 'counted with `nsdedup --annotate FILE | grep -c '
-		printf "'\"is_dup\":true'\`.\n\n"
+		printf 'commands `jq -c . FILE > /dev/null`, '
+		printf '`nsdedup --annotate FILE > /dev/null` and '
+		printf '`nsdedup -m simhash --annotate FILE > /dev/null`; '
+		printf 'duplicates counted with `nsdedup [-m simhash] --annotate '
+		printf "FILE | grep -c '\"is_dup\":true'\`. bench/QUALITY.md "
+		printf 'compares what the two methods find.\n\n'
 		printf '| corpus | records | MB | jq s | jq MB/s '
-		printf '| nsdedup s | nsdedup MB/s | vs jq | duplicates |\n'
-		printf '|---|---:|---:|---:|---:|---:|---:|---:|---:|\n'
+		printf '| nsdedup s | nsdedup MB/s | vs jq | duplicates '
+		printf '| simhash s | simhash MB/s | vs jq | simhash duplicates |\n'
+		printf '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n'
 		printf '%s\n' "${shared_rows[@]}"
 		printf '\n'
 	fi
@@ -591,6 +638,12 @@ mkdir -p "$(dirname "$out")"
 	    "$cpu_annotate" "$size_note" "$t_speed"
 	printf '| nsdedup --annotate >= 4x jq -c . | %sx (jq %s s) | %s |\n' \
 	    "$ratio_jq" "${MED[jq]}" "$t_ratio"
+	printf '| nsdedup -m simhash --annotate >= 150 MB/s on one core '
+	printf '| %s MB/s (wall %s s; user %s s, sys %s s)%s | %s |\n' \
+	    "$mb_simhash" "${MED[simhash]}" "${USR[simhash]}" \
+	    "${SYS[simhash]}" "$size_note" "$t_simhash"
+	printf '| nsdedup -m simhash --annotate >= 2x jq -c . in the same '
+	printf 'run | %sx | %s |\n' "$ratio_simhash" "$t_simhash_jq"
 	printf '| with --db (fresh index), >= 80%% of the in-memory '
 	printf 'throughput | %s (%s MB/s, wall %s s; in memory %s MB/s)%s ' \
 	    "$ratio_db" "$mb_db" "${MED[db]}" "$mb_annotate" "$size_note"
