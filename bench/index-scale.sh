@@ -6,7 +6,11 @@
 # a run that adds 1,000 records (and of its commit alone), and end-to-end
 # throughput over a 100 MB corpus against that index and against an empty
 # one.  The process's anonymous memory (RssAnon) is sampled every 0.1 s
-# throughout.  The results replace the "Index at scale" section of the
+# throughout.  Then the same for -m simhash: an index of 10^7 simulated
+# SimHash records (nsd-index-scale -m simhash, a fifth of them near-copies
+# it must find) for the candidates each lookup compares and the rate as
+# it fills, and nsdedup -m simhash --db over 100 MB against it and against
+# an empty one.  The results replace the "Index at scale" section of the
 # report (appended when it has none); the rest of the report is kept.
 #
 # It takes several minutes and about 3 GB in $TMPDIR; the index is deleted
@@ -15,8 +19,8 @@
 # with BENCH_SCALE_FLAGS.  Run it from the top of the build tree:
 #
 #     bench/index-scale.sh [--records 20M] [--fps 5] [--commit-every 1M]
-#                          [--runs 3] [--builds 3] [--seed 1]
-#                          [--out bench/RESULTS.md]
+#                          [--simhash-records 10M] [--runs 3] [--builds 3]
+#                          [--seed 1] [--out bench/RESULTS.md]
 #
 # Environment:
 #     NSDEDUP          the program under test (default ./src/nsdedup)
@@ -35,6 +39,7 @@ set -euo pipefail
 
 prog=bench/index-scale.sh
 records=20M
+sim_records=10M
 fps=5
 every=1M
 runs=3
@@ -49,13 +54,17 @@ end_mark='<!-- index-scale: end -->'
 
 usage() {
 	cat <<EOF
-usage: $prog [--records N] [--fps N] [--commit-every N] [--runs N]
-                          [--builds N] [--seed N] [--out FILE]
+usage: $prog [--records N] [--fps N] [--commit-every N]
+                          [--simhash-records N] [--runs N] [--builds N]
+                          [--seed N] [--out FILE]
 
   --records N       simulated records in the big index, K/M suffixes
                     (powers of 1000; default 20M)
   --fps N           fingerprints per simulated record (default 5)
   --commit-every N  commit the big index every N records (default 1M)
+  --simhash-records N
+                    simulated SimHash records in the big -m simhash index
+                    (default 10M)
   --runs N          timed nsdedup runs per measurement (default 3)
   --builds N        times the big index is built, for the medians of its
                     slices; the last one is measured (default 3)
@@ -82,12 +91,13 @@ note() {
 
 while [ $# -gt 0 ]; do
 	case $1 in
-	--records|--fps|--commit-every|--runs|--builds|--seed|--out)
+	--records|--fps|--commit-every|--simhash-records|--runs|--builds|\
+	--seed|--out)
 		[ $# -ge 2 ] || usage_error "option '$1' needs a value"
 		opt=$1 val=$2
 		shift 2 ;;
-	--records=*|--fps=*|--commit-every=*|--runs=*|--builds=*|--seed=*|\
-	--out=*)
+	--records=*|--fps=*|--commit-every=*|--simhash-records=*|--runs=*|\
+	--builds=*|--seed=*|--out=*)
 		opt=${1%%=*} val=${1#*=}
 		shift ;;
 	-h|--help)
@@ -97,6 +107,7 @@ while [ $# -gt 0 ]; do
 	esac
 	case $opt in
 	--records) records=$val ;;
+	--simhash-records) sim_records=$val ;;
 	--fps) fps=$val ;;
 	--commit-every) every=$val ;;
 	--runs) runs=$val ;;
@@ -119,6 +130,8 @@ to_count() {
 
 count_re='^[1-9][0-9]*[KMGkmg]?$'
 [[ $records =~ $count_re ]] || usage_error "invalid --records '$records'"
+[[ $sim_records =~ $count_re ]] ||
+	usage_error "invalid --simhash-records '$sim_records'"
 [[ $every =~ $count_re ]] || usage_error "invalid --commit-every '$every'"
 [[ $fps =~ ^[1-9][0-9]?$ ]] || usage_error "invalid --fps '$fps'"
 [[ $runs =~ ^[1-9][0-9]*$ ]] || usage_error "invalid --runs '$runs'"
@@ -126,6 +139,7 @@ count_re='^[1-9][0-9]*[KMGkmg]?$'
 [[ $seed =~ ^[0-9]+$ ]] || usage_error "invalid --seed '$seed'"
 [ -n "$out" ] || usage_error "empty --out"
 nrec=$(to_count "$records")
+nsim=$(to_count "$sim_records")
 nevery=$(to_count "$every")
 nfp=$((nrec * fps))
 
@@ -511,6 +525,101 @@ rss_a_n=$(sample_count "$tmp/rss-a")
 rm_index "$big"
 rm_index "$empty"
 
+# --- SimHash: the block tables at 10^7 records ---------------------------
+
+# Medians over the builds of each column of each slice line, for files
+# $tmp/sslices-1.. of $1 columns each, into $tmp/sslices.
+median_slices() {
+	paste -d ' ' "$tmp"/sslices-[0-9]* | awk -v k="$builds" -v nc="$1" '{
+	for (c = 1; c <= nc; c++) {
+		n = 0
+		for (b = 0; b < k; b++)
+			v[++n] = $(b * nc + c)
+		for (i = 2; i <= n; i++)
+			for (j = i; j > 1 && v[j - 1] > v[j]; j--) {
+				t = v[j]; v[j] = v[j - 1]; v[j - 1] = t
+			}
+		m = n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+		printf "%s%s", m, c < nc ? " " : "\n"
+	}
+	}' >"$tmp/sslices"
+}
+
+sbig=$tmp/big-simhash.nsd
+sim_slice=$(( nsim / 10 > 0 ? nsim / 10 : 1 ))
+: >"$tmp/sbuild-times"
+for ((b = 1; b <= builds; b++)); do
+	rm_index "$sbig"
+	note "building $sbig ($b of $builds): $nsim SimHash records"
+	t0=$(now)
+	"$NSD_INDEX_SCALE" -m simhash -n "$nsim" -s "$sim_slice" \
+	    -c "$nevery" -S "$seed" "$sbig" >"$tmp/sbuild-$b.log" \
+	    2>"$tmp/build.err" || {
+		cat "$tmp/build.err" >&2
+		die "building the SimHash index failed"
+	}
+	t1=$(now)
+	elapsed "$t0" "$t1" >>"$tmp/sbuild-times"
+	grep -v '^#' "$tmp/sbuild-$b.log" >"$tmp/sslices-$b"
+	tail -n 2 "$tmp/sbuild-$b.log" >&2
+done
+sbuild_s=$(median <"$tmp/sbuild-times")
+median_slices 12
+cp "$tmp/sbuild-$builds.log" "$tmp/sbuild.log"
+s_header=$(head -n 1 "$tmp/sbuild.log" | sed 's/^# //')
+# Slices: records entries s rec/s rec/s grows grow_s commit_s rss cand
+# copies found.  First and last: the rate with growth set aside, and the
+# candidates per lookup.
+read -r s_first_rate s_first_cand < <(awk 'NR == 1 {
+    printf "%.0f %s\n", $1 / ($3 - $7), $10 }' "$tmp/sslices")
+read -r s_last_rate s_last_cand s_last_n < <(awk '{ n = $1 - p; p = $1
+    r = n / ($3 - $7); c = $10; e = $1 } END { printf "%.0f %s %s\n", r, c, e }' \
+    "$tmp/sslices")
+s_ratio=$(awk -v a="$s_last_rate" -v b="$s_first_rate" \
+    'BEGIN { printf "%.2f\n", a / b }')
+s_copies=$(awk '{ c += $11; f += $12 } END { printf "%d of %d\n", f, c }' \
+    "$tmp/sslices")
+s_entries=$(awk '{ v = $2 } END { print v }' "$tmp/sslices")
+s_table_bytes=$(stat -c %s "$sbig")
+s_ids_bytes=$(stat -c %s "$sbig.ids")
+
+# nsdedup -m simhash --db over the 100 MB corpora, against the big index
+# and an empty one; --stats gives the candidates per lookup.
+note "timing 100 MB -m simhash runs against the big index and an empty one"
+: >"$tmp/stimes-big"
+: >"$tmp/stimes-empty"
+: >"$tmp/scand-big"
+: >"$tmp/scand-empty"
+for ((i = 1; i <= runs; i++)); do
+	for w in empty big; do
+		ix=$sbig
+		if [ "$w" = empty ]; then
+			ix=$tmp/empty-simhash.nsd
+			rm_index "$ix"
+		fi
+		t0=$(now)
+		"$NSDEDUP" -m simhash --annotate --stats --db "$ix" \
+		    "$tmp/c$i.jsonl" >/dev/null 2>"$tmp/sstats" ||
+			die "nsdedup -m simhash --db $ix failed: $(tail -n 1 "$tmp/sstats")"
+		t1=$(now)
+		elapsed "$t0" "$t1" >>"$tmp/stimes-$w"
+		awk '/^nsdedup: candidates/ { print $3 }' "$tmp/sstats" \
+		    >>"$tmp/scand-$w"
+	done
+done
+smed_big=$(median <"$tmp/stimes-big")
+smed_empty=$(median <"$tmp/stimes-empty")
+scand_big=$(median <"$tmp/scand-big")
+scand_empty=$(median <"$tmp/scand-empty")
+smbps_big=$(awk -v b="$corpus_bytes" -v s="$smed_big" \
+    'BEGIN { printf "%.1f\n", b / s / 1e6 }')
+smbps_empty=$(awk -v b="$corpus_bytes" -v s="$smed_empty" \
+    'BEGIN { printf "%.1f\n", b / s / 1e6 }')
+s_ratio_b=$(awk -v a="$smed_empty" -v b="$smed_big" \
+    'BEGIN { printf "%.2f\n", a / b }')
+rm_index "$sbig"
+rm_index "$tmp/empty-simhash.nsd"
+
 # --- Targets and the report -----------------------------------------------
 
 status() {
@@ -724,6 +833,48 @@ fstype=$(df -PT "$tmproot" | awk 'NR == 2 { print $2 }')
 
 	printf '### Why\n\n'
 	analysis
+	printf '### SimHash at %s records\n\n' "$s_last_n"
+	printf '`nsd-index-scale -m simhash -n %s -s %s -c %s -S %s ' \
+	    "$nsim" "$sim_slice" "$nevery" "$seed"
+	printf 'big-simhash.nsd` (%s builds, median of each slice): ' "$builds"
+	printf '%s. Each record is one SimHash; a fifth of them are ' \
+	    "$s_header"
+	printf 'near-copies of one of the 1,024 records before, 1 to 3 '
+	printf 'bits away, the rest pseudo-random. Each is looked up with '
+	printf '`nsd_index_near` (every block table'"'"'s entries that agree '
+	printf 'with it under the table'"'"'s mask are candidates, each '
+	printf 'compared by popcount) and entered with `nsd_index_add` '
+	printf '(into every table) unless it matched exactly. It took %s s. ' \
+	    "$sbuild_s"
+	printf 'Near-copies found: %s.\n\n' "$s_copies"
+	printf '| records | entries | s | records/s | without growth '
+	printf '| growths | growth s | commit s | candidates per lookup |\n'
+	printf '|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n'
+	awk '{ n = $1 - p; p = $1
+	    printf "| %d | %d | %.3f | %.0f | %.0f | %d | %.3f | %.3f | %s |\n",
+		$1, $2, $3, n / $3, ($3 > $7 ? n / ($3 - $7) : 0), $6, $7,
+		$8, $10 }' "$tmp/sslices"
+	printf '\nFiles at %s entries: the table %s bytes, the ids %s ' \
+	    "$s_entries" "$s_table_bytes" "$s_ids_bytes"
+	printf 'bytes.\n\n'
+	printf 'Pseudo-random SimHashes are the best case for the block '
+	printf 'tables: a table keyed by about 26 bits meets another '
+	printf 'record by chance once in 2^26, so 10 tables at 10^7 give '
+	printf 'about 1.5 candidates, plus the near-copies themselves. '
+	printf 'SimHashes of real texts are not uniform: texts that share '
+	printf 'vocabulary share bits, and meet more candidates. '
+	printf '`nsdedup -m simhash --stats` over 100 MB of `nsd-gencorpus` '
+	printf 'text (a small phrase pool, so its SimHashes cluster far '
+	printf 'more than news would) against the big index and an empty '
+	printf 'one:\n\n'
+	printf '| run | median wall s | MB/s | candidates per lookup |\n'
+	printf '|---|---:|---:|---:|\n'
+	printf '| `nsdedup -m simhash --annotate --db empty.nsd C` (fresh '
+	printf 'index each run) | %s | %s | %s |\n' "$smed_empty" \
+	    "$smbps_empty" "$scand_empty"
+	printf '| `nsdedup -m simhash --annotate --db big-simhash.nsd C` '
+	printf '| %s | %s | %s |\n\n' "$smed_big" "$smbps_big" "$scand_big"
+
 	printf '### Targets at scale\n\n'
 	printf '| target | figure | status |\n|---|---|---|\n'
 	printf '| an index of %s fingerprints builds | %s fingerprints ' \
@@ -750,7 +901,23 @@ fstype=$(df -PT "$tmproot" | awk 'NR == 2 { print $2 }')
 	    "$t_commit"
 	printf '| throughput at %s vs empty (100 MB corpus) | %s MB/s vs ' \
 	    "$fps_before" "$mbps_big"
-	printf '%s MB/s: %sx | reported |\n\n' "$mbps_empty" "$ratio_b"
+	printf '%s MB/s: %sx | reported |\n' "$mbps_empty" "$ratio_b"
+	printf '| simhash: candidates per lookup at %s records < 50 ' \
+	    "$s_last_n"
+	printf '| %s in the last slice (%s in the first); nsdedup over ' \
+	    "$s_last_cand" "$s_first_cand"
+	printf '100 MB of generated text: %s against the big index | %s |\n' \
+	    "$scand_big" "$(status 50 "$(awk -v a="$s_last_cand" \
+	    -v b="$scand_big" 'BEGIN { print (a > b ? a : b) + 0.0001 }')")"
+	printf '| simhash: lookup+add at %s records >= half of an empty ' \
+	    "$s_last_n"
+	printf 'index | without growth: %s records/s in the last slice, ' \
+	    "$s_last_rate"
+	printf '%s in the first: %sx; nsdedup over 100 MB: %s MB/s ' \
+	    "$s_first_rate" "$s_ratio" "$smbps_big"
+	printf 'against the big index, %s against an empty one: %sx | %s |\n\n' \
+	    "$smbps_empty" "$s_ratio_b" "$(status "$(awk -v a="$s_ratio" \
+	    -v b="$s_ratio_b" 'BEGIN { print (a < b ? a : b) }')" 0.5)"
 	printf '%s\n' "$end_mark"
 } >"$tmp/section"
 
