@@ -583,8 +583,12 @@ file_near(struct nsd_index *ix, uint64_t fp, unsigned k,
 	if (nsd_index_near(fi->scratch, fp, k, &mine, err) == -1)
 		return (-1);
 	near->candidates += mine.candidates;
-	if (near->group == 0)
-		near->group = mine.group, near->distance = mine.distance;
+	/* Its entries may name groups of the file too: the oldest wins. */
+	if (mine.group != 0 && (near->group == 0 || mine.group < near->group ||
+	    (mine.group == near->group && mine.distance < near->distance))) {
+		near->group = mine.group;
+		near->distance = mine.distance;
+	}
 	return (0);
 }
 

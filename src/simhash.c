@@ -188,7 +188,7 @@ shingle_hash(const uint64_t *window, size_t first, size_t n)
 	size_t		 i;
 
 	if (n == 1)
-		return (window[first]);
+		return (window[first % NSD_SIMHASH_MAX_SHINGLE]);
 	for (i = 0; i < n; i++)
 		x ^= rotl(window[(first + i) % NSD_SIMHASH_MAX_SHINGLE],
 		    21 * i % 64);
@@ -282,10 +282,14 @@ nsd_simhash_compute(struct nsd_simhash *sh, const char *text, size_t len,
 					break;
 				cl++;
 			}
-		} else if (k == KIND_WORD &&
-		    c.lower_len + cl <= sizeof c.lower) {
-			memcpy(c.lower + c.lower_len, s + i, cl);
-			c.lower_len += cl;
+		} else if (k == KIND_WORD) {
+			/* The first 256 bytes, where a code point may end. */
+			size_t	 take = sizeof c.lower - c.lower_len;
+
+			if (take > cl)
+				take = cl;
+			memcpy(c.lower + c.lower_len, s + i, take);
+			c.lower_len += take;
 		}
 	}
 	end_run(sh, &c, n);

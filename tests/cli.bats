@@ -54,9 +54,9 @@ load helpers
 	run_nsd --on-error=ignore
 	[ "$status" -eq 2 ]
 	[[ "$stderr" == *"(valid: pass, skip, fail)"* ]]
-	run_nsd --method=simhash
+	run_nsd --method=minhash
 	[ "$status" -eq 2 ]
-	[[ "$stderr" == *"invalid value 'simhash' for --method (valid: nshash)"* ]]
+	[[ "$stderr" == *"invalid value 'minhash' for --method (valid: nshash, simhash)"* ]]
 	run_nsd --progress=sometimes
 	[ "$status" -eq 2 ]
 	[[ "$stderr" == *"(valid: auto, always, never)"* ]]
