@@ -423,6 +423,13 @@ nsd_options_parse(int argc, char **argv, struct nsd_config *cfg,
 		    "db-info" : "db-verify");
 		return (NSD_OPTIONS_ERROR);
 	}
+	if (cfg->explain && (strcmp(cfg->field_name, "explain") == 0 ||
+	    strcmp(cfg->dup_field, "explain") == 0)) {
+		nsd_error_set(err, NSD_EXIT_USAGE,
+		    "--explain writes the member 'explain': give --field-name "
+		    "and --dup-field other names");
+		return (NSD_OPTIONS_ERROR);
+	}
 	if (cfg->method == NSD_METHOD_SIMHASH && cfg->compat) {
 		nsd_error_set(err, NSD_EXIT_USAGE,
 		    "--compat=nshash needs --method=nshash");

@@ -70,6 +70,7 @@ struct input {
 	long			 id_out_col;	/* existing annotation columns,
 						   or -1 */
 	long			 dup_out_col;
+	long			 explain_out_col;
 	struct nsd_tsv_fields	 header;	/* TSV: the header's fields */
 	int			 long_pass;	/* writing out the pieces of a
 						   long line */
@@ -81,6 +82,7 @@ struct nsd_worker {
 	struct nsd_json_query	 queries[NSD_MAX_KEYS + 3];
 	size_t			 nqueries;
 	size_t			 id_query;
+	size_t			 explain_query;	/* or SIZE_MAX */
 	size_t			 member_query;	/* first of the annotation
 						   members */
 	struct nsd_json_scanner	 scanner;
@@ -109,6 +111,11 @@ worker_init(struct nsd_worker *w, const struct nsd_config *cfg,
 	nsd_json_path_member(&w->paths[n++], cfg->field_name);
 	if (cfg->dup_field[0] != '\0')
 		nsd_json_path_member(&w->paths[n++], cfg->dup_field);
+	w->explain_query = SIZE_MAX;
+	if (cfg->explain) {
+		w->explain_query = n;
+		nsd_json_path_member(&w->paths[n++], NSD_EXPLAIN_NAME);
+	}
 	for (i = 0; i < n; i++) {
 		w->queries[i].path = &w->paths[i];
 		w->queries[i].all = i >= w->member_query;
@@ -284,7 +291,10 @@ tsv_setup(const struct nsd_config *cfg, struct input *in, const char *line,
 	    cfg->id_field_given, &in->id_col, lineno, err) == -1)
 		return (-1);
 	/* The annotation columns are found by name only, never by number. */
-	in->id_out_col = in->dup_out_col = -1;
+	in->id_out_col = in->dup_out_col = in->explain_out_col = -1;
+	if (!cfg->no_header && cfg->explain)
+		in->explain_out_col = nsd_tsv_header_index(NSD_EXPLAIN_NAME,
+		    line, hf);
 	if (!cfg->no_header) {
 		in->id_out_col = nsd_tsv_header_index(cfg->field_name, line,
 		    hf);
@@ -389,8 +399,9 @@ add_spans(struct work *wk, struct record *r, const struct nsd_worker *w)
 			}
 			s.start = qu->spans[i].start;
 			s.len = qu->spans[i].len;
-			s.member = q == w->member_query ?
-			    NSD_MEMBER_ID : NSD_MEMBER_DUP;
+			s.member = q == w->member_query ? NSD_MEMBER_ID :
+			    q == w->explain_query ? NSD_MEMBER_EXPLAIN :
+			    NSD_MEMBER_DUP;
 			for (j = wk->nspans;
 			    j > r->span_off && wk->spans[j - 1].start > s.start;
 			    j--)
@@ -656,7 +667,8 @@ write_judged(const struct nsd_config *cfg, struct nsd_index *ix,
 	}
 	if (in->format == NSD_FORMAT_TSV)
 		return (nsd_writer_tsv(wr, s, l->len, l->eol_len,
-		    in->id_out_col, in->dup_out_col, &a, err));
+		    in->id_out_col, in->dup_out_col, in->explain_out_col, &a,
+		    err));
 	sp.insert_at = r->insert_at;
 	sp.has_members = r->has_members;
 	sp.replace = wk->spans + r->span_off;
@@ -688,7 +700,8 @@ stage_write(const struct nsd_config *cfg, struct nsd_index *ix,
 				    err) == -1)
 					return (-1);
 			} else if (nsd_writer_tsv(wr, s, l->len, l->eol_len,
-			    in->id_out_col, in->dup_out_col, NULL, err) == -1)
+			    in->id_out_col, in->dup_out_col,
+			    in->explain_out_col, NULL, err) == -1)
 				return (-1);
 			break;
 		case RECORD_BAD:
@@ -764,6 +777,7 @@ run_input(const struct nsd_config *cfg, const char *path, struct nsd_worker *w,
 	in.name = rd.name;
 	in.format = cfg->format;
 	in.id_col = in.id_out_col = in.dup_out_col = -1;
+	in.explain_out_col = -1;
 	st->files++;
 	while ((rc = nsd_reader_fill(&rd, &wk->lines, err)) > 0) {
 		if (stage_frame(cfg, &in, wk, err) == -1)

@@ -388,6 +388,11 @@ put_value(struct nsd_writer *w, enum nsd_member m,
 	if (m == NSD_MEMBER_DUP)
 		return (a->dup ? put(w, "true", 4, err) :
 		    put(w, "false", 5, err));
+	/* Evidence, or for an original: null in JSON, nothing in TSV. */
+	if (m == NSD_MEMBER_EXPLAIN && a->explain != NULL)
+		return (put(w, a->explain, strlen(a->explain), err));
+	if (m == NSD_MEMBER_EXPLAIN)
+		return (tsv ? 0 : put(w, "null", 4, err));
 	if (a->id != NULL && tsv)
 		return (put_tsv_id(w, a->id, a->id_len, err));
 	if (a->id != NULL)
@@ -412,6 +417,7 @@ nsd_writer_json(struct nsd_writer *w, const char *line, size_t len,
 {
 	size_t	 pos = 0, i;
 	int	 have_id = 0, have_dup = w->dup_member == NULL, comma;
+	int	 have_explain = 0;
 
 	for (i = 0; i < sp->nreplace; i++) {
 		const struct nsd_splice_span *r = &sp->replace[i];
@@ -422,6 +428,8 @@ nsd_writer_json(struct nsd_writer *w, const char *line, size_t len,
 		pos = r->start + r->len;
 		if (r->member == NSD_MEMBER_ID)
 			have_id = 1;
+		else if (r->member == NSD_MEMBER_EXPLAIN)
+			have_explain = 1;
 		else
 			have_dup = 1;
 	}
@@ -441,8 +449,11 @@ nsd_writer_json(struct nsd_writer *w, const char *line, size_t len,
 		    put_value(w, NSD_MEMBER_DUP, a, 0, err) == -1)
 			return (-1);
 	}
-	/* Evidence goes on duplicates only, after similar_id at least. */
-	if (w->explain && a->explain != NULL &&
+	/*
+	 * Evidence is added to duplicates only (after similar_id at least);
+	 * an explain member the record had was replaced above.
+	 */
+	if (w->explain && a->explain != NULL && !have_explain &&
 	    (put(w, ",\"explain\":", 11, err) == -1 ||
 	    put(w, a->explain, strlen(a->explain), err) == -1))
 		return (-1);
@@ -456,8 +467,8 @@ static int
 put_cell(struct nsd_writer *w, enum nsd_member m,
     const struct nsd_annotation *a, struct nsd_error *err)
 {
-	const char	*name = m == NSD_MEMBER_ID ?
-	    w->id_column : w->dup_column;
+	const char	*name = m == NSD_MEMBER_ID ? w->id_column :
+	    m == NSD_MEMBER_EXPLAIN ? NSD_EXPLAIN_NAME : w->dup_column;
 
 	if (a == NULL)
 		return (put(w, name, strlen(name), err));
@@ -466,13 +477,16 @@ put_cell(struct nsd_writer *w, enum nsd_member m,
 
 int
 nsd_writer_tsv(struct nsd_writer *w, const char *line, size_t len,
-    unsigned eol_len, long id_col, long dup_col,
+    unsigned eol_len, long id_col, long dup_col, long explain_col,
     const struct nsd_annotation *a, struct nsd_error *err)
 {
 	const char	*p = line, *end = line + len, *tab;
 	long		 col;
 
-	if (id_col < 0 && (dup_col < 0 || w->dup_column == NULL)) {
+	if (!w->explain)
+		explain_col = -1;
+	if (id_col < 0 && (dup_col < 0 || w->dup_column == NULL) &&
+	    explain_col < 0) {
 		/* Nothing to replace: the row as it is, then the new cells. */
 		if (put(w, line, len, err) == -1)
 			return (-1);
@@ -486,6 +500,10 @@ nsd_writer_tsv(struct nsd_writer *w, const char *line, size_t len,
 					return (-1);
 			} else if (col == dup_col && w->dup_column != NULL) {
 				if (put_cell(w, NSD_MEMBER_DUP, a, err) == -1)
+					return (-1);
+			} else if (col == explain_col) {
+				if (put_cell(w, NSD_MEMBER_EXPLAIN, a,
+				    err) == -1)
 					return (-1);
 			} else if (put(w, p, (tab ? tab : end) - p, err) == -1)
 				return (-1);
@@ -502,10 +520,8 @@ nsd_writer_tsv(struct nsd_writer *w, const char *line, size_t len,
 	    put_cell(w, NSD_MEMBER_DUP, a, err) == -1))
 		return (-1);
 	/* The evidence as a JSON object; empty for an original. */
-	if (w->explain && (put(w, "\t", 1, err) == -1 ||
-	    (a == NULL && put(w, "explain", 7, err) == -1) ||
-	    (a != NULL && a->explain != NULL &&
-	    put(w, a->explain, strlen(a->explain), err) == -1)))
+	if (w->explain && explain_col < 0 && (put(w, "\t", 1, err) == -1 ||
+	    put_cell(w, NSD_MEMBER_EXPLAIN, a, err) == -1))
 		return (-1);
 	return (put_eol(w, eol_len, err));
 }

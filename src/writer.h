@@ -47,10 +47,14 @@ struct nsd_annotation {
 					   object, or NULL */
 };
 
+/* The member or column --explain writes. */
+#define NSD_EXPLAIN_NAME	"explain"
+
 /* Which annotation member a span of an existing member's value belongs to. */
 enum nsd_member {
 	NSD_MEMBER_ID,		/* --field-name */
-	NSD_MEMBER_DUP		/* --dup-field */
+	NSD_MEMBER_DUP,		/* --dup-field */
+	NSD_MEMBER_EXPLAIN	/* --explain */
 };
 
 struct nsd_splice_span {
@@ -97,6 +101,7 @@ int	 nsd_writer_json(struct nsd_writer *, const char *, size_t, unsigned,
  * >= 0, appended otherwise.
  */
 int	 nsd_writer_tsv(struct nsd_writer *, const char *, size_t, unsigned,
-	    long, long, const struct nsd_annotation *, struct nsd_error *);
+	    long, long, long, const struct nsd_annotation *,
+	    struct nsd_error *);
 
 #endif /* NSD_WRITER_H */

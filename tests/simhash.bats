@@ -614,3 +614,22 @@ check_recovered() {
 	crash_at committed
 	check_recovered post
 }
+
+@test "--explain replaces an explain member or column the input had" {
+	s=$(sentence 1)
+	printf '{"id":1,"text":"%s","explain":"old"}\n{"id":2,"explain":5,"text":"%s"}\n' "$s" "$s" > in.jsonl
+	run_nsd --explain in.jsonl
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	expect_eq "$output" "$(printf '%s\n' \
+	    "{\"id\":1,\"text\":\"$s\",\"explain\":null,\"similar_id\":1,\"is_dup\":false}" \
+	    "{\"id\":2,\"explain\":{\"method\":\"nshash\",\"matched\":1,\"fingerprints\":1},\"text\":\"$s\",\"similar_id\":1,\"is_dup\":true}")"
+	printf 'id\ttext\texplain\n1\t%s\told\n2\t%s\told\n' "$s" "$s" > in.tsv
+	run_nsd --explain -f tsv in.tsv
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	expect_eq "$output" "$(printf 'id\ttext\texplain\tsimilar_id\tis_dup\n1\t%s\t\t1\tfalse\n2\t%s\t{"method":"nshash","matched":1,"fingerprints":1}\t1\ttrue' "$s" "$s")"
+	run_nsd --explain --field-name explain in.jsonl
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"--explain writes the member 'explain'"* ]]
+}
