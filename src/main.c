@@ -258,8 +258,8 @@ print_report(const char *path, const struct nsd_index_report *r)
 	if (strcmp(r->method, "simhash") == 0)
 		snprintf(params, sizeof params, "--method simhash --distance "
 		    "%u --ngram %u --shingle %u --min-features %u (%u block "
-		    "tables)", r->distance, r->ngram, r->shingle,
-		    r->min_features, r->ntables);
+		    "table%s)", r->distance, r->ngram, r->shingle,
+		    r->min_features, r->ntables, r->ntables == 1 ? "" : "s");
 	else
 		snprintf(params, sizeof params, "--method %s --sentences %u "
 		    "--min-length %u%s", r->method, r->sentences,

@@ -10,9 +10,9 @@
 
 #include "json.h"
 #include "nshash.h"
-#include "simhash.h"
 #include "pipeline.h"
 #include "reader.h"
+#include "simhash.h"
 #include "tsv.h"
 #include "utf8.h"
 
