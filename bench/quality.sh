@@ -308,6 +308,8 @@ dup_ids() {
 }
 
 shared_rows=()
+mf_rows=()
+min_features=(8 16 32)
 pair_rows=()
 have_shared=0
 if [ -d "$NSD_SHARED_DATA" ]; then
@@ -348,11 +350,23 @@ if [ -d "$NSD_SHARED_DATA" ]; then
 		# shellcheck disable=SC2154
 		row="$row | $s_mbps3 | $s_cand2 / $s_cand3 / $s_cand4 |"
 		shared_rows+=("$row")
+		# --min-features: duplicates, exact repeats among them, and
+		# records with nothing to compare.
+		row="| $base"
+		for mf in "${min_features[@]}"; do
+			dup_ids "$f" -m simhash --min-features "$mf"
+			row="$row | $(wc -l <"$tmp/ids") ($(comm -12 \
+			    "$tmp/exact" "$tmp/ids" | wc -l))"
+			row="$row | $(sed -n 's/^nsdedup: originals .*(\([0-9]*\) with.*/\1/p' \
+			    "$tmp/stats")"
+		done
+		mf_rows+=("$row |")
 		# Keep a few of the records only one method calls duplicates.
+		# (sed reads to the end: head would leave comm a SIGPIPE.)
 		comm -23 "$tmp/ids.nshash" "$tmp/ids.simhash3" |
-		    head -n 3 >"$tmp/$base.only-nshash"
+		    sed -n 1,3p >"$tmp/$base.only-nshash"
 		comm -13 "$tmp/ids.nshash" "$tmp/ids.simhash3" |
-		    head -n 3 >"$tmp/$base.only-simhash"
+		    sed -n 1,3p >"$tmp/$base.only-simhash"
 		rm -f "$f"
 	done
 	pairs=$NSD_SHARED_DATA/labeled_dev/en_semeval2022t8_dev_pairs.jsonl
@@ -529,6 +543,21 @@ mkdir -p "$(dirname "$out")"
 		printf '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|'
 		printf -- '---:|---:|---:|---|\n'
 		printf '%s\n' "${shared_rows[@]}"
+		printf '\n`--min-features`: records judged duplicates by '
+		printf '`nsdedup -m simhash --min-features N` (k = 3), the '
+		printf 'exact repeats among them in brackets, and the records '
+		printf 'with fewer features, which have nothing to compare:\n\n'
+		printf '| corpus'
+		for mf in "${min_features[@]}"; do
+			printf ' | N=%s duplicates | N=%s nothing to compare' \
+			    "$mf" "$mf"
+		done
+		printf ' |\n|---'
+		for mf in "${min_features[@]}"; do
+			printf '|---:|---:'
+		done
+		printf '|\n'
+		printf '%s\n' "${mf_rows[@]}"
 		printf '\nSome of the records only one method calls duplicates '
 		printf '(k = 3), to read with `--explain`:\n\n'
 		for f in "$tmp"/*.only-nshash; do
