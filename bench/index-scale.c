@@ -48,8 +48,8 @@
 
 #include "index.h"
 #include "options.h"
+#include "pipeline.h"
 #include "simhash.h"
-#include "text.h"
 
 #define MAX_FPS		64
 #define RSS_EVERY	65536
@@ -175,6 +175,30 @@ file_size(const char *path)
 	return (stat(path, &sb) == 0 ? (uint64_t)sb.st_size : 0);
 }
 
+/*
+ * After record r, begun at t0: when the index's mapping changed, the table
+ * (or only the id file) grew, and a grown table's time counts as growth.
+ */
+static void
+after_record(struct nsd_index *ix, struct totals *t, uint64_t r,
+    uint64_t *mapped, double t0)
+{
+	struct nsd_index_info	 info;
+
+	nsd_index_info(ix, &info);
+	if (info.mapped != *mapped) {
+		*mapped = info.mapped;
+		if (t->path != NULL && file_size(t->path) != t->table_size) {
+			t->grow_s += now() - t0;
+			t->grows++;
+			t->table_size = file_size(t->path);
+		}
+		sample_rss(t);
+	}
+	if (r % RSS_EVERY == 0)
+		sample_rss(t);
+}
+
 /* Decide records [from, to), as stage 3 of the pipeline does. */
 static void
 decide(struct nsd_index *ix, uint64_t seed, unsigned fps, uint64_t from,
@@ -211,19 +235,7 @@ decide(struct nsd_index *ix, uint64_t seed, unsigned fps, uint64_t from,
 		for (k = 0; k < fps; k++)
 			if (nsd_index_claim(ix, fp[k], best, &err) == -1)
 				die(&err);
-		nsd_index_info(ix, &info);
-		if (info.mapped != mapped) {
-			/* The table (or only the id file) grew. */
-			mapped = info.mapped;
-			if (file_size(t->path) != t->table_size) {
-				t->grow_s += now() - t0;
-				t->grows++;
-				t->table_size = file_size(t->path);
-			}
-			sample_rss(t);
-		}
-		if (r % RSS_EVERY == 0)
-			sample_rss(t);
+		after_record(ix, t, r, &mapped, t0);
 	}
 }
 
@@ -307,19 +319,7 @@ decide_simhash(struct nsd_index *ix, struct simhash_run *sr, uint64_t seed,
 		if (!(near.group != 0 && near.distance == 0) &&
 		    nsd_index_add(ix, fp, g, &err) == -1)
 			die(&err);
-		nsd_index_info(ix, &info);
-		if (info.mapped != mapped) {
-			mapped = info.mapped;
-			if (t->path != NULL &&
-			    file_size(t->path) != t->table_size) {
-				t->grow_s += now() - t0;
-				t->grows++;
-				t->table_size = file_size(t->path);
-			}
-			sample_rss(t);
-		}
-		if (r % RSS_EVERY == 0)
-			sample_rss(t);
+		after_record(ix, t, r, &mapped, t0);
 	}
 }
 
@@ -396,25 +396,13 @@ main(int argc, char **argv)
 	if (argc - optind != 1)
 		usage();
 
-	memset(&ip, 0, sizeof ip);
-	ip.norm_version = NSD_NORM_VERSION;
+	/* As main.c sets them up; a given -k changes the tables. */
 	if (simhash) {
-		/* As main.c sets them up; a given -k changes the tables. */
-		ip.method = "simhash";
-		ip.distance = sr.k;
-		ip.ngram = cfg.ngram;
-		ip.shingle = cfg.shingle;
-		ip.min_features = cfg.min_features;
-		ip.ntables = nsd_simhash_tables(sr.k, ip.masks);
+		cfg.method = NSD_METHOD_SIMHASH;
+		cfg.distance = sr.k;
 		fps = 1;
-	} else {
-		ip.method = "nshash";
-		ip.sentences = cfg.sentences;
-		ip.min_length = cfg.min_length;
-		ip.compat = cfg.compat;
-		ip.ntables = 1;
-		ip.masks[0] = UINT64_MAX;
 	}
+	nsd_pipeline_index_params(&cfg, &ip);
 	memset(&io, 0, sizeof io);
 	io.path = argv[optind];
 	io.wait_ms = 0;

@@ -863,11 +863,9 @@ create_index(struct file_index *fi, const struct nsd_index_params *p,
 	h.ngram = p->ngram;
 	h.shingle = p->shingle;
 	h.min_features = p->min_features;
-	h.ntables = p->ntables > 0 ? p->ntables : 1;
-	if (p->ntables == 0)
-		h.mask[0] = UINT64_MAX;
-	else
-		memcpy(h.mask, p->masks, p->ntables * sizeof h.mask[0]);
+	assert(p->ntables >= 1 && p->ntables <= NSD_INDEX_MAX_TABLES);
+	h.ntables = p->ntables;
+	memcpy(h.mask, p->masks, p->ntables * sizeof h.mask[0]);
 	h.nslots = NSD_INDEX_MIN_SLOTS;
 	h.slot_size = NSD_INDEX_SLOT_SIZE;
 	h.max_load = NSD_INDEX_MAX_LOAD;
@@ -963,12 +961,8 @@ open_ids(struct file_index *fi, struct nsd_error *err)
 	if (fi->ids_fd == -1)
 		return (nsd_error_errno(err, NSD_EXIT_INDEX, fi->ids_path,
 		    "cannot open the index's id file"));
-	if (fstat(fi->ids_fd, &sb) == -1)
-		return (nsd_error_errno(err, NSD_EXIT_INDEX, fi->ids_path,
-		    "fstat"));
-	if (!S_ISREG(sb.st_mode))
-		return (nsd_error_set(err, NSD_EXIT_INDEX,
-		    "%s: not a regular file", fi->ids_path));
+	if (nsd_index_fstat(fi->ids_fd, fi->ids_path, &sb, err) == -1)
+		return (-1);
 	if ((uint64_t)sb.st_size < fi->hdr.ids_length)
 		return (nsd_error_set(err, NSD_EXIT_INDEX,
 		    "%s: truncated (%llu bytes, the index has committed %llu)",
@@ -1042,12 +1036,8 @@ open_table(struct file_index *fi, const struct nsd_index_params *p,
 		return (nsd_error_errno(err, NSD_EXIT_INDEX, fi->path,
 		    "cannot open"));
 	}
-	if (fstat(fi->fd, &sb) == -1)
-		return (nsd_error_errno(err, NSD_EXIT_INDEX, fi->path,
-		    "fstat"));
-	if (!S_ISREG(sb.st_mode))
-		return (nsd_error_set(err, NSD_EXIT_INDEX,
-		    "%s: not a regular file", fi->path));
+	if (nsd_index_fstat(fi->fd, fi->path, &sb, err) == -1)
+		return (-1);
 	if (nsd_index_read_header(fi->fd, fi->path, &fi->hdr, &fi->copy,
 	    err) == -1)
 		return (-1);

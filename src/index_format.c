@@ -207,6 +207,18 @@ nsd_index_header_problem(enum nsd_header_state st)
 	return ("?");
 }
 
+int
+nsd_index_fstat(int fd, const char *path, struct stat *sb,
+    struct nsd_error *err)
+{
+	if (fstat(fd, sb) == -1)
+		return (nsd_error_errno(err, NSD_EXIT_INDEX, path, "fstat"));
+	if (!S_ISREG(sb->st_mode))
+		return (nsd_error_set(err, NSD_EXIT_INDEX,
+		    "%s: not a regular file", path));
+	return (0);
+}
+
 char *
 nsd_index_resolve(const char *path)
 {

@@ -218,6 +218,11 @@ int	 nsd_index_lock(const char *, int, long, int *, struct nsd_error *);
 int	 nsd_index_read_header(int, const char *, struct nsd_index_header *,
 	    int *, struct nsd_error *);
 
+struct stat;
+
+/* fstat() an index file open at fd, which must be a regular file. */
+int	 nsd_index_fstat(int, const char *, struct stat *, struct nsd_error *);
+
 /*
  * The path an index is used by: a symbolic link is followed, so that growth
  * renames into the file it points to and the other files sit beside that.

@@ -78,8 +78,7 @@ home_of(const struct memory_index *m, unsigned t, uint64_t key)
 {
 	const struct nsd_index_params	*p = &m->base.params;
 
-	if (p->ntables <= 1)
-		return (slot_of(m, key));
+	/* One table with the whole key (nshash) is slot_of(m, key). */
 	return (slot_of(m, (key & p->masks[t]) + t * 0xD6E8FEB86659FD93ULL));
 }
 
@@ -284,6 +283,7 @@ nsd_index_open_memory(struct nsd_index **ixp, const struct nsd_index_params *p,
 	struct memory_index	*m;
 
 	(void)err;
+	assert(p->ntables >= 1 && p->ntables <= 16);
 	m = xcalloc(1, sizeof *m);
 	m->base.ops = &memory_ops;
 	m->base.params = *p;

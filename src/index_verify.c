@@ -123,11 +123,8 @@ verify_open(struct verify *v, const char *path, long wait_ms,
 		return (nsd_error_errno(err, NSD_EXIT_INDEX, path,
 		    "cannot open"));
 	}
-	if (fstat(v->fd, &sb) == -1)
-		return (nsd_error_errno(err, NSD_EXIT_INDEX, path, "fstat"));
-	if (!S_ISREG(sb.st_mode))
-		return (nsd_error_set(err, NSD_EXIT_INDEX,
-		    "%s: not a regular file", path));
+	if (nsd_index_fstat(v->fd, path, &sb, err) == -1)
+		return (-1);
 	if (nsd_index_read_header(v->fd, path, &v->hdr, &copy, err) == -1)
 		return (-1);
 	report_fill(&v->hdr, copy, r);

@@ -21,7 +21,6 @@
 #include "index.h"
 #include "options.h"
 #include "pipeline.h"
-#include "simhash.h"
 #include "text.h"
 #include "writer.h"
 
@@ -389,23 +388,7 @@ main(int argc, char **argv)
 	hooks.progress = on_progress;
 	hooks.ctx = &rp;
 
-	memset(&ip, 0, sizeof ip);
-	ip.norm_version = NSD_NORM_VERSION;
-	if (cfg.method == NSD_METHOD_SIMHASH) {
-		ip.method = "simhash";
-		ip.distance = cfg.distance;
-		ip.ngram = cfg.ngram;
-		ip.shingle = cfg.shingle;
-		ip.min_features = cfg.min_features;
-		ip.ntables = nsd_simhash_tables(cfg.distance, ip.masks);
-	} else {
-		ip.method = "nshash";
-		ip.sentences = cfg.sentences;
-		ip.min_length = cfg.min_length;
-		ip.compat = cfg.compat;
-		ip.ntables = 1;
-		ip.masks[0] = UINT64_MAX;
-	}
+	nsd_pipeline_index_params(&cfg, &ip);
 	if (cfg.db != NULL) {
 		io.path = cfg.db;
 		io.readonly = cfg.no_update;

@@ -807,6 +807,29 @@ run_input(const struct nsd_config *cfg, const char *path, struct nsd_worker *w,
 	return (rc == 0 ? 0 : -1);
 }
 
+void
+nsd_pipeline_index_params(const struct nsd_config *cfg,
+    struct nsd_index_params *ip)
+{
+	memset(ip, 0, sizeof *ip);
+	ip->norm_version = NSD_NORM_VERSION;
+	if (cfg->method == NSD_METHOD_SIMHASH) {
+		ip->method = "simhash";
+		ip->distance = cfg->distance;
+		ip->ngram = cfg->ngram;
+		ip->shingle = cfg->shingle;
+		ip->min_features = cfg->min_features;
+		ip->ntables = nsd_simhash_tables(cfg->distance, ip->masks);
+	} else {
+		ip->method = "nshash";
+		ip->sentences = cfg->sentences;
+		ip->min_length = cfg->min_length;
+		ip->compat = cfg->compat;
+		ip->ntables = 1;
+		ip->masks[0] = UINT64_MAX;
+	}
+}
+
 int
 nsd_pipeline_run(const struct nsd_config *cfg, struct nsd_index *ix,
     struct nsd_writer *wr, const struct nsd_pipeline_hooks *hooks,

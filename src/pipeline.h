@@ -49,6 +49,10 @@ struct nsd_pipeline_hooks {
 	void	*ctx;
 };
 
+/* The parameters of the index that cfg's fingerprints are kept in. */
+void	 nsd_pipeline_index_params(const struct nsd_config *,
+	    struct nsd_index_params *);
+
 int	 nsd_pipeline_run(const struct nsd_config *, struct nsd_index *,
 	    struct nsd_writer *, const struct nsd_pipeline_hooks *,
 	    struct nsd_stats *, struct nsd_error *);
