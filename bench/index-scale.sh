@@ -74,20 +74,8 @@ usage: $prog [--records N] [--fps N] [--commit-every N]
 EOF
 }
 
-die() {
-	printf '%s: %s\n' "$prog" "$*" >&2
-	exit 1
-}
-
-usage_error() {
-	printf '%s: %s\n' "$prog" "$*" >&2
-	usage >&2
-	exit 2
-}
-
-note() {
-	printf '%s: %s\n' "$prog" "$*" >&2
-}
+# shellcheck source=bench/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -232,26 +220,12 @@ sample_count() {
 	cat "$@" | awk 'END { print NR }'
 }
 
-# Median of the numbers on standard input, one a line.
-median() {
-	sort -g | awk '{ v[NR] = $1 }
-	    END {
-		if (NR == 0) exit 1
-		if (NR % 2) printf "%.4f\n", v[(NR + 1) / 2]
-		else printf "%.4f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2
-	    }'
-}
-
 now() {
 	date +%s.%N
 }
 
 elapsed() {
 	awk -v a="$1" -v b="$2" 'BEGIN { printf "%.4f\n", b - a }'
-}
-
-mib() {
-	awk -v k="$1" 'BEGIN { printf "%.1f MiB\n", k / 1024 }'
 }
 
 # The fingerprints committed in the index at $1.

@@ -64,20 +64,8 @@ usage: $prog [--size SIZE] [--seed N] [--out FILE]
 EOF
 }
 
-die() {
-	printf '%s: %s\n' "$prog" "$*" >&2
-	exit 1
-}
-
-usage_error() {
-	printf '%s: %s\n' "$prog" "$*" >&2
-	usage >&2
-	exit 2
-}
-
-note() {
-	printf '%s: %s\n' "$prog" "$*" >&2
-}
+# shellcheck source=bench/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 while [ $# -gt 0 ]; do
 	case $1 in

@@ -65,20 +65,8 @@ usage: $prog [--size SIZE] [--runs N] [--seed N] [--out FILE] [--keep-corpus]
 EOF
 }
 
-die() {
-	printf '%s: %s\n' "$prog" "$*" >&2
-	exit 1
-}
-
-usage_error() {
-	printf '%s: %s\n' "$prog" "$*" >&2
-	usage >&2
-	exit 2
-}
-
-note() {
-	printf '%s: %s\n' "$prog" "$*" >&2
-}
+# shellcheck source=bench/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -202,16 +190,6 @@ corpus() {
 	# Else the first fdatasync of a --db run would write the corpus out.
 	sync
 	echo "$path"
-}
-
-# Median of the numbers on standard input, one a line.
-median() {
-	sort -g | awk '{ v[NR] = $1 }
-	    END {
-		if (NR == 0) exit 1
-		if (NR % 2) printf "%.4f\n", v[(NR + 1) / 2]
-		else printf "%.4f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2
-	    }'
 }
 
 # Time a shell command $runs times.  Sets T_MEDIAN (wall seconds), T_USER
@@ -495,9 +473,6 @@ if [ "$own_small" -le 16384 ] && [ "$own_big" -le 16384 ]; then
 else
 	t_mem="NOT MET"
 fi
-mib() {
-	awk -v k="$1" 'BEGIN { printf "%.1f MiB\n", k / 1024 }'
-}
 signed_mib() {
 	awk -v k="$1" 'BEGIN { printf "%+.1f MiB\n", k / 1024 }' |
 	    sed 's/^[-+]0\.0 /0.0 /'

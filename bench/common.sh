@@ -1,0 +1,35 @@
+# bench/common.sh: what the benchmark scripts share. Sourced after the
+# script sets prog (its name in messages) and defines usage.
+# shellcheck shell=bash
+# prog and usage are the sourcing script's.
+# shellcheck disable=SC2154
+
+die() {
+	printf '%s: %s\n' "$prog" "$*" >&2
+	exit 1
+}
+
+usage_error() {
+	printf '%s: %s\n' "$prog" "$*" >&2
+	usage >&2
+	exit 2
+}
+
+note() {
+	printf '%s: %s\n' "$prog" "$*" >&2
+}
+
+# The median of the numbers on standard input, one per line.
+median() {
+	sort -g | awk '{ v[NR] = $1 }
+	    END {
+		if (NR == 0) exit 1
+		if (NR % 2) printf "%.4f\n", v[(NR + 1) / 2]
+		else printf "%.4f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2
+	    }'
+}
+
+# KiB as MiB, one decimal.
+mib() {
+	awk -v k="$1" 'BEGIN { printf "%.1f MiB\n", k / 1024 }'
+}
