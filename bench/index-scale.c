@@ -20,7 +20,8 @@
  * With -m simhash, each record has one 64-bit SimHash instead, looked up
  * with nsd_index_near() in the block tables of nsd_simhash_tables() for
  * nsdedup's default distance (or -k K) and entered with nsd_index_add(),
- * as the pipeline does (an exact match adds nothing). A share of the
+ * as the pipeline does (an exact match adds nothing), a batch at a time
+ * with every SimHash of the batch prefetched first. A share of the
  * records (-d RATE, default 0.2) are near-copies: the SimHash of one of
  * the 1024 records before, with 1 to K of its bits flipped, which the
  * lookup must find; the others are pseudo-random. Each line then adds the
@@ -52,6 +53,7 @@
 #include "simhash.h"
 
 #define MAX_FPS		64
+#define MAX_BATCH	(1 << 20)
 #define RSS_EVERY	65536
 
 struct totals {
@@ -287,6 +289,9 @@ simrecord(struct simhash_run *sr, uint64_t seed, uint64_t r, int *copy)
  * the oldest group within k bits, or a new one; the SimHash is entered in
  * the block tables unless it matched exactly.
  */
+static uint64_t	batch_fp[MAX_BATCH];
+static char	batch_copy[MAX_BATCH];
+
 static void
 decide_simhash(struct nsd_index *ix, struct simhash_run *sr, uint64_t seed,
     uint64_t from, uint64_t to, struct totals *t)
@@ -299,11 +304,18 @@ decide_simhash(struct nsd_index *ix, struct simhash_run *sr, uint64_t seed,
 	double			 t0;
 	int			 len, copy;
 
+	/* The batch's SimHashes first, each prefetched, as the pipeline. */
+	for (r = from; r < to; r++) {
+		batch_fp[r - from] = simrecord(sr, seed, r, &copy);
+		batch_copy[r - from] = (char)copy;
+		nsd_index_prefetch(ix, batch_fp[r - from]);
+	}
 	nsd_index_info(ix, &info);
 	mapped = info.mapped;
 	for (r = from; r < to; r++) {
 		t0 = now();
-		fp = simrecord(sr, seed, r, &copy);
+		fp = batch_fp[r - from];
+		copy = batch_copy[r - from];
 		if (nsd_index_near(ix, fp, sr->k, &near, &err) == -1)
 			die(&err);
 		t->lookups++;
@@ -373,7 +385,7 @@ main(int argc, char **argv)
 				usage();
 			break;
 		case 'b':
-			batch = number(optarg, 1 << 20);
+			batch = number(optarg, MAX_BATCH);
 			break;
 		case 'c':
 			every = number(optarg, UINT64_MAX / 2);

@@ -477,9 +477,8 @@ file_prefetch(struct nsd_index *ix, uint64_t fp)
 		home = nsd_index_home(&fi->hdr, t, fp, fi->shift) &
 		    ~(uint64_t)(NSD_INDEX_BUCKET - 1);
 		__builtin_prefetch(&fi->slots[home]);
-		if (fi->hdr.ntables == 1)
-			__builtin_prefetch(&fi->slots[(home +
-			    NSD_INDEX_BUCKET) & fi->mask]);
+		__builtin_prefetch(&fi->slots[(home + NSD_INDEX_BUCKET) &
+		    fi->mask]);
 	}
 }
 
