@@ -252,6 +252,17 @@ counts(const struct nsd_index_header *h, const struct nsd_index_slot *s)
 	return (gen != 0 && gen <= h->committed_gen);
 }
 
+/* The bits nsd_index_home() shifts out for a table of nslots slots. */
+static unsigned
+home_shift(uint64_t nslots)
+{
+	unsigned	 shift = 64;
+
+	while ((1ULL << (64 - shift)) < nslots)
+		shift--;
+	return (shift);
+}
+
 static int
 bucket_full(const struct nsd_index_header *h,
     const struct nsd_index_slot *slots, uint64_t bucket)
@@ -300,10 +311,9 @@ verify_slots(struct verify *v, const struct nsd_index_slot *slots,
 	uint64_t			 nb = h->nslots / NSD_INDEX_BUCKET;
 	uint64_t			 bmask = nb - 1, n, k, z, i, meta;
 	uint64_t			 group, home, start, entries = 0;
-	unsigned			 shift = 64, table, j;
+	unsigned			 shift, table, j;
 
-	while ((1ULL << (64 - shift)) < h->nslots)
-		shift--;
+	shift = home_shift(h->nslots);
 	for (z = 0; z < nb && bucket_full(h, slots, z); z++)
 		continue;
 	if (z == nb) {
@@ -355,6 +365,82 @@ verify_slots(struct verify *v, const struct nsd_index_slot *slots,
 		    (unsigned long long)h->entries);
 }
 
+/*
+ * Whether table t has an entry of key for group, walking its probe chain
+ * as a lookup does: to the first bucket with a slot that does not count.
+ * A SimHash may be entered twice, for two groups (a record whose nearest
+ * old group is not the one that holds its exact SimHash).
+ */
+static int
+chain_has(const struct nsd_index_header *h,
+    const struct nsd_index_slot *slots, unsigned t, uint64_t key,
+    uint64_t group)
+{
+	uint64_t	 nb = h->nslots / NSD_INDEX_BUCKET, b, n, i, meta;
+	int		 room;
+
+	b = nsd_index_home(h, t, key, home_shift(h->nslots)) /
+	    NSD_INDEX_BUCKET;
+	for (n = 0; n < nb; n++, b = (b + 1) & (nb - 1)) {
+		room = 0;
+		for (i = b * NSD_INDEX_BUCKET; i < (b + 1) *
+		    NSD_INDEX_BUCKET; i++) {
+			meta = le64toh(slots[i].meta);
+			if (!counts(h, &slots[i]))
+				room = 1;
+			else if (nsd_slot_table(meta) == t &&
+			    le64toh(slots[i].key) == key &&
+			    nsd_slot_group(meta) == group)
+				return (1);
+		}
+		if (room)
+			break;
+	}
+	return (0);
+}
+
+/*
+ * SimHash block tables: a record's SimHash is entered in every table with
+ * one group, all or none, so each table holds as many entries as the
+ * first, and each entry of the first is found in every other table with
+ * its group. One lookup per other table and entry: a random read each.
+ */
+static void
+verify_tables(struct verify *v, const struct nsd_index_slot *slots)
+{
+	const struct nsd_index_header	*h = &v->hdr;
+	uint64_t			 per[NSD_INDEX_MAX_TABLES] = { 0 };
+	uint64_t			 i, meta, key;
+	unsigned			 t;
+
+	if (h->ntables < 2)
+		return;
+	for (i = 0; i < h->nslots; i++) {
+		if (!counts(h, &slots[i]))
+			continue;
+		meta = le64toh(slots[i].meta);
+		if (nsd_slot_table(meta) >= h->ntables)
+			continue;	/* said by verify_slots */
+		per[nsd_slot_table(meta)]++;
+		if (nsd_slot_table(meta) != 0)
+			continue;
+		key = le64toh(slots[i].key);
+		for (t = 1; t < h->ntables; t++)
+			if (!chain_has(h, slots, t, key, nsd_slot_group(meta)))
+				say(v, "slot %llu: SimHash %016llx of group "
+				    "%llu is not in block table %u",
+				    (unsigned long long)i,
+				    (unsigned long long)key,
+				    (unsigned long long)nsd_slot_group(meta),
+				    t);
+	}
+	for (t = 1; t < h->ntables; t++)
+		if (per[t] != per[0])
+			say(v, "block table %u holds %llu entries; table 0 "
+			    "holds %llu", t, (unsigned long long)per[t],
+			    (unsigned long long)per[0]);
+}
+
 int
 nsd_index_verify(const char *path, long wait_ms,
     void (*problem)(void *, const char *), void *ctx, size_t max,
@@ -393,6 +479,8 @@ nsd_index_verify(const char *path, long wait_ms,
 		}
 		verify_slots(&v, (const struct nsd_index_slot *)(map +
 		    NSD_INDEX_TABLE_OFFSET), starts, r);
+		verify_tables(&v, (const struct nsd_index_slot *)(map +
+		    NSD_INDEX_TABLE_OFFSET));
 	}
 	*problems = v.problems;
 	rc = 0;

@@ -453,6 +453,37 @@ info_field() {
 	[ ! -e x.new ]
 }
 
+@test "--db-verify finds a SimHash that one block table holds for another group" {
+	"$GENCORPUS" --records 200 --seed 7 > corpus.jsonl
+	"$NSDEDUP" -m simhash --db x corpus.jsonl > /dev/null
+	run_nsd --db x --db-verify
+	[ "$status" -eq 0 ]
+	[ "${lines[-1]}" = "verified:      no problems found" ]
+	# Two entries of block table 3 with different groups: swap their
+	# meta words (generation, table, group), keys and chains untouched.
+	# A meta word is below 2^53 here, exact in awk.
+	read -r a b < <(od -An -v -t u8 -j 8192 -w16 x | awk '
+	    $2 != 0 && int($2 / 16777216) % 16 == 3 {
+		g = int($2 / 268435456)
+		if (first == "") { first = NR - 1; fg = g }
+		else if (g != fg) { print first, NR - 1; exit }
+	    }')
+	[ -n "$b" ]
+	dd if=x of=meta-a bs=8 skip=$((1024 + 2 * a + 1)) count=1 status=none
+	dd if=x of=meta-b bs=8 skip=$((1024 + 2 * b + 1)) count=1 status=none
+	dd if=meta-b of=x bs=8 seek=$((1024 + 2 * a + 1)) conv=notrunc \
+	    status=none
+	dd if=meta-a of=x bs=8 seek=$((1024 + 2 * b + 1)) conv=notrunc \
+	    status=none
+	run_nsd --db x --db-verify
+	[ "$status" -eq 7 ]
+	[[ "$output" != *"verified:"* ]]
+	[ "$(grep -c 'is not in block table 3$' <<< "$stderr")" -eq 2 ]
+	[[ "$stderr" == *"nsdedup: x: damaged: 2 problems found" ]]
+	[[ "$stderr" == "nsdedup: x: slot "*": SimHash "*" of group "*" is not in block table 3"* ]]
+	[[ "$stderr" != *"cannot be found"* ]]
+}
+
 @test "memcheck: -m simhash in memory, with --db and with --no-update" {
 	command -v valgrind > /dev/null || skip "valgrind is not installed"
 	if ldd "$NSDEDUP" 2> /dev/null | grep -q -e libasan -e libubsan; then
