@@ -45,11 +45,24 @@
  * kind is "light".
  *
  * Edited copies.  With --edit-rate F, that share of the reposts are instead
- * copies that keep every sentence, each with a typo, a punctuation mark
- * added, dropped or changed, and one digit of a number changed (kind
- * "edited"); half of them get a footer.  No sentence survives intact, so a
- * method that matches whole sentences (nshash) misses them; one that
- * compares the bag of words (simhash) may not.
+ * copies that keep every sentence, with characters changed in some of them;
+ * --edit-strength says how many (kind "edited-STRENGTH"):
+ *
+ *   longest  one character in each sentence that nshash fingerprints (by
+ *            default the 5 longest of more than 30 code points, not
+ *            counting the end mark, ties going to the earlier), and nothing
+ *            else: the least change that leaves a method matching whole
+ *            sentences nothing to match on (the default);
+ *   every    one character in every sentence;
+ *   heavy    in every sentence a typo, a punctuation mark added, dropped or
+ *            changed, and a digit changed; half of them get a footer.
+ *
+ * A changed character is a typo (a letter or a Han character replaced by
+ * another), a digit of a number changed, or in Chinese a simplified
+ * character written in its traditional form (国 as 國); none changes a
+ * sentence's length.  Full-width and half-width forms are not swapped:
+ * nsdedup's normalization folds them, so such a swap would change nothing
+ * either method compares.
  *
  * With --truth FILE, each repost's id, its source's id and its kind are
  * written to FILE, one tab-separated line per repost.
@@ -57,9 +70,9 @@
  * The output depends only on the seed and the options: the generator has its
  * own PRNG (splitmix64), and a shorter run with the same seed writes a prefix
  * of a longer one.  --truth does not change it, and neither does
- * --edit-rate 0 (the default): the PRNG is drawn from for edits only when
- * the rate is above 0.  Memory is bounded by the lexicons and the ring of
- * recent documents.
+ * --edit-rate 0 (the default) whatever --edit-strength says: the PRNG is
+ * drawn from for edits only when the rate is above 0.  Memory is bounded by
+ * the lexicons and the ring of recent documents.
  *
  * Build: cc -O2 -Wall -Wextra -o bench/nsd-gencorpus bench/gencorpus.c
  */
@@ -77,6 +90,8 @@
 #define MIN_BITS	20		/* see phrase_bits() */
 #define LEX_BITS	16		/* 2^16 words in each lexicon */
 #define LEX_HEAD	4		/* the first 2^4 ranks: one octave */
+#define NS_SENTENCES	5		/* nshash's defaults: the 5 longest */
+#define NS_MIN_CPS	30		/* sentences of more than 30 cps */
 #define TOPIC_PEOPLE	4
 #define TOPIC_PLACES	3
 #define TOPIC_TERMS	6
@@ -85,6 +100,23 @@
 enum lang {
 	LANG_EN,
 	LANG_ZH
+};
+
+enum strength {
+	EDIT_LONGEST,
+	EDIT_EVERY,
+	EDIT_HEAVY
+};
+
+/* --edit-strength's values, sorted, and the kinds they name in --truth. */
+static const struct {
+	const char	*name;
+	enum strength	 strength;
+	const char	*kind;
+} strengths[] = {
+	{ "every", EDIT_EVERY, "edited-every" },
+	{ "heavy", EDIT_HEAVY, "edited-heavy" },
+	{ "longest", EDIT_LONGEST, "edited-longest" }
 };
 
 /* A growable byte buffer. */
@@ -135,6 +167,7 @@ struct options {
 	uint64_t	 records;
 	double		 dup_rate;
 	double		 edit_rate;
+	size_t		 strength;	/* index into strengths[] */
 	const char	*truth;
 	int		 verbose;
 };
@@ -420,6 +453,18 @@ static const char zh_surnames[] =
 	"韦方白邹孟熊秦邱江尹薛段雷侯龙史陶黎贺顾毛郝龚邵万钱严武戴莫孔向";
 static const char zh_place_end[] = "市县镇区村港湾州";
 
+/*
+ * Simplified characters and their traditional forms, in pairs: an edit may
+ * write one of the first in the form of the second.
+ */
+static const char zh_traditional[] =
+	"国國发發会會说說时時对對经經这這个個们們来來为為进進业業开開区區"
+	"长長东東门門车車马馬书書学學员員问問关關动動电電报報机機万萬农農"
+	"务務现現与與记記头頭应應实實后後过過还還产產种種样樣间間点點体體"
+	"见見题題节節线線设設场場县縣乡鄉镇鎮铁鐵华華湾灣价價济濟环環让讓"
+	"条條项項亿億费費医醫园園购購网網划劃岁歲里裡处處级級图圖边邊认認"
+	"数數听聽战戰气氣总總议議饭飯鱼魚鸟鳥";
+
 #define NELEMS(a)	(sizeof(a) / sizeof((a)[0]))
 /* The number of characters in a table of three-byte characters. */
 #define NHAN(a)		((sizeof(a) - 1) / 3)
@@ -612,7 +657,8 @@ lexicon_build(void)
 
 	if (!han_table_ok(zh_common, sizeof(zh_common) - 1) ||
 	    !han_table_ok(zh_surnames, sizeof(zh_surnames) - 1) ||
-	    !han_table_ok(zh_place_end, sizeof(zh_place_end) - 1))
+	    !han_table_ok(zh_place_end, sizeof(zh_place_end) - 1) ||
+	    !han_table_ok(zh_traditional, sizeof(zh_traditional) - 1))
 		fatal("a character table holds more than Han characters");
 	for (r = 0; r < 1U << LEX_BITS; r++) {
 		state = 0x5eed1e8100000000ULL + r;
@@ -1151,6 +1197,61 @@ edit_typo(struct buf *b, size_t from, enum lang lang)
 }
 
 /*
+ * Write one character of b[from..) that has a traditional form in that
+ * form.  Returns 0 when there is none.
+ */
+static int
+edit_traditional(struct buf *b, size_t from)
+{
+	size_t len = b->len - from, k, j, n = 0, pick = 0;
+	unsigned char *s = (unsigned char *)b->p + from;
+	const char *hit = NULL;
+
+	for (k = 0; k + 2 < len; k++) {
+		if (!is_han(s, len, k))
+			continue;
+		for (j = 0; j < sizeof(zh_traditional) - 1; j += 6)
+			if (memcmp(s + k, zh_traditional + j, 3) == 0)
+				break;
+		if (j >= sizeof(zh_traditional) - 1)
+			continue;
+		/* Reservoir sampling: the n-th of them replaces with 1/n. */
+		if (rng_below((uint32_t)++n) == 0) {
+			pick = k;
+			hit = zh_traditional + j + 3;
+		}
+	}
+	if (hit == NULL)
+		return (0);
+	memcpy(s + pick, hit, 3);
+	return (1);
+}
+
+/*
+ * Change one character of the sentence b[from..), keeping its length: a
+ * digit of a number, a typo, or in Chinese a traditional form, each about
+ * a third of the time when the sentence has one to change.
+ */
+static void
+edit_char(struct buf *b, size_t from, enum lang lang)
+{
+	switch (rng_below(3)) {
+	case 0:
+		if (edit_number(b, from))
+			return;
+		break;
+	case 1:
+		if (lang == LANG_ZH && edit_traditional(b, from))
+			return;
+		break;
+	default:
+		break;
+	}
+	if (!edit_typo(b, from, lang))
+		(void)edit_number(b, from);
+}
+
+/*
  * A repost of src: the same sentences with some of the edits an aggregator
  * makes.  At least one edit is always made.
  */
@@ -1278,28 +1379,75 @@ edit_punct(struct buf *b, size_t from, enum lang lang)
 }
 
 /*
- * An edited copy of src: every sentence kept, each with a number changed, a
- * typo and a punctuation change, and sometimes a footer added.
+ * Set sel[i] for the sentences of d that nshash fingerprints with its
+ * defaults, the NS_SENTENCES longest of more than NS_MIN_CPS code points,
+ * ties going to the earlier one, in the same way as nshash.c picks them.
+ * Our sentences are its sentences with their end mark (a full stop, "。",
+ * "！", "？" or "；"), which it drops.  When none is that long, nshash
+ * hashes the whole text, and the first sentence is set.
  */
 static void
-gen_edited(struct doc *d, const struct doc *src)
+select_longest(const struct doc *d, unsigned char *sel)
 {
+	size_t best[NS_SENTENCES], cps[NS_SENTENCES], nbest = 0, i, j, c;
+
+	memset(sel, 0, d->n);
+	for (i = 0; i < d->n; i++) {
+		c = count_cps(d->text.p + d->off[i], d->off[i + 1] -
+		    d->off[i]);
+		c = c > 0 ? c - 1 : 0;
+		if (c <= NS_MIN_CPS ||
+		    (nbest == NS_SENTENCES && c <= cps[nbest - 1]))
+			continue;
+		if (nbest < NS_SENTENCES)
+			nbest++;
+		for (j = nbest - 1; j > 0 && cps[j - 1] < c; j--) {
+			best[j] = best[j - 1];
+			cps[j] = cps[j - 1];
+		}
+		best[j] = i;
+		cps[j] = c;
+	}
+	for (i = 0; i < nbest; i++)
+		sel[best[i]] = 1;
+	if (nbest == 0 && d->n > 0)
+		sel[0] = 1;
+}
+
+/*
+ * An edited copy of src at the given strength (see the top of this file):
+ * every sentence kept, characters changed in some or all of them.
+ */
+static void
+gen_edited(struct doc *d, const struct doc *src, enum strength strength)
+{
+	static unsigned char *sel;
+	static size_t selcap;
 	size_t i, s0;
 
 	doc_clear(d, src->lang);
 	topic_copy(&d->topic, &src->topic);
 	buf_add(&d->title, src->title.p, src->title.len);
 	d->wide_space = src->wide_space;
+	if (selcap < src->n) {
+		selcap = src->n;
+		sel = xrealloc(sel, selcap);
+	}
+	if (strength == EDIT_LONGEST)
+		select_longest(src, sel);
 	for (i = 0; i < src->n; i++) {
 		s0 = d->text.len;
 		buf_add(&d->text, src->text.p + src->off[i],
 		    src->off[i + 1] - src->off[i]);
-		edit_number(&d->text, s0);
-		edit_typo(&d->text, s0, d->lang);
-		edit_punct(&d->text, s0, d->lang);
+		if (strength == EDIT_HEAVY) {
+			edit_number(&d->text, s0);
+			edit_typo(&d->text, s0, d->lang);
+			edit_punct(&d->text, s0, d->lang);
+		} else if (strength == EDIT_EVERY || sel[i])
+			edit_char(&d->text, s0, d->lang);
 		doc_end_sentence(d, src->paraend[i]);
 	}
-	if (rng_below(2)) {
+	if (strength == EDIT_HEAVY && rng_below(2)) {
 		if (d->n > 0)
 			d->paraend[d->n - 1] = 1;
 		buf_adds(&d->text, d->lang == LANG_ZH ? PICK(zh_footer) :
@@ -1307,7 +1455,6 @@ gen_edited(struct doc *d, const struct doc *src)
 		doc_end_sentence(d, 1);
 	}
 }
-
 /*
  * Append s as the inside of a JSON string.  Newlines, quotes and backslashes
  * are escaped, and every U+00E9 is written as \u00e9 so that readers meet
@@ -1390,8 +1537,9 @@ usage(int status)
 
 	fprintf(f, "usage: %s [--seed N] [--size BYTES] [--records N] "
 	    "[--dup-rate F]\n"
-	    "                     [--edit-rate F] [--truth FILE] [--verbose]\n",
-	    progname);
+	    "                     [--edit-rate F] "
+	    "[--edit-strength longest|every|heavy]\n"
+	    "                     [--truth FILE] [--verbose]\n", progname);
 	if (status != 0) {
 		fprintf(f, "Try '%s --help'.\n", progname);
 		exit(status);
@@ -1406,12 +1554,22 @@ usage(int status)
 	    "  --records N    stop after N records\n"
 	    "  --dup-rate F   share of records that are near-copies of a\n"
 	    "                 recent record, 0 to 1 (default 0.2)\n"
-	    "  --edit-rate F  share of those near-copies that have every\n"
-	    "                 sentence edited (a typo, a punctuation mark, a\n"
-	    "                 digit), 0 to 1 (default 0)\n"
+	    "  --edit-rate F  share of those near-copies that keep every\n"
+	    "                 sentence with characters changed, as\n"
+	    "                 --edit-strength says, 0 to 1 (default 0)\n"
+	    "  --edit-strength S\n"
+	    "                 longest: one character changed in each sentence\n"
+	    "                 that nshash fingerprints (the 5 longest of more\n"
+	    "                 than 30 code points), nothing else (default);\n"
+	    "                 every: one character in every sentence;\n"
+	    "                 heavy: in every sentence a typo, a punctuation\n"
+	    "                 mark and a digit, and sometimes a footer.\n"
+	    "                 A character change is a typo, a digit, or in\n"
+	    "                 Chinese a traditional form (国 as 國)\n"
 	    "  --truth FILE   write each near-copy's id, its source's id and\n"
-	    "                 its kind (light or edited) to FILE, one\n"
-	    "                 tab-separated line each\n"
+	    "                 its kind (light, edited-longest, edited-every\n"
+	    "                 or edited-heavy) to FILE, one tab-separated\n"
+	    "                 line each\n"
 	    "  --verbose      print record, repost and byte counts to stderr\n"
 	    "  --help         show this help\n");
 	exit(0);
@@ -1487,6 +1645,24 @@ parse_rate(const char *opt, const char *s)
 	return (v);
 }
 
+/* Parse --edit-strength: an index into strengths[]. */
+static size_t
+parse_strength(const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < NELEMS(strengths); i++)
+		if (strcmp(s, strengths[i].name) == 0)
+			return (i);
+	fprintf(stderr, "%s: invalid value for --edit-strength: '%s' (valid:",
+	    progname, s);
+	for (i = 0; i < NELEMS(strengths); i++)
+		fprintf(stderr, "%s %s", i > 0 ? "," : "", strengths[i].name);
+	fprintf(stderr, ")\n");
+	usage(2);
+	return (0);
+}
+
 static void
 parse_args(int argc, char **argv, struct options *o)
 {
@@ -1498,6 +1674,7 @@ parse_args(int argc, char **argv, struct options *o)
 	o->records = UINT64_MAX;
 	o->dup_rate = 0.2;
 	o->edit_rate = 0;
+	o->strength = parse_strength("longest");
 	o->truth = NULL;
 	o->verbose = 0;
 	for (i = 1; i < argc; i++) {
@@ -1522,6 +1699,9 @@ parse_args(int argc, char **argv, struct options *o)
 		else if ((v = opt_value(argc, argv, &i, "--edit-rate")) !=
 		    NULL)
 			o->edit_rate = parse_rate("--edit-rate", v);
+		else if ((v = opt_value(argc, argv, &i, "--edit-strength")) !=
+		    NULL)
+			o->strength = parse_strength(v);
 		else if ((v = opt_value(argc, argv, &i, "--truth")) != NULL)
 			o->truth = v;
 		else {
@@ -1566,7 +1746,8 @@ main(int argc, char **argv)
 			/* No draw at rate 0: the default output stays put. */
 			edit = o.edit_rate > 0 && rng_unit() < o.edit_rate;
 			if (edit)
-				gen_edited(&ring[slot], &ring[src]);
+				gen_edited(&ring[slot], &ring[src],
+				    strengths[o.strength].strength);
 			else
 				gen_repost(&ring[slot], &ring[src]);
 		} else
@@ -1589,7 +1770,7 @@ main(int argc, char **argv)
 		if (repost && truth != NULL)
 			fprintf(truth, "g-%09llu\tg-%09llu\t%s\n",
 			    (unsigned long long)id, (unsigned long long)src_id,
-			    edit ? "edited" : "light");
+			    edit ? strengths[o.strength].kind : "light");
 		if (out.len >= OUT_FLUSH)
 			flush_out(&out);
 	}
@@ -1609,9 +1790,10 @@ main(int argc, char **argv)
 	}
 	if (o.verbose && o.edit_rate > 0)
 		fprintf(stderr, "%s: %llu records, %llu reposts, %llu bytes, "
-		    "%llu of the reposts edited\n", progname,
+		    "%llu of the reposts %s\n", progname,
 		    (unsigned long long)(id - 1), (unsigned long long)reposts,
-		    (unsigned long long)total, (unsigned long long)edited);
+		    (unsigned long long)total, (unsigned long long)edited,
+		    strengths[o.strength].kind);
 	else if (o.verbose)
 		fprintf(stderr, "%s: %llu records, %llu reposts, %llu bytes\n",
 		    progname, (unsigned long long)(id - 1),

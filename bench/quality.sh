@@ -196,7 +196,7 @@ score() {
 			    pct(tp[k], tp[k] + fp[k]), pct(tp[k], n[k])
 		}
 		printf "%s %s %d %d\n", pct(tpk["light"], nk["light"]),
-		    pct(tpk["edited"], nk["edited"]), orig, wrong
+		    pct(tpk["edited-heavy"], nk["edited-heavy"]), orig, wrong
 	}' "$tmp/dups"
 }
 
@@ -204,7 +204,7 @@ score() {
 
 declare -A GEN_ARGS GEN_LOG
 GEN_ARGS[default]=""
-GEN_ARGS[edited]="--edit-rate $edit_rate"
+GEN_ARGS[edited]="--edit-rate $edit_rate --edit-strength heavy"
 corpora=(default edited)
 for c in "${corpora[@]}"; do
 	note "generating the $c corpus ($size, seed $seed)"
