@@ -4,26 +4,75 @@
  *
  * Each record is {"id":"g-000000123","title":"...","text":"..."}, in Simplified
  * Chinese or English (about half each).  A text is 1-6 KB of paragraphs joined
- * by "\n"; its sentences are put together from phrase pools with random
- * numbers, so two independently generated sentences are practically never the
- * same.  With probability --dup-rate a record is instead a repost of one of
- * the last RING_SIZE records, with a few of the edits a news aggregator makes:
- * a source line or an agency prefix, a footer, a dropped sentence, a few
- * characters changed, different white space.
+ * by "\n".
  *
- * With --edit-rate F, that share of the reposts are instead "edited copies":
- * every sentence of the source is kept but has a typo, a punctuation mark
- * added, dropped or changed, and one digit of a number changed. No sentence
- * survives intact, so a method that matches whole sentences (nshash) misses
- * them; one that compares the bag of words (simhash) may not.  With --truth
- * FILE, each repost's id, its source's id and its kind ("light" or
- * "edited") are written to FILE, one tab-separated line per repost.
+ * The words.  A sentence is a frame from small phrase pools ("the mayor of
+ * > approved a plan to build # _ homes") whose slots are filled with
+ * random numbers and with words of two kinds:
+ *
+ *  - a fixed lexicon of 2^16 words per language, drawn by Zipf's law (the
+ *    word of rank r about as often as 1/r).  English words are
+ *    pronounceable strings of one to four syllables, the frequent ones
+ *    shorter; Chinese words are one to three characters of a table of
+ *    about 2000 common Han characters, written here in rough order of
+ *    frequency and drawn with a bias to the common ones.  Word r depends
+ *    on r alone, so every seed speaks the same language;
+ *  - the document's topic: a few people, places and terms made up for it,
+ *    which recur through its sentences, as names do in news.
+ *
+ * Why not frames alone: a SimHash bit of two texts differs with
+ * probability theta / pi, theta the angle between their vectors of feature
+ * counts (nsdedup weighs a feature by how often it occurs).  When unrelated
+ * texts draw most of their features from one small pool, they are a small
+ * angle apart and meet in the block tables far more often than chance: a
+ * lookup meets a share of the whole corpus, not a handful of records.  Here
+ * the frames are what all documents share, like function words; their
+ * slots are placed so that runs of frame words stay short (a three-word
+ * shingle or a Chinese bigram inside a frame is shared, one that takes in a
+ * slot mostly is not), which leaves about three tenths of the features of
+ * either language shared, spread over many distinct ones.  Unrelated
+ * documents then meet in the block tables about as rarely as real news
+ * does.
+ *
+ * Each sentence has at least one number, and numbers and lexicon words
+ * worth MIN_BITS random bits, so that two independently generated
+ * sentences are practically never the same.
+ *
+ * Reposts.  With probability --dup-rate a record is instead a repost of one
+ * of the last RING_SIZE records, with a few of the edits a news aggregator
+ * makes: a source line or an agency prefix, a footer, a dropped sentence,
+ * a few characters of one sentence changed, different white space.  Its
+ * kind is "light".
+ *
+ * Edited copies.  With --edit-rate F, that share of the reposts are instead
+ * copies that keep every sentence, with characters changed in some of them;
+ * --edit-strength says how many (kind "edited-STRENGTH"):
+ *
+ *   longest  one character in each sentence that nshash fingerprints (by
+ *            default the 5 longest of more than 30 code points, not
+ *            counting the end mark, ties going to the earlier), and nothing
+ *            else: the least change that leaves a method matching whole
+ *            sentences nothing to match on (the default);
+ *   every    one character in every sentence;
+ *   heavy    in every sentence a typo, a punctuation mark added, dropped or
+ *            changed, and a digit changed; half of them get a footer.
+ *
+ * A changed character is a typo (a letter or a Han character replaced by
+ * another), a digit of a number changed, or in Chinese a simplified
+ * character written in its traditional form (国 as 國); none changes a
+ * sentence's length.  Full-width and half-width forms are not swapped:
+ * nsdedup's normalization folds them, so such a swap would change nothing
+ * either method compares.
+ *
+ * With --truth FILE, each repost's id, its source's id and its kind are
+ * written to FILE, one tab-separated line per repost.
  *
  * The output depends only on the seed and the options: the generator has its
  * own PRNG (splitmix64), and a shorter run with the same seed writes a prefix
  * of a longer one.  --truth does not change it, and neither does
- * --edit-rate 0 (the default): the PRNG is drawn from only when the rate is
- * above 0.  Memory is bounded by the ring of recent documents.
+ * --edit-rate 0 (the default) whatever --edit-strength says: the PRNG is
+ * drawn from for edits only when the rate is above 0.  Memory is bounded by
+ * the lexicons and the ring of recent documents.
  *
  * Build: cc -O2 -Wall -Wextra -o bench/nsd-gencorpus bench/gencorpus.c
  */
@@ -38,11 +87,36 @@
 #define OUT_FLUSH	(1 << 20)
 #define TEXT_MIN	1024
 #define TEXT_MAX	5900
-#define MIN_BITS	20
+#define MIN_BITS	20		/* see phrase_bits() */
+#define LEX_BITS	16		/* 2^16 words in each lexicon */
+#define LEX_HEAD	4		/* the first 2^4 ranks: one octave */
+#define NS_SENTENCES	5		/* nshash's defaults: the 5 longest */
+#define NS_MIN_CPS	30		/* sentences of more than 30 cps */
+#define TOPIC_PEOPLE	4
+#define TOPIC_PLACES	3
+#define TOPIC_TERMS	6
+#define TOPIC_WORDS	(TOPIC_PEOPLE + TOPIC_PLACES + TOPIC_TERMS)
 
 enum lang {
 	LANG_EN,
 	LANG_ZH
+};
+
+enum strength {
+	EDIT_LONGEST,
+	EDIT_EVERY,
+	EDIT_HEAVY
+};
+
+/* --edit-strength's values, sorted, and the kinds they name in --truth. */
+static const struct {
+	const char	*name;
+	enum strength	 strength;
+	const char	*kind;
+} strengths[] = {
+	{ "every", EDIT_EVERY, "edited-every" },
+	{ "heavy", EDIT_HEAVY, "edited-heavy" },
+	{ "longest", EDIT_LONGEST, "edited-longest" }
 };
 
 /* A growable byte buffer. */
@@ -53,13 +127,26 @@ struct buf {
 };
 
 /*
+ * A document's own words: people, places and terms made up for it.  Word i
+ * spans off[i] to off[i + 1] of text; the people come first, then the
+ * places, then the terms.
+ */
+struct topic {
+	struct buf	 text;
+	size_t		 off[TOPIC_WORDS + 1];
+	size_t		 n;
+};
+
+/*
  * A generated document: its sentences are stored back to back in text,
  * sentence i spanning off[i] to off[i + 1]; paraend[i] is set when a
- * paragraph ends after sentence i.
+ * paragraph ends after sentence i.  A repost keeps its source's topic, for
+ * a new title.
  */
 struct doc {
 	enum lang	 lang;
 	int		 wide_space;	/* Double spaces or indents. */
+	struct topic	 topic;
 	struct buf	 title;
 	struct buf	 text;
 	size_t		*off;
@@ -68,108 +155,135 @@ struct doc {
 	size_t		 cap;
 };
 
+/* A lexicon: word r spans off[r] to off[r + 1] of text. */
+struct lexicon {
+	struct buf	 text;
+	uint32_t	 off[(1 << LEX_BITS) + 1];
+};
+
 struct options {
-	uint64_t	seed;
-	uint64_t	size;
-	uint64_t	records;
-	double		dup_rate;
-	double		edit_rate;
+	uint64_t	 seed;
+	uint64_t	 size;
+	uint64_t	 records;
+	double		 dup_rate;
+	double		 edit_rate;
+	size_t		 strength;	/* index into strengths[] */
 	const char	*truth;
-	int		verbose;
+	int		 verbose;
 };
 
 static const char *progname = "nsd-gencorpus";
 static uint64_t rng_state;
+static struct lexicon lexicon[2];
 
 /*
  * Phrase pools.  Placeholders: "#" a number (usually 2-999, sometimes up
  * to 9999), "*" 2-99, "|" 1-9, "@" a year, "^" a month, "~" a day of the
- * month, "&" a weekday.
+ * month, "&" a weekday; "_" a word of the lexicon, "=" one of the
+ * document's terms, "<" one of its people, ">" one of its places.  No
+ * phrase may hold what nshash splits sentences at (": ; ? !" or a full
+ * stop before a space), so that our sentences are its sentences.
  */
 static const char *const en_subj[] = {
-	"the city council", "local officials",
-	"the regional transport authority", "the company",
-	"a spokesperson for the ministry",
-	"researchers at the state university", "the harbour board",
-	"union leaders", "residents of the old town",
-	"the county health service", "farmers in the valley",
-	"the energy regulator", "a group of small business owners",
-	"the school board", "police", "the weather service", "investors",
-	"the mayor", "the opposition party", "engineers working on the project",
-	"the museum", "hospital managers", "the ferry operator",
-	"the water company", "shopkeepers on the high street",
-	"the planning committee", "a coalition of environmental groups",
-	"the central bank", "the football club", "the library service",
-	"volunteers", "the fire brigade", "the chamber of commerce",
-	"the national rail operator", "tenants' associations",
-	"the tourism office", "the airport operator",
-	"a panel of independent experts", "the caf\xc3\xa9 owners' association",
-	"teachers at # primary schools", "the port authority",
-	"a local charity", "the provincial government",
-	"the building contractor"
+	"the _ council", "officials in >", "the > transport authority",
+	"the _ company", "<", "<, a spokesperson for the _ ministry",
+	"researchers at the University of >", "the > harbour board",
+	"_ union leaders", "residents of >", "the > health service",
+	"farmers in the _ valley", "the _ regulator",
+	"a group of _ business owners", "the school board in >",
+	"police in >", "the _ weather service", "_ investors",
+	"the mayor of >", "<, the mayor of >", "the opposition leader <",
+	"engineers working on the = project", "the > museum",
+	"_ hospital managers", "the _ operator", "the > water company",
+	"shopkeepers on _ Street", "the _ planning committee",
+	"a coalition of _ groups", "the _ central bank", "the > football club",
+	"the _ library service", "volunteers from >", "the > fire brigade",
+	"the > chamber of commerce", "the _ rail operator",
+	"tenants' associations in >", "the > tourism office",
+	"the _ airport operator", "a panel of _ experts",
+	"the caf\xc3\xa9 owners' association of >",
+	"teachers at # _ schools", "the port authority of >",
+	"a local = charity", "the _ provincial government",
+	"the building contractor <", "the = committee",
+	"<, who chairs the = board", "# _ families", "the _ = group",
+	"_ and _ officials", "<, the = director"
 };
 static const char *const en_verb[] = {
 	"approved", "announced", "rejected", "criticised", "welcomed",
-	"postponed", "unveiled", "published", "began reviewing", "delayed",
-	"agreed to fund", "announced plans to expand", "moved to scrap",
-	"agreed to consult on", "began work on", "signed", "questioned",
-	"defended", "started preparing", "expected to complete", "called for",
-	"completed", "said it would extend", "voted against",
-	"asked for details of", "warned about", "praised",
-	"set aside money for", "launched",
+	"postponed", "unveiled", "published", "delayed", "signed",
+	"questioned", "defended", "completed", "praised", "launched",
+	"backed", "opposed", "reviewed", "outlined", "challenged", "funded",
+	"blocked", "endorsed", "proposed", "scrapped", "extended",
+	"suspended", "revised", "drafted", "cancelled", "confirmed",
+	"disputed", "expanded", "finalised", "halted", "renewed", "studied",
+	"supported", "tested", "upheld", "began reviewing", "agreed to fund",
+	"moved to scrap", "began work on", "started preparing", "called for",
+	"voted against", "warned about", "set aside money for",
 	"took \"a first step\" towards", "raised concerns over",
-	"continued to negotiate", "quietly dropped", "promised to speed up"
+	"quietly dropped", "promised to speed up", "asked for details of",
+	"said it would extend", "expected to complete",
+	"continued to negotiate", "announced plans to expand",
+	"agreed to consult on"
 };
 static const char *const en_obj[] = {
-	"a new bus network", "the annual budget",
-	"a plan to build # affordable homes", "a $# million flood barrier",
-	"the redevelopment of the old docks",
-	"a pilot scheme for electric ferries", "changes to parking charges",
-	"a review of school meals", "the sale of the municipal stadium",
-	"a * percent rise in water bills", "new rules for short-term rentals",
-	"a cycle lane along the river", "the closure of two rural clinics",
-	"a study of air quality near schools",
-	"the contract for street lighting", "a tax break for small farms",
-	"plans for a second bridge", "the expansion of the airport",
-	"a community solar project", "a ban on plastic packaging",
-	"funding for # new teachers", "a programme of free swimming lessons",
-	"repairs to the seawall", "the merger of two hospitals",
-	"a digital archive of local newspapers",
-	"a r\xc3\xa9sum\xc3\xa9 workshop for young job seekers",
-	"the restoration of a #-year-old church",
-	"new opening hours for the museum", "a fleet of # electric buses",
-	"the widening of the coast road", "a night market in the old square",
-	"a new wing for the children's hospital", "the town's first skate park",
-	"a scheme to plant # trees", "the sale of # hectares of farmland"
+	"a new = network", "the annual = budget",
+	"a plan to build # _ homes in >", "a $# million _ barrier",
+	"the redevelopment of the old > docks", "a _ scheme for _ ferries",
+	"changes to = charges", "a review of _ meals",
+	"the sale of the > stadium", "a * percent rise in = bills",
+	"new rules for _ rentals", "a _ lane along the > river",
+	"the closure of # _ clinics", "a study of _ near # schools",
+	"the contract for = lighting", "a tax break for _ farms",
+	"plans for a _ bridge at >", "the expansion of > airport",
+	"a community = project", "a ban on _ packaging",
+	"funding for # new = teachers", "a programme of free _ lessons",
+	"repairs to the > seawall", "the merger of # _ hospitals",
+	"a digital archive of _ newspapers",
+	"a r\xc3\xa9sum\xc3\xa9 workshop for _ job seekers",
+	"the restoration of a #-year-old _ church",
+	"new opening hours for the = museum", "a fleet of # _ buses",
+	"the widening of the > road", "a _ market in >",
+	"a new wing for the = hospital", "the town's first _ park",
+	"a scheme to plant # _ trees", "the sale of # hectares of _ farmland",
+	"the = report by <", "a proposal from < on _ =",
+	"the _ = programme", "a #-page plan for _ and =", "the = _ fund",
+	"# _ contracts", "the _ of =", "a _ _ for >", "the = _ rules"
 };
 static const char *const en_mod[] = {
 	"on &", "last week", "earlier this month",
-	"after months of negotiations", "despite strong opposition",
-	"in the northern district", "for the first time since @",
-	"by the end of next year", "in a statement", "at a public meeting",
-	"following complaints from residents", "ahead of the winter season",
-	"in a vote of # to #", "at a cost of about $# million",
-	"over the next # years", "across the region", "in the coastal towns",
-	"with support from the state government",
-	"under pressure from local campaigners", "for the @ financial year",
-	"at the request of # residents", "in the first quarter of @",
-	"after a review that lasted # months", "on the eve of the election",
-	"in a report of # pages", "at the harbour office"
+	"after months of _ negotiations", "despite _ opposition from <",
+	"in the northern district of >", "for the _ time since @",
+	"by the end of next year", "in a _ statement",
+	"at a public meeting in >", "following complaints from _ residents",
+	"ahead of the = season", "in a _ vote of # to #",
+	"at a _ cost of $# million", "within # _ years",
+	"across the > region", "in the _ towns near >",
+	"with support from the > government",
+	"under pressure from _ campaigners", "for the @ _ year",
+	"at the _ request of # residents", "in the _ quarter of @",
+	"after a _ review of # months",
+	"on the eve of the = election", "in a _ report of # pages",
+	"at the > office", "together with <", "near the _ = site",
+	"as part of the = plan", "since @", "with # _ votes",
+	"for # _", "after # days of _ talks", "by # percent",
+	"on # _ sites", "at $# a _", "from # to # _", "within # months",
+	"in @ and @", "with about # _ workers"
 };
 static const char *const en_clause[] = {
-	", although critics said the timetable was too tight",
-	", while others warned that costs could rise by * percent",
-	", and said further details would follow",
-	"because demand has grown by * percent since @",
+	", although critics said the = timetable was too tight",
+	", while < warned that costs could rise by * percent",
+	", and said further details on the = would follow",
+	"because demand for _ has grown by * percent since @",
 	", saying the decision was \"long overdue\"",
-	", a move that surprised many observers",
-	", which will affect about # households",
-	", adding that no final decision had been made",
-	", but gave no date for the start of work",
+	", a move that surprised many _ observers",
+	", which will affect about # households in >",
+	", adding that no final decision on the = had been made",
+	", but gave no date for the start of _ work",
 	", the third such decision since @",
-	", according to a briefing seen by # councillors",
-	"as long as the budget allows it",
-	", and the first results are expected in @"
+	", according to a _ briefing seen by # councillors",
+	"as long as the = budget allows it",
+	", and the first _ results are expected in @",
+	", < told reporters", ", a source close to the = talks said"
 };
 static const char *const weekdays[] = {
 	"Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday",
@@ -188,40 +302,68 @@ static const char *const en_footer[] = {
 	"All rights reserved."
 };
 
+/* Syllables of English words, the common parts listed more than once. */
+static const char *const en_onset[] = {
+	"", "", "b", "c", "d", "f", "g", "h", "k", "l", "l", "m", "m", "n",
+	"n", "p", "r", "r", "s", "s", "t", "t", "v", "w", "br", "ch", "cl",
+	"dr", "fr", "gr", "pl", "pr", "sh", "st", "th", "tr"
+};
+static const char *const en_vowel[] = {
+	"a", "a", "e", "e", "e", "i", "i", "o", "o", "u", "ai", "ea", "ee",
+	"io", "oa", "ou"
+};
+static const char *const en_coda[] = {
+	"", "", "", "", "", "", "n", "n", "r", "l", "s", "m", "t", "nd",
+	"nt", "rd", "st", "ck", "ng", "x"
+};
+static const char *const en_place_end[] = {
+	"ton", "ford", "field", "mouth", "burg", "vale"
+};
+
 /* Chinese phrase pools. */
 static const char *const zh_time[] = {
 	"今年以来", "近日", "上周", "本月初", "截至^月底", "^月~日上午",
-	"记者从有关部门获悉", "据了解", "近年来", "日前", "今年前三季度",
+	"记者从>获悉", "据了解", "近年来", "日前", "今年前三季度",
 	"去年下半年以来", "昨天下午", "春节前夕", "国庆假期期间", "@年",
-	"入秋以来", "进入汛期后"
+	"入秋以来", "进入汛期后", "据<介绍", "在>"
 };
 static const char *const zh_subj[] = {
-	"市政府", "相关部门", "该公司", "研究团队", "当地居民", "县农业农村局",
-	"市交通运输局", "区教育局", "省生态环境厅", "不少市民", "企业负责人",
-	"专家", "社区工作人员", "景区管理处", "市场监管部门", "市第一人民医院",
-	"合作社", "志愿者", "派出所民警", "气象部门", "开发区管委会",
-	"市图书馆", "海关", "港口集团", "文旅部门", "街道办事处", "供电公司",
-	"消防救援支队"
+	">市政府", "_部门", "_公司", ">研究团队", ">居民", ">农业局",
+	">交通局", ">教育局", "省_厅", "不少_市民", "_企业负责人<", "<", "<",
+	"专家<", ">社区_", "=景区", "_监管部门", ">人民医院", "_合作社",
+	"_志愿者", ">民警", "_气象台", ">开发区", ">图书馆", "_海关",
+	">港口_", "文旅_", ">街道", "_供电所", ">消防_", "=项目组", "<和<",
+	"_协会", "=_中心", ">_", "_委员会", ">_集团", "<团队", "_学校",
+	">_站", "<所在的_", "_村民", ">_工作组", "_联合会", "_研究院",
+	">_馆", "_与_", "=_办公室"
 };
 static const char *const zh_act[] = {
-	"启动了老旧小区改造工程", "发布了新的产业扶持政策",
-	"完成了#公里道路的升级改造", "新建了#个公共充电站",
-	"推出了一批便民服务措施", "开展了为期#天的专项检查", "投入资金#万元",
-	"引进了#家科技型企业", "修复了#处历史建筑", "组织了#场招聘会",
-	"加快推进轨道交通建设", "接待游客#万人次", "处理群众投诉#件",
-	"建成了被称为“家门口的好去处”的口袋公园", "为#名老人送去了冬衣",
-	"完成了#亩高标准农田建设", "开通了#条夜间公交线路", "更换了#盏节能路灯",
-	"上线了“一网通办”服务平台", "对#家餐饮单位进行了抽检", "新增托育位#个",
-	"清理河道#公里"
+	"启动了=_工程", "发布了_政策", "完成了#公里_改造", "新建了#个_",
+	"推出_措施", "开展了#天的=检查", "投入#万元用于_", "引进#家_企业",
+	"修复#处_", "组织#场_", "推进=建设", "接待_#万人次", "处理_投诉#件",
+	"建成“_”", "为#名_送去_", "完成#亩_", "开通#条_", "更换#盏_",
+	"上线“=”_", "对#家_抽检", "新增_#个", "清理_#公里", "与<就=达成_",
+	"在>举办_", "围绕=开展_", "将_纳入=", "把_作为_", "对_和_作出调整",
+	"_了=", "_了#个_", "_了_的_", "在>_了_", "为_提供_", "已_了#项_",
+	"正在_=", "向>_了_", "_和_的=", "与>的_", "_=的_", "#次_了_",
+	"_#家_", "同_签署_", "_出_#台", "让__", "从>_到>", "以_为_", "由<_",
+	"按_的_", "_到#_", "被_为_", "在_中_", "经_的_", "_上_#_",
+	"_下的=", "_着_", "_过#次_", "对>_", "_给_", "_与_的_", "_已_"
 };
 static const char *const zh_more[] = {
-	"同比增长*.|%", "比去年同期提高了|个百分点", "惠及居民#余户",
-	"预计明年年底前全部完工", "进一步提升了群众的获得感",
-	"受到了社会各界的广泛关注", "带动就业#余人", "覆盖全市#个街道",
-	"为下一步工作打下了坚实基础", "有效缓解了高峰时段的交通压力",
-	"“1|分钟生活圈”初步形成", "累计投入#亿元", "总体满意度达到*.|%",
-	"相关工作将持续推进", "部分项目已提前完成", "其中农村地区占|成以上",
-	"群众反映的问题得到了及时解决", "目前已进入收尾阶段"
+	"同比增长*.|%", "比去年提高了|个百分点", "惠及>#余户",
+	"预计@年完工", "提升了_的_", "受到_关注", "带动_#余人",
+	"覆盖>#个_", "为=打下基础", "缓解了_压力", "“1|分钟_圈”初步形成",
+	"累计投入#亿元", "满意度*.|%", "=将持续推进", "部分_已完成",
+	"其中>占|成", "_问题已解决", "_进入收尾阶段", "<说_是关键",
+	"_和_同步推进", "=的_明显改善", "<认为_还需加强", "_与=逐步完善",
+	"这是>首次_", "_达到#个", "共有#名_参加", "_增加了*.|%",
+	"_的_超过#万", "涉及_#项", "_将在@年_", "<表示将_", "_约#吨",
+	"_的=达#万元", "并_了_", "同时_=", "还_了#个_", "_#万_",
+	"_下降*.|%", "_共#人", "_#%", "_第#_", "#个_中_", "_#元", "_有#_",
+	"_约#", "_#天", "<等#人_", "_占*%", "_#_#_", "_增至#", "_为#_",
+	"#年来_", "_已有#_", "_约#公里", "_#余_", "_涨了*.|%", "_平均#",
+	"不到#_", "_近#_", "_的#倍"
 };
 static const char *const zh_prefix[] = {
 	"据新华社报道，", "本报讯 ", "新华社电 "
@@ -236,11 +378,96 @@ static const char *const zh_footer[] = {
 static const char *const zh_endp[] = {
 	"。", "。", "。", "。", "！", "？", "；"
 };
-static const char *const zh_swap[] = {
-	"的", "在", "和", "新", "大", "市", "区", "县", "人", "年"
-};
+
+/*
+ * Common Han characters (all of U+4E00..9FFF, three bytes each), roughly
+ * the most frequent first: the Chinese lexicon's words and people are made
+ * of them, and typos draw from them.
+ */
+static const char zh_common[] =
+	"的一是不了在人有我他这个们中来上大为和国地到以说时要就出会可也你对生"
+	"能而子那得于着下自之年过发后作里用道行所然家种事成方多经么去法学如都"
+	"同现当没动面起看定天分还进好小部其些主样理心她本前开但因只从想实日军"
+	"者意无力它与长把机十民第公此已工使情明性知全三又关点正业外将两高间由"
+	"问很最重并物手应战向头文体政美相见被利什二等产或新己制身果加西斯月话"
+	"合回特代内信表化老给世位次度门任常先海通教儿原东声提立及比员解水名真"
+	"论处走义各入几口认条平系气题活尔更别打女变四神总何电数安少报才结反受"
+	"目太量再感建务做接必场件计管期市直德资命山金指克许统区保至队形社便空"
+	"决治展马科司五基眼书非则听白却界达光放强即像难且权思王象完设式色路记"
+	"南品住告类求据程北边死张该交规万取拉格望觉术领共确传师观清今切院让识"
+	"候带导争运笑飞风步改收根干造言联持组每济车亲极林服快办议往元英士证近"
+	"失转夫令准布始怎呢存未远叫台单影具罗字爱击流备兵连调深商算质团集百需"
+	"价花党华城石级整府离况亚请技际约示复病息究线似官火断精满支视消越器容"
+	"照须九增研写称企八功吗包片史委乎查轻易早曾除农找装广显吧阿李标谈吃图"
+	"念六引历首医局突专费号尽另周较注语仅考落青随选列武红响虽推势参希古众"
+	"构房半节土投某案黑维革划敌致陈律足态护七兴派孩验责营星够章音跟志底站"
+	"严巴例防族供效续施留讲型料终答紧黄绝奇察母京段依批群项故按河米围江织"
+	"害斗双境客纪采举杀攻父苏密低朝友诉止细愿千值仍男钱破网热助倒育属坐帝"
+	"限船脸职速刻乐否刚威毛状率甚独球般普怕弹校苦创假久错承印晚兰试股拿脑"
+	"预谁益阳若哪微尼继送急血惊伤素药适波夜省初喜卫源食险待述陆习置居劳财"
+	"环排福纳欢雷警获模充负云停木游龙树疑层冷洲冲射略范竟句室异激汉村哈策"
+	"演简卡罪判担州静退既衣您宗积余痛检差富灵协角占配征修皮挥胜降阶审沉坚"
+	"善妈刘读啊超免压银买皇养伊怀执副乱抗犯追帮宣佛岁航优怪香著田铁控税左"
+	"右份穿艺背阵草脚概恶块顿敢守酒岛托央户烈洋哥索胡款靠评版宝座释景顾弟"
+	"登货互付伯慢欧换闻危忙核暗姐介坏讨丽良序升监临亮露永呼味野架域沙掉括"
+	"舰鱼杂误湾吉减编楚肯测败屋跑梦散温困剑渐封救贵枪缺楼县尚毫移娘朋画班"
+	"智亦耳恩短掌恐遗固席松秘谢鲁遇康虑幸均销钟诗藏赶剧票损忽巨炮旧端探湖"
+	"录叶春乡附吸予礼港雨呀板庭妇归睛饭额含顺输摇招婚脱补谓督毒油疗旅泽材"
+	"灭逐莫笔亡鲜词圣择寻厂睡博勒烟授诺伦岸奥唐卖俄炸载洛健堂旁宫喝借君禁"
+	"阴园谋宋避抓荣姑孙逃牙束跳顶玉镇雪午练迫爷篇肉嘴馆遍凡础洞卷坦牛宁纸"
+	"诸训私庄祖丝翻暴森塔默握戏隐熟骨访弱蒙歌店鬼软典欲萨伙遭盘爸扩盖弄雄"
+	"稳忘亿刺拥徒姆杨齐赛趣曲刀床迎冰虚玩析窗醒妻透购替塞努休虎扬途侵刑绿"
+	"兄迅套贸毕唯谷轮库迹尤竞街促延震弃甲伟麻川申缓潜闪售灯针哲络抵朱埃抱"
+	"鼓植纯夏忍页杰筑折郑贝尊吴秀混臣雅振染盛怒舞圆搞狂措姓残秋培迷诚宽宇"
+	"猛摆梅毁伸摩盟末乃悲拍丁赵硬麦蒋操耶阻订彩抽赞魔纷沿喊违妹浪汇币丰蓝"
+	"殊献桌啦瓦莱援译夺汽烧距裁偏符勇触课敬哭懂墙袭召罚侠厅拜巧侧韩冒债曼"
+	"融惯享戴童犹乘挂奖绍厚纵障讯涉彻刊丈爆乌役描洗玛患妙镜唱烦签仙彼弗症"
+	"仿倾牌陷鸟轰咱菜闭奋庆撤泪茶疾缘播朗杜奶季丹狗尾仪偷奔珠虫驻孔宜艾桥"
+	"淡翼恨繁寒伴叹旦愈潮粮缩罢聚径恰挑袋灰捕徐珍幕映裂泰隔启尖忠累炎暂估"
+	"泛荒偿横拒瑞忆孤鼻闹羊呆厉衡胞零穷舍码赫婆魂灾洪腿胆津俗辩胸晓劲贫仁"
+	"偶辑邦恢赖圈摸仰润堆碰艇稍迟辆废净凶署壁御奉旋冬矿抬蛋晨伏吹鸡倍糊秦"
+	"盾杯租骑乏隆诊奴摄丧污渡旗甘耐凭扎抢绪粗肩梁幻菲皆碎宙叔岩荡综爬荷悉"
+	"蒂返井壮薄悄扫敏碍殖详迪矛霍允幅撒剩凯颗骂赏液番箱贴漫酸郎腰舒眉忧浮"
+	"辛恋餐吓挺励辞艘键伍峰尺昨黎辈贯侦滑券崇扰宪绕趋慈乔阅汗枝拖墨胁插箭"
+	"腊粉泥氏彭拔骗凤慧媒佩愤扑龄驱惜豪掩兼跃尸肃帕驶堡届欣惠册储飘桑闲惨"
+	"洁踪勃宾频仇磨递邪撞拟滚奏巡颜剂绩贡疯坡瞧截燃焦殿伪柳锁逼颇昏劝呈搜"
+	"勤戒驾漂饮曹朵仔柔俩孟腐幼践籍牧凉牲佳娜浓芳稿竹腹跌逻垂遵脉貌柏狱猜"
+	"怜惑陶兽帐饰贷昌叙躺钢沟寄扶铺邓寿惧询汤盗肥尝匆辉奈扣廷澳嘛董迁凝慰"
+	"厌脏腾幽怨鞋丢埋泉涌辖躲晋紫艰魏吾慌祝邮吐狠鉴械咬邻赤挤弯椅陪割揭韦"
+	"悟聪雾锋梯猫祥阔誉筹丛牵鸣沈阁穆屈旨袖猎臂蛇贺柱抛鼠瑟戈牢逊迈欺吨琴"
+	"衰瓶恼燕仲诱狼池疼卢仗冠粒遥吕玄尘冯抚浅敦纠钻晶岂峡苍喷耗凌敲菌赔涂"
+	"粹扁亏寂煤熊恭湿循暖糖赋抑秩帽哀宿踏烂袁侯抖夹昆肝擦猪炼恒慎搬纽纹玻"
+	"渔磁铜齿跨押怖漠疲叛遣兹祭醉拳弥斜档稀捷肤疫肿豆削岗晃吞宏癌肚隶履涨"
+	"耀扭坛拨沃绘伐堪仆郭牺歼墓雇廉契拼惩捉覆刷劫嫌瓜歇雕闷乳串娃缴唤赢莲"
+	"霸桃妥瘦搭赴岳嘉舱俊址庞耕锐缝悔邀玲惟斥宅添挖呵讼氧浩羽斤酷掠妖祸侍"
+	"乙妨贪挣汪尿莉悬唇翰仓轨枚盐览傅帅庙芬屏寺胖璃愚滴疏萧姿颤丑劣柯寸扔"
+	"盯辱匹俱辨饿蜂哦腔郁溃谨糟葛苗肠忌溜鸿爵鹏鹰笼丘桂滋聊挡纲肌茨壳痕碗"
+	"穴膀卓贤卧膜毅锦欠哩函茫昂薛皱夸豫胃舌剥傲拾窝睁携陵哼棉晴铃填饲渴吻"
+	"扮逆脆喘罩卜炉柴愉绳胎蓄眠竭喂傻慕浑奸扇柜悦拦诞饱乾泡贼亭夕爹酬儒姻"
+	"卵氛泄杆挨僧蜜吟猩遂狭肖甜霉滩讽聘瞬稻蔬虾蟹饼粥锅筷罐桶篮筐凳灶帘砖"
+	"廊隧坝堤渠礁岭涧溪潭塘沼坪圃缆阀泵囱炭铝锌铅锡镍钛硅硫磷氮氢碳钙钾钠"
+	"镁锰铬钴钨钼郊芯畜灌溉卉蹈";
+static const char zh_surnames[] =
+	"王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾"
+	"萧田董袁潘于蒋蔡余杜叶程苏魏吕丁任沈姚卢姜崔钟谭陆汪范金石廖贾夏"
+	"韦方白邹孟熊秦邱江尹薛段雷侯龙史陶黎贺顾毛郝龚邵万钱严武戴莫孔向";
+static const char zh_place_end[] = "市县镇区村港湾州";
+
+/*
+ * Simplified characters and their traditional forms, in pairs: an edit may
+ * write one of the first in the form of the second.
+ */
+static const char zh_traditional[] =
+	"国國发發会會说說时時对對经經这這个個们們来來为為进進业業开開区區"
+	"长長东東门門车車马馬书書学學员員问問关關动動电電报報机機万萬农農"
+	"务務现現与與记記头頭应應实實后後过過还還产產种種样樣间間点點体體"
+	"见見题題节節线線设設场場县縣乡鄉镇鎮铁鐵华華湾灣价價济濟环環让讓"
+	"条條项項亿億费費医醫园園购購网網划劃岁歲里裡处處级級图圖边邊认認"
+	"数數听聽战戰气氣总總议議饭飯鱼魚鸟鳥";
 
 #define NELEMS(a)	(sizeof(a) / sizeof((a)[0]))
+/* The number of characters in a table of three-byte characters. */
+#define NHAN(a)		((sizeof(a) - 1) / 3)
 
 static void
 fatal(const char *msg)
@@ -259,14 +486,20 @@ xrealloc(void *p, size_t n)
 
 /* Splitmix64: small, fast and well distributed; the seed is the state. */
 static uint64_t
-rng_next(void)
+mix_next(uint64_t *state)
 {
 	uint64_t z;
 
-	z = (rng_state += 0x9e3779b97f4a7c15ULL);
+	z = (*state += 0x9e3779b97f4a7c15ULL);
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
 	return (z ^ (z >> 31));
+}
+
+static uint64_t
+rng_next(void)
+{
+	return (mix_next(&rng_state));
 }
 
 /* A uniform integer in [0, n), n < 2^32. */
@@ -304,6 +537,8 @@ buf_reserve(struct buf *b, size_t more)
 static void
 buf_add(struct buf *b, const char *s, size_t n)
 {
+	if (n == 0)
+		return;
 	buf_reserve(b, n);
 	memcpy(b->p + b->len, s, n);
 	b->len += n;
@@ -328,14 +563,260 @@ buf_add_uint(struct buf *b, uint32_t v)
 	buf_add(b, tmp + i, sizeof(tmp) - i);
 }
 
+/* The number of code points in s[0..n). */
+static size_t
+count_cps(const char *s, size_t n)
+{
+	size_t i, cps = 0;
+
+	for (i = 0; i < n; i++)
+		if (((unsigned char)s[i] & 0xc0) != 0x80)
+			cps++;
+	return (cps);
+}
+
 /*
- * Append a phrase, replacing each "#" by a random number and each "@" by a
- * year.  Returns the number of code points appended.
+ * Append n syllables of an English word made from the bits of *state,
+ * capitalized if cap is set.
+ */
+static void
+en_syllables(struct buf *b, uint64_t *state, unsigned n, int cap)
+{
+	size_t start = b->len;
+	const char *onset;
+	uint64_t h;
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		h = mix_next(state);
+		onset = en_onset[h % NELEMS(en_onset)];
+		h /= NELEMS(en_onset);
+		/* No vowel meets a vowel inside a word. */
+		if (i > 0 && *onset == '\0')
+			onset = h & 1 ? "n" : "l";
+		h >>= 1;
+		buf_adds(b, onset);
+		buf_adds(b, en_vowel[h % NELEMS(en_vowel)]);
+		h /= NELEMS(en_vowel);
+		buf_adds(b, en_coda[h % NELEMS(en_coda)]);
+	}
+	if (cap && b->len > start)
+		b->p[start] = (char)(b->p[start] - 'a' + 'A');
+}
+
+/*
+ * The character of zh_common that h chooses: a uniform index a, then a
+ * uniform index up to a, so that character i of N comes about as often as
+ * the logarithm of N / i.
+ */
+static const char *
+zh_pick(uint64_t h)
+{
+	uint32_t a, i;
+
+	a = (uint32_t)((h & 0xffffffff) % NHAN(zh_common));
+	i = (uint32_t)((h >> 32) % (a + 1));
+	return (zh_common + 3 * i);
+}
+
+static void
+zh_char(struct buf *b, uint64_t h)
+{
+	buf_add(b, zh_pick(h), 3);
+}
+
+/* Whether every character of the table s of n bytes is a three-byte Han. */
+static int
+han_table_ok(const char *s, size_t n)
+{
+	size_t i;
+
+	if (n % 3 != 0)
+		return (0);
+	for (i = 0; i < n; i += 3)
+		if ((unsigned char)s[i] < 0xe4 || (unsigned char)s[i] > 0xe9 ||
+		    ((unsigned char)s[i + 1] & 0xc0) != 0x80 ||
+		    ((unsigned char)s[i + 2] & 0xc0) != 0x80)
+			return (0);
+	return (1);
+}
+
+/*
+ * Build both lexicons.  Word r comes from a PRNG seeded with r: frequent
+ * words are short (English: one syllable for the first 64 ranks, mostly
+ * two up to rank 2048, two to four beyond; Chinese: one or two characters
+ * for the first 64, then mostly two, sometimes one or three).
+ */
+static void
+lexicon_build(void)
+{
+	struct lexicon *en = &lexicon[LANG_EN], *zh = &lexicon[LANG_ZH];
+	uint64_t state, h;
+	uint32_t r;
+	unsigned n, i;
+
+	if (!han_table_ok(zh_common, sizeof(zh_common) - 1) ||
+	    !han_table_ok(zh_surnames, sizeof(zh_surnames) - 1) ||
+	    !han_table_ok(zh_place_end, sizeof(zh_place_end) - 1) ||
+	    !han_table_ok(zh_traditional, sizeof(zh_traditional) - 1))
+		fatal("a character table holds more than Han characters");
+	for (r = 0; r < 1U << LEX_BITS; r++) {
+		state = 0x5eed1e8100000000ULL + r;
+		h = mix_next(&state);
+		if (r < 64)
+			n = 1;
+		else if (r < 2048)
+			n = h % 4 == 0 ? 1 : 2;
+		else
+			n = 2 + (h % 10 >= 5) + (h % 10 == 9);
+		en->off[r] = (uint32_t)en->text.len;
+		en_syllables(&en->text, &state, n, 0);
+
+		h = mix_next(&state);
+		if (r < 64)
+			n = 1 + (unsigned)(h & 1);
+		else
+			n = h % 20 < 2 ? 1 : h % 20 < 17 ? 2 : 3;
+		zh->off[r] = (uint32_t)zh->text.len;
+		for (i = 0; i < n; i++)
+			zh_char(&zh->text, mix_next(&state));
+	}
+	en->off[r] = (uint32_t)en->text.len;
+	zh->off[r] = (uint32_t)zh->text.len;
+}
+
+/*
+ * A rank of the lexicon drawn by Zipf's law with exponent 1: an octave
+ * [2^k, 2^(k+1)) uniformly, then a rank in it uniformly, so rank r comes
+ * about as often as 1 / r.  The first 2^LEX_HEAD ranks share the first
+ * octave: the frames already hold the function words, and a lexicon word as
+ * frequent as "the" would be one more.  Octaves below from are left out.
+ */
+static uint32_t
+lex_rank(unsigned from)
+{
+	uint32_t lo, hi;
+	unsigned o;
+
+	o = from + rng_below(LEX_BITS - LEX_HEAD + 1 - from);
+	lo = o == 0 ? 0 : 1U << (LEX_HEAD + o - 1);
+	hi = 1U << (LEX_HEAD + o);
+	return (lo + rng_below(hi - lo));
+}
+
+static void
+lex_add(struct buf *b, enum lang lang, uint32_t r)
+{
+	const struct lexicon *l = &lexicon[lang];
+
+	buf_add(b, l->text.p + l->off[r], l->off[r + 1] - l->off[r]);
+}
+
+static void
+topic_end_word(struct topic *t)
+{
+	t->off[++t->n] = t->text.len;
+}
+
+/*
+ * Make up a document's topic: people (English: a given name and a surname;
+ * Chinese: a surname and one or two characters), places (a made-up name,
+ * sometimes with an ending such as "ford" or 市) and terms (words of the
+ * lexicon past its most frequent 128, two characters at least in Chinese).
+ */
+static void
+topic_make(struct topic *t, enum lang lang)
+{
+	uint64_t state;
+	size_t i, start;
+
+	t->text.len = 0;
+	t->n = 0;
+	t->off[0] = 0;
+	for (i = 0; i < TOPIC_PEOPLE; i++) {
+		state = rng_next();
+		if (lang == LANG_EN) {
+			en_syllables(&t->text, &state,
+			    1 + (mix_next(&state) % 3 != 0), 1);
+			buf_adds(&t->text, " ");
+			en_syllables(&t->text, &state,
+			    2 + (mix_next(&state) % 3 == 0), 1);
+		} else {
+			buf_add(&t->text, zh_surnames + 3 *
+			    (mix_next(&state) % NHAN(zh_surnames)), 3);
+			zh_char(&t->text, mix_next(&state));
+			if (mix_next(&state) % 4 != 0)
+				zh_char(&t->text, mix_next(&state));
+		}
+		topic_end_word(t);
+	}
+	for (i = 0; i < TOPIC_PLACES; i++) {
+		state = rng_next();
+		if (lang == LANG_EN) {
+			en_syllables(&t->text, &state,
+			    2 + (mix_next(&state) % 4 == 0), 1);
+			if (mix_next(&state) % 10 < 3)
+				buf_adds(&t->text, en_place_end[
+				    mix_next(&state) % NELEMS(en_place_end)]);
+		} else {
+			zh_char(&t->text, mix_next(&state));
+			zh_char(&t->text, mix_next(&state));
+			buf_add(&t->text, zh_place_end + 3 *
+			    (mix_next(&state) % NHAN(zh_place_end)), 3);
+		}
+		topic_end_word(t);
+	}
+	for (i = 0; i < TOPIC_TERMS; i++) {
+		start = t->text.len;
+		do
+			lex_add(&t->text, lang, lex_rank(4));
+		while (lang == LANG_ZH && t->text.len - start < 6);
+		topic_end_word(t);
+	}
+}
+
+/*
+ * Append one of the n topic words from first on, the earlier ones more
+ * often (the first about half the time when n is 4).  With surname set,
+ * only the last word of a person's name.
+ */
+static void
+topic_add(struct buf *b, const struct topic *t, size_t first, size_t n,
+    int surname)
+{
+	size_t i, from, to;
+
+	i = first + rng_below(rng_below((uint32_t)n) + 1);
+	from = t->off[i];
+	to = t->off[i + 1];
+	if (surname)
+		for (i = to; i > from; i--)
+			if (t->text.p[i - 1] == ' ') {
+				from = i;
+				break;
+			}
+	buf_add(b, t->text.p + from, to - from);
+}
+
+static void
+topic_copy(struct topic *dst, const struct topic *src)
+{
+	dst->text.len = 0;
+	buf_add(&dst->text, src->text.p, src->text.len);
+	memcpy(dst->off, src->off, sizeof(dst->off));
+	dst->n = src->n;
+}
+
+/*
+ * Append a phrase, filling its placeholders (see the phrase pools) with
+ * numbers and words in language lang, the topic's for "=", "<" and ">".
+ * Returns the number of code points appended.
  */
 static size_t
-buf_add_phrase(struct buf *b, const char *s)
+buf_add_phrase(struct buf *b, const char *s, enum lang lang,
+    const struct topic *t)
 {
-	size_t start = b->len, cps = 0, i;
+	size_t start = b->len;
 	const char *p;
 
 	for (p = s; *p != '\0'; p++) {
@@ -362,33 +843,44 @@ buf_add_phrase(struct buf *b, const char *s)
 		case '&':
 			buf_adds(b, PICK(weekdays));
 			break;
+		case '_':
+			lex_add(b, lang, lex_rank(0));
+			break;
+		case '=':
+			topic_add(b, t, TOPIC_PEOPLE + TOPIC_PLACES,
+			    TOPIC_TERMS, 0);
+			break;
+		case '<':
+			topic_add(b, t, 0, TOPIC_PEOPLE,
+			    lang == LANG_EN && rng_below(2));
+			break;
+		case '>':
+			topic_add(b, t, TOPIC_PEOPLE, TOPIC_PLACES, 0);
+			break;
 		default:
 			buf_add(b, p, 1);
 			break;
 		}
 	}
-	for (i = start; i < b->len; i++)
-		if (((unsigned char)b->p[i] & 0xc0) != 0x80)
-			cps++;
-	return (cps);
+	return (count_cps(b->p + start, b->len - start));
 }
 
-/* The number of words in a phrase; a lone comma is not a word. */
+/* The number of words in s[0..n); a lone comma is not a word. */
 static size_t
-count_words(const char *s)
+count_words(const char *s, size_t n)
 {
-	size_t n = 0;
+	size_t i, words = 0;
 	int inword = 0;
 
-	for (; *s != '\0'; s++) {
-		if (*s == ' ' || *s == ',')
+	for (i = 0; i < n; i++) {
+		if (s[i] == ' ' || s[i] == ',')
 			inword = 0;
 		else if (!inword) {
 			inword = 1;
-			n++;
+			words++;
 		}
 	}
-	return (n);
+	return (words);
 }
 
 static void
@@ -436,9 +928,12 @@ pick_unused(size_t n, uint64_t *used)
 	return (i);
 }
 
-/* About how many random bits the numbers of a phrase's placeholders add. */
+/*
+ * About how many random bits a phrase's numbers add, and when words is set,
+ * its lexicon words too (a Zipf draw of 2^16 words carries about 12).
+ */
 static size_t
-number_bits(const char *s)
+phrase_bits(const char *s, int words)
 {
 	size_t n = 0;
 
@@ -448,6 +943,7 @@ number_bits(const char *s)
 		case '*': case '@': n += 6; break;
 		case '~': n += 4; break;
 		case '^': case '|': n += 3; break;
+		case '_': n += words ? 10 : 0; break;
 		default: break;
 		}
 	}
@@ -455,31 +951,33 @@ number_bits(const char *s)
 }
 
 /*
- * Like pick_unused, but only phrases with a number qualify; returns n when
- * none is left.  Sentences get numbers worth at least MIN_BITS random bits
- * this way, so that two independently generated ones practically never
- * coincide.
+ * Like pick_unused, but only phrases with a number qualify, all alike;
+ * returns n when none is left.
  */
 static size_t
 pick_numeric(const char *const *pool, size_t n, uint64_t *used)
 {
-	size_t i, k;
+	size_t i, k = 0;
 
-	i = rng_below((uint32_t)n);
-	for (k = 0; k < n; k++, i = (i + 1) % n) {
-		if ((*used & (1ULL << i)) == 0 && number_bits(pool[i]) > 0) {
-			*used |= 1ULL << i;
-			return (i);
-		}
-	}
-	return (n);
+	for (i = 0; i < n; i++)
+		k += (*used & (1ULL << i)) == 0 && phrase_bits(pool[i], 0) > 0;
+	if (k == 0)
+		return (n);
+	k = rng_below((uint32_t)k);
+	for (i = 0; i < n; i++)
+		if ((*used & (1ULL << i)) == 0 && phrase_bits(pool[i], 0) > 0 &&
+		    k-- == 0)
+			break;
+	*used |= 1ULL << i;
+	return (i);
 }
 
-/* An English sentence of 8 to 30 words ending with a full stop. */
+/* An English sentence of 8 to about 30 words ending with a full stop. */
 static void
-gen_en_sentence(struct buf *b)
+gen_en_sentence(struct buf *b, const struct topic *t)
 {
-	size_t start = b->len, words = 0, nums = 0, target, w, i;
+	size_t start = b->len, words = 0, bits = 0, nums = 0, target, w, i;
+	size_t mark;
 	uint64_t used_mod = 0, used_clause = 0;
 	const char *c;
 	int tries;
@@ -490,12 +988,14 @@ gen_en_sentence(struct buf *b)
 		    PICK(en_obj);
 		if (i > 0)
 			buf_adds(b, " ");
-		buf_add_phrase(b, c);
-		words += count_words(c);
-		nums += number_bits(c);
+		mark = b->len;
+		buf_add_phrase(b, c, LANG_EN, t);
+		words += count_words(b->p + mark, b->len - mark);
+		bits += phrase_bits(c, 1);
+		nums += phrase_bits(c, 0);
 	}
 	for (tries = 0; words < 30 && tries < 12; tries++) {
-		if (nums < MIN_BITS) {
+		if (bits < MIN_BITS || nums == 0) {
 			i = pick_numeric(en_mod, NELEMS(en_mod), &used_mod);
 			if (i == NELEMS(en_mod))
 				break;
@@ -507,14 +1007,18 @@ gen_en_sentence(struct buf *b)
 		else
 			c = en_clause[pick_unused(NELEMS(en_clause),
 			    &used_clause)];
-		w = count_words(c);
-		if (words + w > 30)
-			continue;
+		mark = b->len;
 		if (c[0] != ',')
 			buf_adds(b, " ");
-		buf_add_phrase(b, c);
+		buf_add_phrase(b, c, LANG_EN, t);
+		w = count_words(b->p + mark, b->len - mark);
+		if (words + w > 30) {
+			b->len = mark;
+			continue;
+		}
 		words += w;
-		nums += number_bits(c);
+		bits += phrase_bits(c, 1);
+		nums += phrase_bits(c, 0);
 	}
 	buf_adds(b, ".");
 	if (b->p[start] >= 'a' && b->p[start] <= 'z')
@@ -526,12 +1030,13 @@ gen_en_sentence(struct buf *b)
  * that makes it longer than 79; returns whether it was appended.
  */
 static int
-zh_add_clause(struct buf *b, const char *c, size_t *cps)
+zh_add_clause(struct buf *b, const char *c, const struct topic *t,
+    size_t *cps)
 {
 	size_t before = b->len, n;
 
 	buf_adds(b, "，");
-	n = 1 + buf_add_phrase(b, c);
+	n = 1 + buf_add_phrase(b, c, LANG_ZH, t);
 	if (*cps + n > 79) {
 		b->len = before;
 		return (0);
@@ -542,174 +1047,85 @@ zh_add_clause(struct buf *b, const char *c, size_t *cps)
 
 /* A Chinese sentence of 20 to 80 code points. */
 static void
-gen_zh_sentence(struct buf *b)
+gen_zh_sentence(struct buf *b, const struct topic *t)
 {
-	size_t cps = 0, nums = 0, target, i;
+	size_t cps = 0, bits = 0, nums = 0, target, i;
 	uint64_t used_act = 0, used_more = 0;
 	const char *c;
 
 	target = rng_range(20, 76);
 	if (rng_below(2)) {
 		c = PICK(zh_time);
-		cps += buf_add_phrase(b, c) + 1;
-		nums += number_bits(c);
+		cps += buf_add_phrase(b, c, LANG_ZH, t) + 1;
+		bits += phrase_bits(c, 1);
+		nums += phrase_bits(c, 0);
 		buf_adds(b, "，");
 	}
 	c = PICK(zh_subj);
-	cps += buf_add_phrase(b, c);
+	cps += buf_add_phrase(b, c, LANG_ZH, t);
+	bits += phrase_bits(c, 1);
 	c = zh_act[pick_unused(NELEMS(zh_act), &used_act)];
-	cps += buf_add_phrase(b, c);
-	nums += number_bits(c);
-	while (nums < MIN_BITS) {
+	cps += buf_add_phrase(b, c, LANG_ZH, t);
+	bits += phrase_bits(c, 1);
+	nums += phrase_bits(c, 0);
+	while (bits < MIN_BITS || nums == 0) {
 		i = pick_numeric(zh_more, NELEMS(zh_more), &used_more);
-		if (i == NELEMS(zh_more) || !zh_add_clause(b, zh_more[i], &cps))
+		if (i == NELEMS(zh_more) ||
+		    !zh_add_clause(b, zh_more[i], t, &cps))
 			break;
-		nums += number_bits(zh_more[i]);
+		bits += phrase_bits(zh_more[i], 1);
+		nums += phrase_bits(zh_more[i], 0);
 	}
 	while (cps < target) {
 		if (rng_below(3))
 			c = zh_more[pick_unused(NELEMS(zh_more), &used_more)];
 		else
 			c = zh_act[pick_unused(NELEMS(zh_act), &used_act)];
-		if (!zh_add_clause(b, c, &cps))
+		if (!zh_add_clause(b, c, t, &cps))
 			break;
 	}
 	buf_adds(b, PICK(zh_endp));
 }
 
 static void
-gen_title(struct buf *b, enum lang lang)
+gen_title(struct buf *b, enum lang lang, const struct topic *t)
 {
 	size_t start = b->len;
 
 	if (lang == LANG_ZH) {
-		buf_add_phrase(b, PICK(zh_subj));
-		buf_add_phrase(b, PICK(zh_act));
+		buf_add_phrase(b, PICK(zh_subj), lang, t);
+		buf_add_phrase(b, PICK(zh_act), lang, t);
 		return;
 	}
-	buf_add_phrase(b, PICK(en_subj));
+	buf_add_phrase(b, PICK(en_subj), lang, t);
 	buf_adds(b, " ");
-	buf_add_phrase(b, PICK(en_verb));
+	buf_add_phrase(b, PICK(en_verb), lang, t);
 	buf_adds(b, " ");
-	buf_add_phrase(b, PICK(en_obj));
+	buf_add_phrase(b, PICK(en_obj), lang, t);
 	if (b->p[start] >= 'a' && b->p[start] <= 'z')
 		b->p[start] = (char)(b->p[start] - 'a' + 'A');
 }
 
-/* A new, original document of 1 to 6 KB. */
+/* A new, original document of 1 to 6 KB, with a topic of its own. */
 static void
 gen_doc(struct doc *d)
 {
 	size_t target, left;
 
 	doc_clear(d, rng_below(2) ? LANG_ZH : LANG_EN);
-	gen_title(&d->title, d->lang);
+	topic_make(&d->topic, d->lang);
+	gen_title(&d->title, d->lang, &d->topic);
 	target = rng_range(TEXT_MIN, TEXT_MAX);
 	while (d->text.len < target) {
 		left = rng_range(2, 6);
 		while (left-- > 0 && d->text.len < target) {
 			if (d->lang == LANG_ZH)
-				gen_zh_sentence(&d->text);
+				gen_zh_sentence(&d->text, &d->topic);
 			else
-				gen_en_sentence(&d->text);
+				gen_en_sentence(&d->text, &d->topic);
 			doc_end_sentence(d, 0);
 		}
 		d->paraend[d->n - 1] = 1;
-	}
-}
-
-/* Change a few characters of sentence i, keeping the UTF-8 valid. */
-static void
-mutate_sentence(struct doc *d, size_t i)
-{
-	unsigned char *s = (unsigned char *)d->text.p + d->off[i];
-	size_t len = d->off[i + 1] - d->off[i], k, j, edits;
-	const char *rep;
-
-	edits = rng_range(1, 3);
-	while (edits-- > 0) {
-		k = rng_below((uint32_t)len);
-		for (j = 0; j < len; j++, k = (k + 1) % len) {
-			if (d->lang == LANG_EN && s[k] >= 'a' && s[k] <= 'z') {
-				s[k] = (unsigned char)('a' + rng_below(26));
-				break;
-			}
-			/* A CJK ideograph: lead byte E4..E9, 3 bytes. */
-			if (d->lang == LANG_ZH && s[k] >= 0xe4 &&
-			    s[k] <= 0xe9 && k + 2 < len) {
-				rep = PICK(zh_swap);
-				memcpy(s + k, rep, 3);
-				break;
-			}
-		}
-	}
-}
-
-/*
- * A repost of src: the same sentences with some of the edits an aggregator
- * makes.  At least one edit is always made.
- */
-static void
-gen_repost(struct doc *d, const struct doc *src)
-{
-	int prefix, line, footer, drop, change, space;
-	size_t i, dropped = SIZE_MAX, changed = SIZE_MAX, s0;
-
-	doc_clear(d, src->lang);
-	prefix = rng_below(3) == 0;
-	line = !prefix && rng_below(4) == 0;
-	footer = rng_below(2) != 0;
-	drop = src->n > 2 && rng_below(2);
-	change = rng_below(2) != 0;
-	space = rng_below(5) == 0;
-	if (!prefix && !line && !footer && !drop)
-		change = 1;
-
-	if (rng_below(3) == 0)
-		gen_title(&d->title, d->lang);
-	else {
-		if (d->lang == LANG_EN && rng_below(2) &&
-		    (src->title.len < 9 ||
-		    memcmp(src->title.p, "UPDATE 1-", 9) != 0))
-			buf_adds(&d->title, "UPDATE 1-");
-		buf_add(&d->title, src->title.p, src->title.len);
-	}
-	if (drop)
-		dropped = rng_below((uint32_t)src->n);
-	if (change)
-		changed = rng_below((uint32_t)src->n);
-	d->wide_space = src->wide_space || space;
-
-	if (line) {
-		buf_adds(&d->text, d->lang == LANG_ZH ? PICK(zh_line) :
-		    PICK(en_line));
-		doc_end_sentence(d, 1);
-	}
-	for (i = 0; i < src->n; i++) {
-		if (i == dropped) {
-			/* Keep the paragraph break of a dropped sentence. */
-			if (src->paraend[i] && d->n > 0)
-				d->paraend[d->n - 1] = 1;
-			continue;
-		}
-		s0 = d->text.len;
-		if (prefix && d->n == 0) {
-			buf_adds(&d->text, d->lang == LANG_ZH ?
-			    PICK(zh_prefix) : PICK(en_prefix));
-			prefix = 0;
-		}
-		buf_add(&d->text, src->text.p + src->off[i],
-		    src->off[i + 1] - src->off[i]);
-		doc_end_sentence(d, src->paraend[i]);
-		if (i == changed && d->text.len > s0)
-			mutate_sentence(d, d->n - 1);
-	}
-	if (footer) {
-		if (d->n > 0)
-			d->paraend[d->n - 1] = 1;
-		buf_adds(&d->text, d->lang == LANG_ZH ? PICK(zh_footer) :
-		    PICK(en_footer));
-		doc_end_sentence(d, 1);
 	}
 }
 
@@ -750,8 +1166,8 @@ edit_number(struct buf *b, size_t from)
 }
 
 /*
- * A typo in b[from..): an English letter or a Chinese character replaced by
- * another one.  Returns 0 when there is none to replace.
+ * A typo in b[from..): an English lower-case letter or a Chinese character
+ * replaced by another one.  Returns 0 when there is none to replace.
  */
 static int
 edit_typo(struct buf *b, size_t from, enum lang lang)
@@ -771,13 +1187,138 @@ edit_typo(struct buf *b, size_t from, enum lang lang)
 		}
 		if (lang == LANG_ZH && is_han(s, len, k)) {
 			do
-				rep = PICK(zh_swap);
+				rep = zh_pick(rng_next());
 			while (memcmp(s + k, rep, 3) == 0);
 			memcpy(s + k, rep, 3);
 			return (1);
 		}
 	}
 	return (0);
+}
+
+/*
+ * Write one character of b[from..) that has a traditional form in that
+ * form.  Returns 0 when there is none.
+ */
+static int
+edit_traditional(struct buf *b, size_t from)
+{
+	size_t len = b->len - from, k, j, n = 0, pick = 0;
+	unsigned char *s = (unsigned char *)b->p + from;
+	const char *hit = NULL;
+
+	for (k = 0; k + 2 < len; k++) {
+		if (!is_han(s, len, k))
+			continue;
+		for (j = 0; j < sizeof(zh_traditional) - 1; j += 6)
+			if (memcmp(s + k, zh_traditional + j, 3) == 0)
+				break;
+		if (j >= sizeof(zh_traditional) - 1)
+			continue;
+		/* Reservoir sampling: the n-th of them replaces with 1/n. */
+		if (rng_below((uint32_t)++n) == 0) {
+			pick = k;
+			hit = zh_traditional + j + 3;
+		}
+	}
+	if (hit == NULL)
+		return (0);
+	memcpy(s + pick, hit, 3);
+	return (1);
+}
+
+/*
+ * Change one character of the sentence b[from..), keeping its length: a
+ * digit of a number, a typo, or in Chinese a traditional form, each about
+ * a third of the time when the sentence has one to change.
+ */
+static void
+edit_char(struct buf *b, size_t from, enum lang lang)
+{
+	switch (rng_below(3)) {
+	case 0:
+		if (edit_number(b, from))
+			return;
+		break;
+	case 1:
+		if (lang == LANG_ZH && edit_traditional(b, from))
+			return;
+		break;
+	default:
+		break;
+	}
+	if (!edit_typo(b, from, lang))
+		(void)edit_number(b, from);
+}
+
+/*
+ * A repost of src: the same sentences with some of the edits an aggregator
+ * makes.  At least one edit is always made.
+ */
+static void
+gen_repost(struct doc *d, const struct doc *src)
+{
+	int prefix, line, footer, drop, change, space;
+	size_t i, dropped = SIZE_MAX, changed = SIZE_MAX, s0, edits;
+
+	doc_clear(d, src->lang);
+	topic_copy(&d->topic, &src->topic);
+	prefix = rng_below(3) == 0;
+	line = !prefix && rng_below(4) == 0;
+	footer = rng_below(2) != 0;
+	drop = src->n > 2 && rng_below(2);
+	change = rng_below(2) != 0;
+	space = rng_below(5) == 0;
+	if (!prefix && !line && !footer && !drop)
+		change = 1;
+
+	if (rng_below(3) == 0)
+		gen_title(&d->title, d->lang, &d->topic);
+	else {
+		if (d->lang == LANG_EN && rng_below(2) &&
+		    (src->title.len < 9 ||
+		    memcmp(src->title.p, "UPDATE 1-", 9) != 0))
+			buf_adds(&d->title, "UPDATE 1-");
+		buf_add(&d->title, src->title.p, src->title.len);
+	}
+	if (drop)
+		dropped = rng_below((uint32_t)src->n);
+	if (change)
+		changed = rng_below((uint32_t)src->n);
+	d->wide_space = src->wide_space || space;
+
+	if (line) {
+		buf_adds(&d->text, d->lang == LANG_ZH ? PICK(zh_line) :
+		    PICK(en_line));
+		doc_end_sentence(d, 1);
+	}
+	for (i = 0; i < src->n; i++) {
+		if (i == dropped) {
+			/* Keep the paragraph break of a dropped sentence. */
+			if (src->paraend[i] && d->n > 0)
+				d->paraend[d->n - 1] = 1;
+			continue;
+		}
+		s0 = d->text.len;
+		if (prefix && d->n == 0) {
+			buf_adds(&d->text, d->lang == LANG_ZH ?
+			    PICK(zh_prefix) : PICK(en_prefix));
+			prefix = 0;
+		}
+		buf_add(&d->text, src->text.p + src->off[i],
+		    src->off[i + 1] - src->off[i]);
+		if (i == changed)
+			for (edits = rng_range(1, 3); edits > 0; edits--)
+				(void)edit_typo(&d->text, s0, d->lang);
+		doc_end_sentence(d, src->paraend[i]);
+	}
+	if (footer) {
+		if (d->n > 0)
+			d->paraend[d->n - 1] = 1;
+		buf_adds(&d->text, d->lang == LANG_ZH ? PICK(zh_footer) :
+		    PICK(en_footer));
+		doc_end_sentence(d, 1);
+	}
 }
 
 /* Replace n bytes at b[at] by the string r. */
@@ -838,27 +1379,75 @@ edit_punct(struct buf *b, size_t from, enum lang lang)
 }
 
 /*
- * An edited copy of src: every sentence kept, each with a number changed, a
- * typo and a punctuation change, and sometimes a footer added.
+ * Set sel[i] for the sentences of d that nshash fingerprints with its
+ * defaults, the NS_SENTENCES longest of more than NS_MIN_CPS code points,
+ * ties going to the earlier one, in the same way as nshash.c picks them.
+ * Our sentences are its sentences with their end mark (a full stop, "。",
+ * "！", "？" or "；"), which it drops.  When none is that long, nshash
+ * hashes the whole text, and the first sentence is set.
  */
 static void
-gen_edited(struct doc *d, const struct doc *src)
+select_longest(const struct doc *d, unsigned char *sel)
 {
+	size_t best[NS_SENTENCES], cps[NS_SENTENCES], nbest = 0, i, j, c;
+
+	memset(sel, 0, d->n);
+	for (i = 0; i < d->n; i++) {
+		c = count_cps(d->text.p + d->off[i], d->off[i + 1] -
+		    d->off[i]);
+		c = c > 0 ? c - 1 : 0;
+		if (c <= NS_MIN_CPS ||
+		    (nbest == NS_SENTENCES && c <= cps[nbest - 1]))
+			continue;
+		if (nbest < NS_SENTENCES)
+			nbest++;
+		for (j = nbest - 1; j > 0 && cps[j - 1] < c; j--) {
+			best[j] = best[j - 1];
+			cps[j] = cps[j - 1];
+		}
+		best[j] = i;
+		cps[j] = c;
+	}
+	for (i = 0; i < nbest; i++)
+		sel[best[i]] = 1;
+	if (nbest == 0 && d->n > 0)
+		sel[0] = 1;
+}
+
+/*
+ * An edited copy of src at the given strength (see the top of this file):
+ * every sentence kept, characters changed in some or all of them.
+ */
+static void
+gen_edited(struct doc *d, const struct doc *src, enum strength strength)
+{
+	static unsigned char *sel;
+	static size_t selcap;
 	size_t i, s0;
 
 	doc_clear(d, src->lang);
+	topic_copy(&d->topic, &src->topic);
 	buf_add(&d->title, src->title.p, src->title.len);
 	d->wide_space = src->wide_space;
+	if (selcap < src->n) {
+		selcap = src->n;
+		sel = xrealloc(sel, selcap);
+	}
+	if (strength == EDIT_LONGEST)
+		select_longest(src, sel);
 	for (i = 0; i < src->n; i++) {
 		s0 = d->text.len;
 		buf_add(&d->text, src->text.p + src->off[i],
 		    src->off[i + 1] - src->off[i]);
-		edit_number(&d->text, s0);
-		edit_typo(&d->text, s0, d->lang);
-		edit_punct(&d->text, s0, d->lang);
+		if (strength == EDIT_HEAVY) {
+			edit_number(&d->text, s0);
+			edit_typo(&d->text, s0, d->lang);
+			edit_punct(&d->text, s0, d->lang);
+		} else if (strength == EDIT_EVERY || sel[i])
+			edit_char(&d->text, s0, d->lang);
 		doc_end_sentence(d, src->paraend[i]);
 	}
-	if (rng_below(2)) {
+	if (strength == EDIT_HEAVY && rng_below(2)) {
 		if (d->n > 0)
 			d->paraend[d->n - 1] = 1;
 		buf_adds(&d->text, d->lang == LANG_ZH ? PICK(zh_footer) :
@@ -866,7 +1455,6 @@ gen_edited(struct doc *d, const struct doc *src)
 		doc_end_sentence(d, 1);
 	}
 }
-
 /*
  * Append s as the inside of a JSON string.  Newlines, quotes and backslashes
  * are escaped, and every U+00E9 is written as \u00e9 so that readers meet
@@ -949,8 +1537,9 @@ usage(int status)
 
 	fprintf(f, "usage: %s [--seed N] [--size BYTES] [--records N] "
 	    "[--dup-rate F]\n"
-	    "                     [--edit-rate F] [--truth FILE] [--verbose]\n",
-	    progname);
+	    "                     [--edit-rate F] "
+	    "[--edit-strength longest|every|heavy]\n"
+	    "                     [--truth FILE] [--verbose]\n", progname);
 	if (status != 0) {
 		fprintf(f, "Try '%s --help'.\n", progname);
 		exit(status);
@@ -965,12 +1554,22 @@ usage(int status)
 	    "  --records N    stop after N records\n"
 	    "  --dup-rate F   share of records that are near-copies of a\n"
 	    "                 recent record, 0 to 1 (default 0.2)\n"
-	    "  --edit-rate F  share of those near-copies that have every\n"
-	    "                 sentence edited (a typo, a punctuation mark, a\n"
-	    "                 digit), 0 to 1 (default 0)\n"
+	    "  --edit-rate F  share of those near-copies that keep every\n"
+	    "                 sentence with characters changed, as\n"
+	    "                 --edit-strength says, 0 to 1 (default 0)\n"
+	    "  --edit-strength S\n"
+	    "                 longest: one character changed in each sentence\n"
+	    "                 that nshash fingerprints (the 5 longest of more\n"
+	    "                 than 30 code points), nothing else (default);\n"
+	    "                 every: one character in every sentence;\n"
+	    "                 heavy: in every sentence a typo, a punctuation\n"
+	    "                 mark and a digit, and sometimes a footer.\n"
+	    "                 A character change is a typo, a digit, or in\n"
+	    "                 Chinese a traditional form (国 as 國)\n"
 	    "  --truth FILE   write each near-copy's id, its source's id and\n"
-	    "                 its kind (light or edited) to FILE, one\n"
-	    "                 tab-separated line each\n"
+	    "                 its kind (light, edited-longest, edited-every\n"
+	    "                 or edited-heavy) to FILE, one tab-separated\n"
+	    "                 line each\n"
 	    "  --verbose      print record, repost and byte counts to stderr\n"
 	    "  --help         show this help\n");
 	exit(0);
@@ -1046,6 +1645,24 @@ parse_rate(const char *opt, const char *s)
 	return (v);
 }
 
+/* Parse --edit-strength: an index into strengths[]. */
+static size_t
+parse_strength(const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < NELEMS(strengths); i++)
+		if (strcmp(s, strengths[i].name) == 0)
+			return (i);
+	fprintf(stderr, "%s: invalid value for --edit-strength: '%s' (valid:",
+	    progname, s);
+	for (i = 0; i < NELEMS(strengths); i++)
+		fprintf(stderr, "%s %s", i > 0 ? "," : "", strengths[i].name);
+	fprintf(stderr, ")\n");
+	usage(2);
+	return (0);
+}
+
 static void
 parse_args(int argc, char **argv, struct options *o)
 {
@@ -1057,6 +1674,7 @@ parse_args(int argc, char **argv, struct options *o)
 	o->records = UINT64_MAX;
 	o->dup_rate = 0.2;
 	o->edit_rate = 0;
+	o->strength = parse_strength("longest");
 	o->truth = NULL;
 	o->verbose = 0;
 	for (i = 1; i < argc; i++) {
@@ -1081,6 +1699,9 @@ parse_args(int argc, char **argv, struct options *o)
 		else if ((v = opt_value(argc, argv, &i, "--edit-rate")) !=
 		    NULL)
 			o->edit_rate = parse_rate("--edit-rate", v);
+		else if ((v = opt_value(argc, argv, &i, "--edit-strength")) !=
+		    NULL)
+			o->strength = parse_strength(v);
 		else if ((v = opt_value(argc, argv, &i, "--truth")) != NULL)
 			o->truth = v;
 		else {
@@ -1111,6 +1732,7 @@ main(int argc, char **argv)
 		    strerror(errno));
 		return (1);
 	}
+	lexicon_build();
 	rng_state = o.seed;
 	/* Every document is written to the ring slot it replaces. */
 	for (id = 1; id <= o.records; id++) {
@@ -1124,7 +1746,8 @@ main(int argc, char **argv)
 			/* No draw at rate 0: the default output stays put. */
 			edit = o.edit_rate > 0 && rng_unit() < o.edit_rate;
 			if (edit)
-				gen_edited(&ring[slot], &ring[src]);
+				gen_edited(&ring[slot], &ring[src],
+				    strengths[o.strength].strength);
 			else
 				gen_repost(&ring[slot], &ring[src]);
 		} else
@@ -1147,7 +1770,7 @@ main(int argc, char **argv)
 		if (repost && truth != NULL)
 			fprintf(truth, "g-%09llu\tg-%09llu\t%s\n",
 			    (unsigned long long)id, (unsigned long long)src_id,
-			    edit ? "edited" : "light");
+			    edit ? strengths[o.strength].kind : "light");
 		if (out.len >= OUT_FLUSH)
 			flush_out(&out);
 	}
@@ -1167,9 +1790,10 @@ main(int argc, char **argv)
 	}
 	if (o.verbose && o.edit_rate > 0)
 		fprintf(stderr, "%s: %llu records, %llu reposts, %llu bytes, "
-		    "%llu of the reposts edited\n", progname,
+		    "%llu of the reposts %s\n", progname,
 		    (unsigned long long)(id - 1), (unsigned long long)reposts,
-		    (unsigned long long)total, (unsigned long long)edited);
+		    (unsigned long long)total, (unsigned long long)edited,
+		    strengths[o.strength].kind);
 	else if (o.verbose)
 		fprintf(stderr, "%s: %llu records, %llu reposts, %llu bytes\n",
 		    progname, (unsigned long long)(id - 1),

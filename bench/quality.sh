@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 #
 # bench/quality.sh: how well nshash and simhash find near-copies, with
-# ground truth.  Generates two corpora with nsd-gencorpus --truth: the
-# default one (reposts with light edits: a prefix or footer, a dropped
-# sentence, a few characters of one sentence) and an "edited" one where
-# half the reposts have every sentence edited (--edit-rate 0.5: a typo, a
-# punctuation mark and a digit in each), the kind nshash cannot find.  On
-# each it runs nshash and simhash over a grid of --distance, --shingle and
-# --ngram, and scores every run against the truth:
+# ground truth.  Generates four corpora with nsd-gencorpus --truth, one for
+# each kind of near-copy it makes: "light" (the default: reposts with an
+# agency prefix or a footer, a dropped sentence, a few characters of one
+# sentence changed) and, with --edit-rate 1, copies that keep every
+# sentence with characters changed at each --edit-strength: "longest" (one
+# character in each of the 5 longest sentences, the ones nshash
+# fingerprints), "every" (one in every sentence) and "heavy" (a typo, a
+# punctuation mark and a digit in every sentence).  On each it runs nshash
+# and simhash over a grid of --distance, --shingle and --ngram, and scores
+# every run against the truth:
 #
 #   - a record judged a duplicate whose similar_id is in its own true
 #     group (the record it was copied from, or a copy of the same
@@ -15,7 +18,11 @@
 #   - a record judged a duplicate that is not a repost, or whose
 #     similar_id is in another true group, is a false positive;
 #   - recall is true positives / reposts, precision is true positives /
-#     records judged duplicates.
+#     records judged duplicates, F1 their harmonic mean.
+#
+# It also gives recall by text length, and for a sample of the copies of
+# each kind their SimHash distance from the source beside what the angle
+# between the two texts' feature vectors predicts.
 #
 # Then, on the shared real corpora (no truth there), it counts each
 # method's duplicates, how far the two agree, and how many of each
@@ -37,8 +44,8 @@
 #                      skipped when absent
 #     TMPDIR           where the corpora go (default /tmp)
 #
-# Needs bash, jq, awk and GNU coreutils.  Exits 0 when every command ran
-# (whatever the scores), 1 when one failed, 2 on a usage error.
+# Needs bash, jq (1.6 or later), awk and GNU coreutils.  Exits 0 when every
+# command ran (whatever the scores), 1 when one failed, 2 on a usage error.
 
 # The report's Markdown puts commands in backquotes inside single quotes.
 # shellcheck disable=SC2016
@@ -49,11 +56,9 @@ prog=bench/quality.sh
 size=32M
 seed=1
 out=bench/QUALITY.md
-edit_rate=0.5
 distances=(2 3 4)
 shingles=(1 2 3)
 ngrams=(2 3)
-
 usage() {
 	cat <<EOF
 usage: $prog [--size SIZE] [--seed N] [--out FILE]
@@ -125,11 +130,13 @@ nsd_sum=$(sha256sum <"$NSDEDUP" | cut -c 1-16)
 
 # --- Scoring -------------------------------------------------------------
 
-# The language of each record of corpus $1 (zh when its text has a Han
-# character, else en), as "id<TAB>lang" lines into $2.
-languages() {
-	jq -r '[.id, (if (.text | test("\\p{Han}")) then "zh" else "en" end)]
-	    | @tsv' "$1" >"$2" || die "jq failed on $1"
+# Each record of corpus $1 as "id<TAB>lang<TAB>bytes" lines into $2: zh
+# when its text has a Han character, else en; bytes is the text's length
+# in UTF-8.
+record_info() {
+	jq -r '[.id, (if (.text | test("\\p{Han}")) then "zh" else "en" end),
+	    (.text | utf8bytelength)] | @tsv' "$1" >"$2" ||
+		die "jq failed on $1"
 }
 
 # Run nsdedup with the arguments after $1 on corpus $1; the duplicates go
@@ -146,12 +153,16 @@ judge() {
 	RUN_CAND=${RUN_CAND:--}
 }
 
-# Score $tmp/dups against truth file $1 and language map $2.  Prints one
-# line: for all, en and zh records in turn, "reposts tp fp precision
-# recall", then the recall of the light and the edited reposts, then the
-# false positives that were not reposts and those put in the wrong group.
+# The classes of text length for recall by length, in bytes of UTF-8.
+len_names=("under 2 KiB" "2 to 4 KiB" "4 KiB and more")
+
+# Score $tmp/dups against truth file $1 and record info $2.  Prints one
+# line of fields: for all, en and zh records in turn, "reposts TP FP
+# precision recall F1" (fields 1 to 18); the false positives that were
+# not reposts and those put in the wrong group (19, 20); and for each
+# class of text length, "reposts TP" (21 to 26).
 score() {
-	awk -F '\t' -v truth="$1" -v langs="$2" '
+	awk -F '\t' -v truth="$1" -v info="$2" '
 	function root(x) {
 		while (x in src)
 			x = src[x]
@@ -160,26 +171,33 @@ score() {
 	function pct(a, b) {
 		return b > 0 ? sprintf("%.1f", 100 * a / b) : "-"
 	}
+	# F1 = 2PR / (P + R) = 2TP / (2TP + FP + FN).
+	function f1(t, f, n) {
+		return t > 0 ? sprintf("%.2f", 2 * t / (t + f + n)) : "0.00"
+	}
+	function cls(b) {
+		return b < 2048 ? 1 : b < 4096 ? 2 : 3
+	}
 	BEGIN {
 		while ((getline l < truth) > 0) {
 			split(l, f, "\t")
 			src[f[1]] = f[2]
-			kind[f[1]] = f[3]
 		}
-		while ((getline l < langs) > 0) {
+		while ((getline l < info) > 0) {
 			split(l, f, "\t")
 			lang[f[1]] = f[2]
+			len[f[1]] = f[3]
 		}
 		for (r in src) {
 			n["all"]++
 			n[lang[r]]++
-			nk[kind[r]]++
+			nc[cls(len[r])]++
 		}
 	}
 	{
 		id = $1; l = lang[id]
 		if ((id in src) && root($2) == root(id)) {
-			tp["all"]++; tp[l]++; tpk[kind[id]]++
+			tp["all"]++; tp[l]++; tpc[cls(len[id])]++
 		} else {
 			fp["all"]++; fp[l]++
 			if (id in src)
@@ -192,20 +210,28 @@ score() {
 		split("all en zh", g, " ")
 		for (i = 1; i <= 3; i++) {
 			k = g[i]
-			printf "%d %d %d %s %s ", n[k], tp[k], fp[k],
-			    pct(tp[k], tp[k] + fp[k]), pct(tp[k], n[k])
+			printf "%d %d %d %s %s %s ", n[k], tp[k], fp[k],
+			    pct(tp[k], tp[k] + fp[k]), pct(tp[k], n[k]),
+			    f1(tp[k], fp[k], n[k])
 		}
-		printf "%s %s %d %d\n", pct(tpk["light"], nk["light"]),
-		    pct(tpk["edited"], nk["edited"]), orig, wrong
+		printf "%d %d", orig, wrong
+		for (c = 1; c <= 3; c++)
+			printf " %d %d", nc[c], tpc[c]
+		printf "\n"
 	}' "$tmp/dups"
 }
 
 # --- The generated corpora -----------------------------------------------
 
+# One corpus for each kind of near-copy that nsd-gencorpus makes: the
+# default light reposts, and copies edited at each --edit-strength (all of
+# the reposts, so that each corpus's precision is about its own kind).
+corpora=(light longest every heavy)
 declare -A GEN_ARGS GEN_LOG
-GEN_ARGS[default]=""
-GEN_ARGS[edited]="--edit-rate $edit_rate"
-corpora=(default edited)
+GEN_ARGS[light]=""
+for c in longest every heavy; do
+	GEN_ARGS[$c]="--edit-rate 1 --edit-strength $c"
+done
 for c in "${corpora[@]}"; do
 	note "generating the $c corpus ($size, seed $seed)"
 	# shellcheck disable=SC2086
@@ -213,7 +239,7 @@ for c in "${corpora[@]}"; do
 	    --truth "$tmp/$c.truth" --verbose >"$tmp/$c.jsonl" \
 	    2>"$tmp/$c.gen" || die "nsd-gencorpus failed: $(cat "$tmp/$c.gen")"
 	GEN_LOG[$c]=$(sed 's/^[^:]*: //' "$tmp/$c.gen")
-	languages "$tmp/$c.jsonl" "$tmp/$c.lang"
+	record_info "$tmp/$c.jsonl" "$tmp/$c.info"
 done
 
 # Every configuration: a label and nsdedup's arguments.
@@ -225,6 +251,8 @@ for k in "${distances[@]}"; do
 		done
 	done
 done
+# The defaults, at each distance.
+headline='^(nshash|simhash k=. shingle=3 ngram=2)$'
 
 # Rows: corpus|label|args|mbps|cand|score fields.
 : >"$tmp/rows"
@@ -236,36 +264,84 @@ for c in "${corpora[@]}"; do
 		# shellcheck disable=SC2086
 		judge "$tmp/$c.jsonl" $args
 		printf '%s|%s|%s|%s|%s|%s\n' "$c" "$label" "$args" "$RUN_MBPS" \
-		    "$RUN_CAND" "$(score "$tmp/$c.truth" "$tmp/$c.lang")" \
+		    "$RUN_CAND" "$(score "$tmp/$c.truth" "$tmp/$c.info")" \
 		    >>"$tmp/rows"
 	done
 done
 
-# --- How far a repost's SimHash is from its source's ---------------------
+# --- How far a copy's SimHash is from its source's -----------------------
 
-# For the first $hist_max reposts of each kind in the edited corpus: the
-# SimHash distance from its source (default parameters), as nsdedup
-# --explain reports it for the two records alone at --distance 8; beyond 8
-# it says nothing.  Lines "kind lang distance" into $tmp/hist.
+# For the first $hist_max copies of each corpus: the SimHash distance from
+# the record it was copied from (default parameters), as nsdedup --explain
+# reports it for the two records alone at --distance 8 (beyond 8 it says
+# nothing); and the cosine of the angle between the two texts' feature
+# vectors, counted as simhash.c counts them, which predicts the distance.
+# Lines "corpus lang distance cosine" into $tmp/hist.
 hist_max=200
-note "SimHash distances of reposts from their sources"
-awk -F '\t' -v m="$hist_max" '{ if (n[$3]++ < m) print }' \
-    "$tmp/edited.truth" >"$tmp/hist.truth"
+note "SimHash distances of copies from their sources"
 mkdir "$tmp/rec"
-# Each record needed, alone in a file named by its id.
-awk -F '\t' -v dir="$tmp/rec" 'NR == FNR { want[$1] = 1; want[$2] = 1; next }
-    { id = $0; sub(/^\{"id":"/, "", id); sub(/".*/, "", id)
-      if (id in want) print > (dir "/" id) }' "$tmp/hist.truth" \
-    "$tmp/edited.jsonl"
-: >"$tmp/hist"
-while IFS=$'\t' read -r rid sid kind; do
-	cat "$tmp/rec/$sid" "$tmp/rec/$rid" >"$tmp/pair.jsonl"
-	d=$("$NSDEDUP" -m simhash --distance 8 --explain --only-dups \
-	    "$tmp/pair.jsonl" | jq -r '.explain.distance // empty')
-	lang=$(awk -F '\t' -v id="$rid" '$1 == id { print $2; exit }' \
-	    "$tmp/edited.lang")
-	printf '%s %s %s\n' "$kind" "$lang" "${d:-9}" >>"$tmp/hist"
-done <"$tmp/hist.truth"
+: >"$tmp/hist.meta"
+: >"$tmp/hist.pairs"
+for c in "${corpora[@]}"; do
+	sed -n "1,${hist_max}p" "$tmp/$c.truth" >"$tmp/hist.truth"
+	# Each record needed, alone in a file named by its id.
+	awk -F '\t' -v dir="$tmp/rec" 'NR == FNR { want[$1] = 1; want[$2] = 1
+		next }
+	    { id = $0; sub(/^\{"id":"/, "", id); sub(/".*/, "", id)
+	      if (id in want) print > (dir "/" id) }' "$tmp/hist.truth" \
+	    "$tmp/$c.jsonl"
+	awk -F '\t' 'NR == FNR { lang[$1] = $2; next }
+	    { print $1, $2, lang[$1] }' "$tmp/$c.info" "$tmp/hist.truth" |
+	    while read -r rid sid lang; do
+		cat "$tmp/rec/$sid" "$tmp/rec/$rid" >"$tmp/pair.jsonl"
+		d=$("$NSDEDUP" -m simhash --distance 8 --explain --only-dups \
+		    "$tmp/pair.jsonl" |
+		    sed -n 's/.*"distance":\([0-9]*\)}}$/\1/p')
+		printf '%s %s %s\n' "$c" "$lang" "${d:-9}" >>"$tmp/hist.meta"
+		cat "$tmp/pair.jsonl" >>"$tmp/hist.pairs"
+	    done
+	rm -f "$tmp/rec"/*
+done
+# The features of simhash.c with its defaults, for the generated texts
+# (which have no letters beyond U+024F and no CJK but Han): words of
+# letters and digits, ASCII lower-cased, three to a shingle across the
+# whole text; and the bigrams of each run of Han characters (a run of one
+# is itself).  jq writes each text's features a line each, then an empty
+# line; awk counts them, a feature weighing as often as it occurs, and
+# gives the cosine of each pair of texts.
+jq -r '
+	def words: [match("[0-9A-Za-z\u00c0-\u024f]+"; "g").string |
+	    ascii_downcase];
+	def shingles: if length == 0 then empty
+	    elif length < 3 then join(" ")
+	    else . as $w | range(0; length - 2) as $i |
+		$w[$i] + " " + $w[$i + 1] + " " + $w[$i + 2] end;
+	def bigrams: match("\\p{Han}+"; "g").string | explode |
+	    if length < 2 then implode
+	    else . as $c | range(0; length - 1) as $i | $c[$i:$i + 2] |
+		implode end;
+	(.text | (words | shingles), bigrams), ""' "$tmp/hist.pairs" |
+    awk '$0 == "" {
+		if (++t % 2 == 0) {
+			dot = na = nb = 0
+			for (f in a) {
+				na += a[f] * a[f]
+				if (f in b)
+					dot += a[f] * b[f]
+			}
+			for (f in b)
+				nb += b[f] * b[f]
+			print (na > 0 && nb > 0 ? dot / sqrt(na * nb) : 0)
+			split("", a)
+			split("", b)
+		}
+		next
+	}
+	t % 2 == 0 { a[$0]++; next }
+	{ b[$0]++ }' >"$tmp/hist.cos" || die "cannot count the pairs' features"
+[ "$(wc -l <"$tmp/hist.cos")" -eq "$(wc -l <"$tmp/hist.meta")" ] ||
+	die "the pairs' features do not match the pairs"
+paste -d ' ' "$tmp/hist.meta" "$tmp/hist.cos" >"$tmp/hist"
 
 # --- The shared real corpora ---------------------------------------------
 
@@ -398,35 +474,103 @@ fi
 cpu_model=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo \
     2>/dev/null || true)
 
-# A table of the rows of corpus $1 whose label matches $2: for language
-# field offset $3 (0 all, 5 en, 10 zh of the score fields).
-table() {
-	local c=$1 re=$2
-	printf '| method | reposts | TP | FP | precision %% | recall %% '
-	printf '| recall light %% | recall edited %% | FP not reposts '
-	printf '| FP wrong group | MB/s | candidates per lookup |\n'
-	printf '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n'
-	awk -F '|' -v c="$c" -v re="$re" '$1 == c && $2 ~ re {
+# Precision, recall and F1 of the configurations whose label matches $1,
+# one row each, the four corpora side by side.
+side_by_side() {
+	printf '| method'
+	for c in "${corpora[@]}"; do
+		printf ' | %s: precision %% | %s: recall %% | %s: F1' \
+		    "$c" "$c" "$c"
+	done
+	printf ' |\n|---'
+	for c in "${corpora[@]}"; do
+		printf '|---:|---:|---:'
+	done
+	printf '|\n'
+	awk -F '|' -v re="$1" -v cs="${corpora[*]}" '$2 ~ re {
 		split($6, s, " ")
-		printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s " \
-		    "| %s | %s |\n", $2, s[1], s[2], s[3], s[4], s[5],
-		    s[16], s[17], s[18], s[19], $4, $5 }' "$tmp/rows"
+		v[$1, $2] = s[4] " | " s[5] " | " s[6]
+		if (!($2 in seen)) { seen[$2] = 1; order[++n] = $2 } }
+	    END { m = split(cs, c, " ")
+		for (i = 1; i <= n; i++) {
+			printf "| %s", order[i]
+			for (j = 1; j <= m; j++)
+				printf " | %s", v[c[j], order[i]]
+			printf " |\n" } }' "$tmp/rows"
 }
 
-# Per language: precision and recall of every configuration, side by side
-# for the two corpora.
-lang_table() {
-	local off=$1
-	printf '| method | default: precision %% | default: recall %% '
-	printf '| edited: precision %% | edited: recall %% |\n'
-	printf '|---|---:|---:|---:|---:|\n'
-	awk -F '|' -v o="$off" '{ split($6, s, " ")
-		p[$1, $2] = s[o + 4]; r[$1, $2] = s[o + 5]
+# The configurations whose label matches $1 on every corpus, in full.
+detail() {
+	printf '| corpus | method | reposts | TP | FP | precision %% '
+	printf '| recall %% | F1 | FP not reposts | FP wrong group | MB/s '
+	printf '| candidates per lookup |\n'
+	printf '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n'
+	awk -F '|' -v re="$1" '$2 ~ re { split($6, s, " ")
+		printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s " \
+		    "| %s | %s |\n", $1, $2, s[1], s[2], s[3], s[4], s[5],
+		    s[6], s[19], s[20], $4, $5 }' "$tmp/rows"
+}
+
+# Every configuration's precision and recall on each corpus, for all
+# records or (field offset $1: 0 all, 6 en, 12 zh) one language; with
+# $2 set, the candidates per lookup on the light corpus too.
+grid() {
+	local off=$1 cand=${2:-}
+	printf '| method'
+	for c in "${corpora[@]}"; do
+		printf ' | %s: precision %% | %s: recall %%' "$c" "$c"
+	done
+	[ -z "$cand" ] || printf ' | light: candidates per lookup'
+	printf ' |\n|---'
+	for c in "${corpora[@]}"; do
+		printf '|---:|---:'
+	done
+	[ -z "$cand" ] || printf '|---:'
+	printf '|\n'
+	awk -F '|' -v o="$off" -v cs="${corpora[*]}" -v cand="$cand" '{
+		split($6, s, " ")
+		v[$1, $2] = s[o + 4] " | " s[o + 5]
+		if ($1 == "light") k[$2] = $5
 		if (!($2 in seen)) { seen[$2] = 1; order[++n] = $2 } }
-	    END { for (i = 1; i <= n; i++) { l = order[i]
-		printf "| %s | %s | %s | %s | %s |\n", l, p["default", l],
-		    r["default", l], p["edited", l], r["edited", l] } }' \
-	    "$tmp/rows"
+	    END { m = split(cs, c, " ")
+		for (i = 1; i <= n; i++) {
+			printf "| %s", order[i]
+			for (j = 1; j <= m; j++)
+				printf " | %s", v[c[j], order[i]]
+			if (cand != "")
+				printf " | %s", k[order[i]]
+			printf " |\n" } }' "$tmp/rows"
+}
+
+# Recall by class of text length, for the configurations matching $1.
+by_length() {
+	awk -F '|' -v re="$1" -v names="$(IFS='|'; echo "${len_names[*]}")" '
+	function pct(a, b) {
+		return b > 0 ? sprintf("%.1f", 100 * a / b) : "-"
+	}
+	$2 ~ re { split($6, s, " ")
+		if (!($2 in seen)) { seen[$2] = 1; meth[++m] = $2 }
+		if (!($1 in cseen)) { cseen[$1] = 1; corp[++nc] = $1 }
+		for (c = 1; c <= 3; c++) {
+			n[$1, c] = s[19 + 2 * c]
+			r[$1, $2, c] = pct(s[20 + 2 * c], s[19 + 2 * c])
+		} }
+	END { split(names, nm, "|")
+		printf "| corpus | text length | reposts"
+		for (j = 1; j <= m; j++)
+			printf " | %s", meth[j]
+		printf " |\n|---|---|---:"
+		for (j = 1; j <= m; j++)
+			printf "|---:"
+		printf "|\n"
+		for (i = 1; i <= nc; i++)
+			for (c = 1; c <= 3; c++) {
+				printf "| %s | %s | %s", corp[i], nm[c],
+				    n[corp[i], c]
+				for (j = 1; j <= m; j++)
+					printf " | %s", r[corp[i], meth[j], c]
+				printf " |\n"
+			} }' "$tmp/rows"
 }
 
 mkdir -p "$(dirname "$out")"
@@ -444,70 +588,123 @@ mkdir -p "$(dirname "$out")"
 	printf 'benchmark: see RESULTS.md for those).\n\n'
 
 	printf '## How it is scored\n\n'
-	printf 'Two corpora of `nsd-gencorpus`, with `--truth FILE` '
-	printf 'writing, for each repost, its id, the id of the record it '
-	printf 'was copied from and its kind:\n\n'
+	printf 'Four corpora of `nsd-gencorpus`, one for each kind of '
+	printf 'near-copy it makes, with `--truth FILE` writing, for each '
+	printf 'copy, its id, the id of the record it was copied from and '
+	printf 'its kind:\n\n'
 	for c in "${corpora[@]}"; do
 		printf -- '- **%s**: `nsd-gencorpus --seed %s --size %s%s ' \
 		    "$c" "$seed" "$size" "${GEN_ARGS[$c]:+ ${GEN_ARGS[$c]}}"
 		printf -- '--truth %s.truth`: %s.\n' "$c" "${GEN_LOG[$c]}"
 	done
-	printf '\nA *light* repost is the default kind (an agency prefix or '
+	printf '\nA *light* repost is the default kind: an agency prefix or '
 	printf 'source line, a footer, one sentence dropped, a few characters '
-	printf 'of one sentence changed, other white space); an *edited* one '
-	printf 'keeps every sentence but gives each a typo, a punctuation '
-	printf 'mark added, dropped or changed, and one digit of a number '
-	printf 'changed. A repost may copy a repost; its true group is the '
-	printf 'original at the head of the chain.\n\n'
+	printf 'of one sentence changed, other white space. The other three '
+	printf 'keep every sentence and change characters in some: '
+	printf '*longest* one character in each of the 5 longest sentences '
+	printf 'of more than 30 code points (the ones nshash fingerprints), '
+	printf 'nothing else; *every* one character in every sentence; '
+	printf '*heavy* a typo, a punctuation mark added, dropped or changed '
+	printf 'and a digit in every sentence, and half the time a footer. '
+	printf 'A changed character is a typo, a digit, or in Chinese a '
+	printf 'simplified character in its traditional form. A copy may '
+	printf 'copy a copy; its true group is the original at the head of '
+	printf 'the chain.\n\n'
 	printf 'Each run is `nsdedup ARGS --only-dups --stats CORPUS`. '
 	printf 'A record judged a duplicate is a true positive (TP) when '
 	printf 'it is a repost and its `similar_id` is in its own true group; '
 	printf 'a false positive (FP) when it is no repost ("not reposts") or '
 	printf 'its `similar_id` is in another group ("wrong group"). '
 	printf 'Precision = TP / (TP + FP); recall = TP / reposts (a '
-	printf 'repost put in the wrong group counts against both).\n\n'
+	printf 'repost put in the wrong group counts against both); F1 = '
+	printf '2 TP / (2 TP + FP + missed reposts).\n\n'
 
-	for c in "${corpora[@]}"; do
-		printf '## The %s corpus\n\n' "$c"
-		table "$c" '^(nshash|simhash k=. shingle=3 ngram=2)$'
-		printf '\nThe whole grid (`--shingle` changes only English '
-		printf 'features, `--ngram` only Chinese ones):\n\n'
-		table "$c" '^simhash'
-		printf '\n'
-	done
+	printf '## Side by side\n\n'
+	printf 'nshash, and simhash with its default `--shingle 3 --ngram 2` '
+	printf 'at `--distance` 2, 3 (the default) and 4:\n\n'
+	side_by_side "$headline"
+	printf '\nIn full:\n\n'
+	detail "$headline"
+	printf '\n'
 
-	printf '## How far a repost is from its source\n\n'
+	printf '## Recall by text length\n\n'
+	printf 'The reposts of each corpus by the length of their text in '
+	printf 'UTF-8 (generated texts are 1 to 6 KB; a Chinese character '
+	printf 'takes 3 bytes), and the share of them each method finds, in '
+	printf 'percent:\n\n'
+	by_length "$headline"
+	printf '\n'
+
+	printf '## How far a copy is from its source\n\n'
 	printf 'The SimHash distance (default parameters) between each of '
-	printf 'the first %s reposts of each kind in the edited corpus and ' \
+	printf 'the first %s copies of each corpus and the record it was ' \
 	    "$hist_max"
-	printf 'the record it was copied from, the two run alone through '
+	printf 'copied from, the two run alone through '
 	printf '`nsdedup -m simhash --distance 8 --explain`; ">8" is '
-	printf 'beyond what --distance allows. A repost is found at '
+	printf 'beyond what --distance allows. A copy is found at '
 	printf '`--distance K` only when it is within K bits of some '
 	printf 'record of its group.\n\n'
-	printf '| reposts | n | 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | >8 '
-	printf '| within 3 %% |\n'
-	printf '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n'
-	awk '{ k = $1 " " $2; n[k]++; h[k, $3]++; if (!(k in seen)) {
-		seen[k] = 1; order[++m] = k } }
-	    END { for (i = 1; i <= m; i++) { k = order[i]
-		printf "| %s | %d", k, n[k]
-		w = 0
-		for (d = 0; d <= 9; d++) {
-			printf " | %d", h[k, d]
-			if (d <= 3) w += h[k, d]
+	printf 'Each bit of a SimHash is the sign of a random projection of '
+	printf 'the text'"'"'s feature vector (every feature weighing as often '
+	printf 'as it occurs), so a bit differs between two texts with '
+	printf 'probability p = θ/π, θ the angle between their vectors, and '
+	printf 'the distance is about binomial(64, p). "cos θ" is the mean '
+	printf 'cosine of the pairs'"'"' vectors, counted with simhash.c'"'"'s '
+	printf 'features (three-word shingles, Han bigrams); "64θ/π" the '
+	printf 'mean distance that model expects; "predicted" the mean '
+	printf 'over the pairs of P(distance ≤ 3) under it, beside the '
+	printf 'share measured.\n\n'
+	printf '| copies | n | 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | >8 '
+	printf '| mean cos θ | mean 64θ/π | within 3: predicted %% '
+	printf '| within 3: measured %% |\n'
+	printf '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|'
+	printf -- '---:|---:|---:|---:|\n'
+	awk -v cs="${corpora[*]}" '
+	function binom3(p,	i, c, t) {
+		t = 0; c = 1
+		for (i = 0; i <= 3; i++) {
+			t += c * p ^ i * (1 - p) ^ (64 - i)
+			c = c * (64 - i) / (i + 1)
 		}
-		printf " | %.1f |\n", 100 * w / n[k] } }' "$tmp/hist" |
-	    sort
+		return t
+	}
+	{ k = $1 " " $2; n[k]++; h[k, $3]++
+	  x = $4 > 1 ? 1 : $4
+	  th = atan2(sqrt(1 - x * x), x)
+	  cs_[k] += x; bits[k] += 64 * th / 3.141592653589793
+	  pred[k] += binom3(th / 3.141592653589793)
+	  if ($3 <= 3) w[k]++ }
+	END { m = split(cs, c, " ")
+		for (i = 1; i <= m; i++)
+			for (j = 1; j <= 2; j++) {
+				k = c[i] " " (j == 1 ? "en" : "zh")
+				if (!(k in n))
+					continue
+				printf "| %s | %d", k, n[k]
+				for (d = 0; d <= 9; d++)
+					printf " | %d", h[k, d]
+				printf " | %.3f | %.1f | %.1f | %.1f |\n",
+				    cs_[k] / n[k], bits[k] / n[k],
+				    100 * pred[k] / n[k], 100 * w[k] / n[k]
+			} }' "$tmp/hist"
+	printf '\n'
+
+	printf '## The whole grid\n\n'
+	printf 'Every configuration on every corpus (`--shingle` changes '
+	printf 'the features of words, which are English words and the '
+	printf 'numbers in Chinese text; `--ngram` those of Han '
+	printf 'characters), with the candidates per lookup of each run on '
+	printf 'the light corpus:\n\n'
+	grid 0 cand
 	printf '\n'
 
 	printf '## By language\n\n'
 	printf 'The generated corpora are about half English, half Chinese; '
 	printf 'a record is Chinese when its text has a Han character.\n\n'
 	printf '### English records\n\n'
-	lang_table 5
+	grid 6
 	printf '\n### Chinese records\n\n'
-	lang_table 10
+	grid 12
 	printf '\n'
 
 	printf '## Shared real corpora\n\n'
