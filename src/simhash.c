@@ -174,24 +174,15 @@ nsd_simhash_free(struct nsd_simhash *sh)
 	nsd_buf_free(&sh->norm);
 }
 
-static uint64_t
+static inline uint64_t
 rotl(uint64_t x, unsigned r)
 {
-	return (r == 0 ? x : (x << r) | (x >> (64 - r)));
+	return ((x << (r & 63)) | (x >> (-r & 63)));
 }
 
-/* The hash of the n words of a shingle, oldest first from window[first]. */
-static uint64_t
-shingle_hash(const uint64_t *window, size_t first, size_t n)
+static inline uint64_t
+fmix64(uint64_t x)
 {
-	uint64_t	 x = 0;
-	size_t		 i;
-
-	if (n == 1)
-		return (window[first % NSD_SIMHASH_MAX_SHINGLE]);
-	for (i = 0; i < n; i++)
-		x ^= rotl(window[(first + i) % NSD_SIMHASH_MAX_SHINGLE],
-		    21 * i % 64);
 	x ^= x >> 33;
 	x *= 0xff51afd7ed558ccdULL;
 	x ^= x >> 33;
@@ -199,6 +190,12 @@ shingle_hash(const uint64_t *window, size_t first, size_t n)
 	x ^= x >> 33;
 	return (x);
 }
+
+/*
+ * The ring of word hashes: the oldest word of a shingle of the most words
+ * is read just before the newest overwrites it.
+ */
+#define SHINGLE_RING	NSD_SIMHASH_MAX_SHINGLE
 
 /* What is being cut into features as the text is read. */
 struct cutter {
@@ -210,24 +207,50 @@ struct cutter {
 	size_t		 ring[NSD_SIMHASH_MAX_NGRAM]; /* their offsets */
 	char		 lower[256];	/* the word, lower-cased */
 	size_t		 lower_len;
-	uint64_t	 window[NSD_SIMHASH_MAX_SHINGLE];	/* a ring */
+	uint64_t	 window[SHINGLE_RING];	/* the last word hashes */
+	uint64_t	 x;		/* the last shingle, unmixed */
 	size_t		 words;		/* words so far */
 };
+
+/*
+ * Shingles are hashed as a sliding window rather than word by word. The
+ * unmixed hash of words i..i+k-1 is
+ *
+ *	x(i) = rotl(h(i), 0) ^ rotl(h(i+1), 21) ^ ... ^ rotl(h(i+k-1), r),
+ *
+ * with r = 21 (k - 1) mod 64. Rotations add up modulo 64, so taking out
+ * the oldest word (which is not rotated) and rotating what is left right
+ * by 21 turns every other word's rotation into that of the place before
+ * it: x(i+1) = rotr(x(i) ^ h(i), 21) ^ rotl(h(i+k), r). That is three
+ * operations a word whatever the shingle, and while fewer than k words
+ * have come, the same x is the unmixed hash of all of them.
+ */
+static inline void
+shingle_add(struct cutter *c, uint64_t h, unsigned k)
+{
+	if (c->words >= k)
+		c->x = rotl(c->x ^ c->window[(c->words - k) % SHINGLE_RING],
+		    64 - 21) ^ rotl(h, 21 * (k - 1));
+	else
+		c->x ^= rotl(h, 21 * c->words);
+	c->window[c->words++ % SHINGLE_RING] = h;
+}
 
 /* The run that ends at end becomes features. */
 static void
 end_run(const struct nsd_simhash *sh, struct cutter *c, size_t end)
 {
-	size_t	 k = sh->p.shingle;
+	size_t		 k = sh->p.shingle;
+	uint64_t	 h;
 
 	if (c->kind == KIND_CJK && c->chars < sh->p.ngram)
 		vote(&c->v, XXH3_64bits_withSeed(c->s + c->run, end - c->run,
 		    sh->p.seed));
 	else if (c->kind == KIND_WORD) {
-		c->window[c->words++ % NSD_SIMHASH_MAX_SHINGLE] =
-		    XXH3_64bits_withSeed(c->lower, c->lower_len, sh->p.seed);
+		h = XXH3_64bits_withSeed(c->lower, c->lower_len, sh->p.seed);
+		shingle_add(c, h, k);
 		if (c->words >= k)
-			vote(&c->v, shingle_hash(c->window, c->words - k, k));
+			vote(&c->v, k == 1 ? h : fmix64(c->x));
 	}
 	c->chars = 0;
 	c->lower_len = 0;
@@ -295,7 +318,7 @@ nsd_simhash_compute(struct nsd_simhash *sh, const char *text, size_t len,
 	end_run(sh, &c, n);
 	/* Fewer words than a shingle: one feature of them all. */
 	if (c.words > 0 && c.words < sh->p.shingle)
-		vote(&c.v, shingle_hash(c.window, 0, c.words));
+		vote(&c.v, c.words == 1 ? c.window[0] : fmix64(c.x));
 	if (c.v.total == 0 || c.v.total < sh->p.min_features)
 		return (c.v.total);
 	votes_flush(&c.v);
