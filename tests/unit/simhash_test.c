@@ -448,10 +448,8 @@ check_random(void)
 	tap_ok(bad == 0, "the reference agrees with hundreds of features");
 
 	/*
-	 * Shingles of one word, past the 8 words that the window holds:
-	 * shingle_hash() reads window[first] without wrapping it, past the
-	 * end of the array, so the 9th word on is hashed as whatever lies
-	 * there.
+	 * Shingles of one word, past the 8 words that the ring of word
+	 * hashes holds (it once read past its end from the 9th word on).
 	 */
 	for (bad = 0, i = 0; i < 2000; i++) {
 		random_text(text, sizeof text, &state);
