@@ -37,10 +37,15 @@
  *     a handful of words says too little to match on.
  *
  * Counting votes bit by bit would cost 64 additions per feature. Instead
- * each hash is spread, a byte at a time, through a table whose entries hold
- * one bit per byte lane, and 8 lane counters of 8 bytes each are added up:
- * 8 additions per feature, emptied into 32-bit counts before any lane can
- * pass 255.
+ * the 64 counts are kept bit-sliced, as in Harley and Seal's population
+ * count: three words hold each count's low three bits (bit b of ones, twos
+ * and fours for count b), and a tree of carry-save adders, five logical
+ * operations each, adds 8 hashes at a time to them, which leaves one word
+ * of carries worth 8 each. Those are spread, a byte at a time, through a
+ * table whose entries hold one bit per byte lane into 8 lane counters of
+ * 8 bytes each, emptied into 32-bit counts before any lane can pass 255.
+ * Nothing is rounded: the counts, and so the fingerprint, are those of
+ * counting bit by bit.
  */
 #include "config.h"
 
@@ -62,12 +67,19 @@ static uint64_t	 spread[256];
 static enum kind ascii_kind[128];
 static unsigned char ascii_lower[128];
 
+/*
+ * The votes for bit b of the hashes number bit b of ones, plus 2 times bit
+ * b of twos, plus 4 times bit b of fours, plus 8 times byte b % 8 of
+ * eights[b / 8] and count[b].
+ */
 struct votes {
-	uint64_t	 lanes[8];	/* bit 8j+i counted in byte i of
-					   lanes[j] */
-	unsigned	 pending;	/* features in lanes, below 255 */
-	uint32_t	 ones[64];
-	size_t		 total;
+	uint64_t	 batch[8];	/* hashes yet to be counted */
+	unsigned	 nbatch;
+	uint64_t	 ones, twos, fours;
+	uint64_t	 eights[8];
+	unsigned	 pending;	/* batches in eights, below 255 */
+	uint32_t	 count[64];
+	size_t		 total;		/* hashes */
 };
 
 static enum kind kind_of(uint32_t);
@@ -89,15 +101,40 @@ spread_init(void)
 				spread[b] |= (uint64_t)1 << (8 * i);
 }
 
-static void
-votes_flush(struct votes *v)
+/* A carry-save adder: a + b + c = 2 * *h + *l in every bit. */
+static inline void
+csa(uint64_t *h, uint64_t *l, uint64_t a, uint64_t b, uint64_t c)
 {
+	uint64_t	 u = a ^ b;
+
+	*h = (a & b) | (u & c);
+	*l = u ^ c;
+}
+
+/* Count the 8 hashes of the batch. */
+static void
+votes_batch(struct votes *v)
+{
+	const uint64_t	*d = v->batch;
+	uint64_t	 twos_a, twos_b, fours_a, fours_b, eights;
 	unsigned	 j, i;
 
+	csa(&twos_a, &v->ones, v->ones, d[0], d[1]);
+	csa(&twos_b, &v->ones, v->ones, d[2], d[3]);
+	csa(&fours_a, &v->twos, v->twos, twos_a, twos_b);
+	csa(&twos_a, &v->ones, v->ones, d[4], d[5]);
+	csa(&twos_b, &v->ones, v->ones, d[6], d[7]);
+	csa(&fours_b, &v->twos, v->twos, twos_a, twos_b);
+	csa(&eights, &v->fours, v->fours, fours_a, fours_b);
+	for (j = 0; j < 8; j++)
+		v->eights[j] += spread[(eights >> (8 * j)) & 0xff];
+	v->nbatch = 0;
+	if (++v->pending < 255)
+		return;
 	for (j = 0; j < 8; j++) {
 		for (i = 0; i < 8; i++)
-			v->ones[8 * j + i] += (v->lanes[j] >> (8 * i)) & 0xff;
-		v->lanes[j] = 0;
+			v->count[8 * j + i] += (v->eights[j] >> (8 * i)) & 0xff;
+		v->eights[j] = 0;
 	}
 	v->pending = 0;
 }
@@ -105,17 +142,38 @@ votes_flush(struct votes *v)
 static inline void
 vote(struct votes *v, uint64_t h)
 {
-	v->lanes[0] += spread[h & 0xff];
-	v->lanes[1] += spread[(h >> 8) & 0xff];
-	v->lanes[2] += spread[(h >> 16) & 0xff];
-	v->lanes[3] += spread[(h >> 24) & 0xff];
-	v->lanes[4] += spread[(h >> 32) & 0xff];
-	v->lanes[5] += spread[(h >> 40) & 0xff];
-	v->lanes[6] += spread[(h >> 48) & 0xff];
-	v->lanes[7] += spread[h >> 56];
+	v->batch[v->nbatch++] = h;
 	v->total++;
-	if (++v->pending == 255)
-		votes_flush(v);
+	if (v->nbatch == 8)
+		votes_batch(v);
+}
+
+/* The bitwise majority of the votes; a tie gives 0. */
+static uint64_t
+votes_majority(struct votes *v)
+{
+	uint64_t	 fp = 0, rest;
+	size_t		 c;
+	unsigned	 j, i;
+
+	/* Hashes of 0 vote for nothing: they fill the last batch. */
+	if (v->nbatch > 0) {
+		memset(v->batch + v->nbatch, 0,
+		    (8 - v->nbatch) * sizeof v->batch[0]);
+		votes_batch(v);
+	}
+	for (j = 0; j < 8; j++) {
+		rest = spread[(v->ones >> (8 * j)) & 0xff] +
+		    2 * spread[(v->twos >> (8 * j)) & 0xff] +
+		    4 * spread[(v->fours >> (8 * j)) & 0xff];
+		for (i = 0; i < 8; i++) {
+			c = 8 * ((size_t)v->count[8 * j + i] +
+			    ((v->eights[j] >> (8 * i)) & 0xff)) +
+			    ((rest >> (8 * i)) & 0xff);
+			fp |= (uint64_t)(2 * c > v->total) << (8 * j + i);
+		}
+	}
+	return (fp);
 }
 
 static enum kind
@@ -264,7 +322,6 @@ nsd_simhash_compute(struct nsd_simhash *sh, const char *text, size_t len,
 	struct cutter		 c;
 	size_t			 n, i, cl, g = sh->p.ngram, first;
 	enum kind		 k;
-	unsigned		 b;
 
 	memset(&c, 0, sizeof c);
 	nsd_text_normalize(text, len, &sh->norm);
@@ -321,11 +378,7 @@ nsd_simhash_compute(struct nsd_simhash *sh, const char *text, size_t len,
 		vote(&c.v, c.words == 1 ? c.window[0] : fmix64(c.x));
 	if (c.v.total == 0 || c.v.total < sh->p.min_features)
 		return (c.v.total);
-	votes_flush(&c.v);
-	*fp = 0;
-	for (b = 0; b < 64; b++)
-		if (2 * (size_t)c.v.ones[b] > c.v.total)
-			*fp |= (uint64_t)1 << b;
+	*fp = votes_majority(&c.v);
 	return (c.v.total);
 }
 

@@ -448,6 +448,32 @@ check_random(void)
 	tap_ok(bad == 0, "the reference agrees with hundreds of features");
 
 	/*
+	 * Tens of thousands of features, most of them the same (and only
+	 * that one for the first half): votes are counted 8 hashes at a
+	 * time, and emptied from byte lanes every 255 batches, before a
+	 * count can pass 255.
+	 */
+	for (i = 0; i < 8; i++) {
+		static char	 big[1 << 18];
+		size_t		 n = 0, plen;
+
+		while (n < sizeof big - 64) {
+			if (n > sizeof big / 2 && rand_r(&state) % 16 == 0)
+				random_text(text, 32, &state);
+			else
+				strcpy(text, i % 2 ? " spam" : "\xe4\xb8\xad");
+			plen = strlen(text);
+			memcpy(big + n, text, plen);
+			n += plen;
+		}
+		big[n] = '\0';
+		if (!agrees(big, 1 + i % 4, 1 + i % 5, 8, i) && ++bad >= 2)
+			break;
+	}
+	tap_ok(bad == 0, "the reference agrees with tens of thousands of "
+	    "features");
+
+	/*
 	 * Shingles of one word, past the 8 words that the ring of word
 	 * hashes holds (it once read past its end from the 9th word on).
 	 */
