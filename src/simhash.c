@@ -46,10 +46,18 @@
  * 8 bytes each, emptied into 32-bit counts before any lane can pass 255.
  * Nothing is rounded: the counts, and so the fingerprint, are those of
  * counting bit by bit.
+ *
+ * The cutter reads a copy of the text with ASCII letters lower-cased,
+ * which is the same length and leaves every other byte alone, so that a
+ * word is hashed where it lies (its first 256 bytes) and a CJK n-gram
+ * too. ASCII words are measured 16 bytes at a time.
  */
 #include "config.h"
 
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 /* Features are short: XXH3 inlined hashes them in a few nanoseconds. */
 #define XXH_INLINE_ALL
@@ -58,14 +66,18 @@
 #include "simhash.h"
 #include "text.h"
 
-enum kind { KIND_OTHER, KIND_WORD, KIND_CJK };
+/* KIND_MIXED: bmp_kind[] only, for a block of kinds that differ. */
+enum kind { KIND_OTHER, KIND_WORD, KIND_CJK, KIND_MIXED };
+
+/* The lower-cased copy ends with this many spaces, read by 16-byte loads. */
+#define PAD	16
 
 /* spread[b] has byte i set to bit i of b. */
 static uint64_t	 spread[256];
 
-/* kind_of() for the ASCII range, by table; and ASCII lower case. */
-static enum kind ascii_kind[128];
-static unsigned char ascii_lower[128];
+/* The kinds of the ASCII characters, and of blocks of 16 code points. */
+static unsigned char ascii_kind[128];
+static unsigned char bmp_kind[0x10000 >> 4];
 
 /*
  * The votes for bit b of the hashes number bit b of ones, plus 2 times bit
@@ -81,25 +93,6 @@ struct votes {
 	uint32_t	 count[64];
 	size_t		 total;		/* hashes */
 };
-
-static enum kind kind_of(uint32_t);
-
-static void
-spread_init(void)
-{
-	unsigned	 b, i;
-
-	if (spread[255] != 0)
-		return;
-	for (b = 0; b < 128; b++) {
-		ascii_kind[b] = kind_of(b);
-		ascii_lower[b] = b >= 'A' && b <= 'Z' ? b | 0x20 : b;
-	}
-	for (b = 0; b < 256; b++)
-		for (i = 0; i < 8; i++)
-			if (b & (1u << i))
-				spread[b] |= (uint64_t)1 << (8 * i);
-}
 
 /* A carry-save adder: a + b + c = 2 * *h + *l in every bit. */
 static inline void
@@ -176,6 +169,7 @@ votes_majority(struct votes *v)
 	return (fp);
 }
 
+/* The kind of a code point, as the definition says. */
 static enum kind
 kind_of(uint32_t c)
 {
@@ -196,8 +190,31 @@ kind_of(uint32_t c)
 	return (KIND_WORD);
 }
 
+static void
+tables_init(void)
+{
+	uint32_t	 b, c;
+	enum kind	 k;
+
+	if (spread[255] != 0)
+		return;
+	for (c = 0; c < 128; c++)
+		ascii_kind[c] = kind_of(c);
+	for (b = 0; b < sizeof bmp_kind; b++) {
+		k = kind_of(b << 4);
+		for (c = b << 4; c < (b + 1) << 4; c++)
+			if (kind_of(c) != k)
+				k = KIND_MIXED;
+		bmp_kind[b] = k;
+	}
+	for (b = 0; b < 256; b++)
+		for (c = 0; c < 8; c++)
+			if (b & (1u << c))
+				spread[b] |= (uint64_t)1 << (8 * c);
+}
+
 /* Decode the code point at s (valid UTF-8); *len gets its length. */
-static uint32_t
+static inline uint32_t
 decode(const unsigned char *s, size_t *len)
 {
 	if (s[0] < 0x80) {
@@ -218,18 +235,36 @@ decode(const unsigned char *s, size_t *len)
 	    (uint32_t)(s[2] & 0x3F) << 6 | (s[3] & 0x3F));
 }
 
+/* The kind of the code point at s, and its length in *len. */
+static inline enum kind
+kind_at(const unsigned char *s, size_t *len)
+{
+	uint32_t	 c;
+	unsigned	 k;
+
+	if (s[0] < 0x80) {
+		*len = 1;
+		return (ascii_kind[s[0]]);
+	}
+	c = decode(s, len);
+	if (c < 0x10000 && (k = bmp_kind[c >> 4]) != KIND_MIXED)
+		return (k);
+	return (kind_of(c));
+}
+
 void
 nsd_simhash_init(struct nsd_simhash *sh, const struct nsd_simhash_params *p)
 {
 	memset(sh, 0, sizeof *sh);
 	sh->p = *p;
-	spread_init();
+	tables_init();
 }
 
 void
 nsd_simhash_free(struct nsd_simhash *sh)
 {
 	nsd_buf_free(&sh->norm);
+	nsd_buf_free(&sh->lower);
 }
 
 static inline uint64_t
@@ -258,13 +293,6 @@ fmix64(uint64_t x)
 /* What is being cut into features as the text is read. */
 struct cutter {
 	struct votes	 v;
-	const char	*s;
-	enum kind	 kind;		/* of the current run */
-	size_t		 run;		/* where it started */
-	size_t		 chars;		/* CJK code points in it */
-	size_t		 ring[NSD_SIMHASH_MAX_NGRAM]; /* their offsets */
-	char		 lower[256];	/* the word, lower-cased */
-	size_t		 lower_len;
 	uint64_t	 window[SHINGLE_RING];	/* the last word hashes */
 	uint64_t	 x;		/* the last shingle, unmixed */
 	size_t		 words;		/* words so far */
@@ -294,85 +322,126 @@ shingle_add(struct cutter *c, uint64_t h, unsigned k)
 	c->window[c->words++ % SHINGLE_RING] = h;
 }
 
-/* The run that ends at end becomes features. */
+/* Copy len bytes of in to out with ASCII letters lower-cased, then PAD. */
 static void
-end_run(const struct nsd_simhash *sh, struct cutter *c, size_t end)
+lower_copy(const char *in, size_t len, struct nsd_buf *out)
 {
-	size_t		 k = sh->p.shingle;
-	uint64_t	 h;
+	unsigned char	*o;
+	size_t		 i = 0;
+#ifdef __SSE2__
+	const __m128i	 before_a = _mm_set1_epi8('A' - 1);
+	const __m128i	 after_z = _mm_set1_epi8('Z' + 1);
+	const __m128i	 bit5 = _mm_set1_epi8(0x20);
+	__m128i		 b, up;
+#endif
 
-	if (c->kind == KIND_CJK && c->chars < sh->p.ngram)
-		vote(&c->v, XXH3_64bits_withSeed(c->s + c->run, end - c->run,
-		    sh->p.seed));
-	else if (c->kind == KIND_WORD) {
-		h = XXH3_64bits_withSeed(c->lower, c->lower_len, sh->p.seed);
-		shingle_add(c, h, k);
-		if (c->words >= k)
-			vote(&c->v, k == 1 ? h : fmix64(c->x));
+	out->len = 0;
+	nsd_buf_reserve(out, len + PAD);
+	o = (unsigned char *)out->data;
+#ifdef __SSE2__
+	/* Signed compares: bytes from 0x80 up are below 'A'. */
+	for (; i + 16 <= len; i += 16) {
+		b = _mm_loadu_si128((const __m128i *)(in + i));
+		up = _mm_and_si128(_mm_cmpgt_epi8(b, before_a),
+		    _mm_cmplt_epi8(b, after_z));
+		_mm_storeu_si128((__m128i *)(o + i),
+		    _mm_or_si128(b, _mm_and_si128(up, bit5)));
 	}
-	c->chars = 0;
-	c->lower_len = 0;
+#endif
+	for (; i < len; i++)
+		o[i] = in[i] >= 'A' && in[i] <= 'Z' ? in[i] | 0x20 : in[i];
+	memset(o + len, ' ', PAD);
+	out->len = len;
+}
+
+/* Where the ASCII letters and digits from s[i] on end (s lower-cased). */
+static inline size_t
+ascii_word_end(const unsigned char *s, size_t i)
+{
+#ifdef __SSE2__
+	const __m128i	 before_a = _mm_set1_epi8('a' - 1);
+	const __m128i	 after_z = _mm_set1_epi8('z' + 1);
+	const __m128i	 before_0 = _mm_set1_epi8('0' - 1);
+	const __m128i	 after_9 = _mm_set1_epi8('9' + 1);
+	__m128i		 b, w;
+	unsigned	 end;
+
+	for (;; i += 16) {
+		b = _mm_loadu_si128((const __m128i *)(s + i));
+		w = _mm_or_si128(_mm_and_si128(_mm_cmpgt_epi8(b, before_a),
+		    _mm_cmplt_epi8(b, after_z)), _mm_and_si128(
+		    _mm_cmpgt_epi8(b, before_0), _mm_cmplt_epi8(b, after_9)));
+		if ((end = ~_mm_movemask_epi8(w) & 0xffff) != 0)
+			return (i + __builtin_ctz(end));
+	}
+#else
+	while (s[i] < 0x80 && ascii_kind[s[i]] == KIND_WORD)
+		i++;
+	return (i);
+#endif
+}
+
+/*
+ * Cut the normalized, lower-cased text s[0..n) (followed by PAD spaces)
+ * into features, and vote.
+ */
+static void
+cut(const struct nsd_simhash_params *p, struct cutter *c,
+    const unsigned char *s, size_t n)
+{
+	size_t		 i = 0, start, cl, chars, first;
+	size_t		 ring[NSD_SIMHASH_MAX_NGRAM];
+	enum kind	 k;
+
+	while (i < n) {
+		if ((k = kind_at(s + i, &cl)) == KIND_OTHER) {
+			i += cl;
+			continue;
+		}
+		start = i;
+		if (k == KIND_WORD) {
+			/* ASCII 16 bytes at a time, the rest one by one. */
+			i += cl;
+			while ((i = ascii_word_end(s, i), s[i] >= 0x80) &&
+			    kind_at(s + i, &cl) == KIND_WORD)
+				i += cl;
+			shingle_add(c, XXH3_64bits_withSeed(s + start,
+			    i - start < 256 ? i - start : 256, p->seed),
+			    p->shingle);
+			if (c->words >= p->shingle)
+				vote(&c->v, p->shingle == 1 ?
+				    c->window[(c->words - 1) % SHINGLE_RING] :
+				    fmix64(c->x));
+		} else {
+			/* Each code point completes an n-gram. */
+			chars = 0;
+			do {
+				ring[chars++ % NSD_SIMHASH_MAX_NGRAM] = i;
+				i += cl;
+				if (chars >= p->ngram) {
+					first = ring[(chars - p->ngram) %
+					    NSD_SIMHASH_MAX_NGRAM];
+					vote(&c->v, XXH3_64bits_withSeed(
+					    s + first, i - first, p->seed));
+				}
+			} while (kind_at(s + i, &cl) == KIND_CJK);
+			if (chars < p->ngram)
+				vote(&c->v, XXH3_64bits_withSeed(s + start,
+				    i - start, p->seed));
+		}
+	}
 }
 
 size_t
 nsd_simhash_compute(struct nsd_simhash *sh, const char *text, size_t len,
     uint64_t *fp)
 {
-	const unsigned char	*s;
-	struct cutter		 c;
-	size_t			 n, i, cl, g = sh->p.ngram, first;
-	enum kind		 k;
+	struct cutter	 c;
 
 	memset(&c, 0, sizeof c);
 	nsd_text_normalize(text, len, &sh->norm);
-	s = (const unsigned char *)sh->norm.data;
-	n = sh->norm.len;
-	c.s = sh->norm.data;
-	for (i = 0; i < n; i += cl) {
-		if (s[i] < 0x80) {
-			cl = 1;
-			k = ascii_kind[s[i]];
-			if (k == KIND_OTHER && c.kind == KIND_OTHER)
-				continue;
-		} else
-			k = kind_of(decode(s + i, &cl));
-		if (k != c.kind) {
-			end_run(sh, &c, i);
-			c.kind = k;
-			c.run = i;
-		}
-		if (k == KIND_CJK) {
-			/* Each code point completes an n-gram. */
-			c.ring[c.chars % g] = i;
-			if (++c.chars >= g) {
-				first = c.ring[(c.chars - g) % g];
-				vote(&c.v, XXH3_64bits_withSeed(c.s + first,
-				    i + cl - first, sh->p.seed));
-			}
-		} else if (k == KIND_WORD && cl == 1) {
-			/* The rest of an ASCII word, in one go. */
-			unsigned char	 ch = s[i];
-
-			for (;;) {
-				if (c.lower_len < sizeof c.lower)
-					c.lower[c.lower_len++] =
-					    (char)ascii_lower[ch];
-				if (i + cl == n || (ch = s[i + cl]) >= 0x80 ||
-				    ascii_kind[ch] != KIND_WORD)
-					break;
-				cl++;
-			}
-		} else if (k == KIND_WORD) {
-			/* The first 256 bytes, where a code point may end. */
-			size_t	 take = sizeof c.lower - c.lower_len;
-
-			if (take > cl)
-				take = cl;
-			memcpy(c.lower + c.lower_len, s + i, take);
-			c.lower_len += take;
-		}
-	}
-	end_run(sh, &c, n);
+	lower_copy(sh->norm.data, sh->norm.len, &sh->lower);
+	cut(&sh->p, &c, (unsigned char *)sh->lower.data, sh->norm.len);
 	/* Fewer words than a shingle: one feature of them all. */
 	if (c.words > 0 && c.words < sh->p.shingle)
 		vote(&c.v, c.words == 1 ? c.window[0] : fmix64(c.x));
