@@ -47,6 +47,20 @@
  * Nothing is rounded: the counts, and so the fingerprint, are those of
  * counting bit by bit.
  *
+ * The text is mostly cut as it is, which saves normalizing it into a
+ * copy. Of what normalization does, collapsing and trimming white space
+ * changes no feature, since every white space character but U+1680
+ * separates features already; nor does folding the full-width punctuation
+ * of U+FF01..U+FF5E to ASCII, since U+FF00..U+FF65 separates them too.
+ * What can change features are full-width letters and digits, which
+ * become ASCII word characters; U+1680, a word character that becomes a
+ * space; and a '\r' dropped from between two code points that are not
+ * separators, which joins them. The cutter gives up when it meets one of
+ * those (a '\r' when a word or a CJK run ends at one that an ASCII
+ * separator does not follow), and the text is then normalized and cut
+ * again: normalized text has none of them, so the same cutter reads it to
+ * the end, exactly as the definition does.
+ *
  * The cutter reads a copy of the text with ASCII letters lower-cased,
  * which is the same length and leaves every other byte alone, so that a
  * word is hashed where it lies (its first 256 bytes) and a CJK n-gram
@@ -54,6 +68,7 @@
  */
 #include "config.h"
 
+#include <assert.h>
 #include <string.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -66,8 +81,11 @@
 #include "simhash.h"
 #include "text.h"
 
-/* KIND_MIXED: bmp_kind[] only, for a block of kinds that differ. */
-enum kind { KIND_OTHER, KIND_WORD, KIND_CJK, KIND_MIXED };
+/*
+ * KIND_NORMALIZE: normalization would change what the code point is.
+ * KIND_MIXED: bmp_kind[] only, for a block of kinds that differ.
+ */
+enum kind { KIND_OTHER, KIND_WORD, KIND_CJK, KIND_NORMALIZE, KIND_MIXED };
 
 /* The lower-cased copy ends with this many spaces, read by 16-byte loads. */
 #define PAD	16
@@ -169,7 +187,7 @@ votes_majority(struct votes *v)
 	return (fp);
 }
 
-/* The kind of a code point, as the definition says. */
+/* The kind of a code point of normalized text, as the definition says. */
 static enum kind
 kind_of(uint32_t c)
 {
@@ -190,6 +208,16 @@ kind_of(uint32_t c)
 	return (KIND_WORD);
 }
 
+/* The kind of a code point of text that is not normalized. */
+static enum kind
+raw_kind_of(uint32_t c)
+{
+	if (c == 0x1680 || (c >= 0xFF10 && c <= 0xFF19) ||
+	    (c >= 0xFF21 && c <= 0xFF3A) || (c >= 0xFF41 && c <= 0xFF5A))
+		return (KIND_NORMALIZE);
+	return (kind_of(c));
+}
+
 static void
 tables_init(void)
 {
@@ -199,11 +227,11 @@ tables_init(void)
 	if (spread[255] != 0)
 		return;
 	for (c = 0; c < 128; c++)
-		ascii_kind[c] = kind_of(c);
+		ascii_kind[c] = raw_kind_of(c);
 	for (b = 0; b < sizeof bmp_kind; b++) {
-		k = kind_of(b << 4);
+		k = raw_kind_of(b << 4);
 		for (c = b << 4; c < (b + 1) << 4; c++)
-			if (kind_of(c) != k)
+			if (raw_kind_of(c) != k)
 				k = KIND_MIXED;
 		bmp_kind[b] = k;
 	}
@@ -235,7 +263,7 @@ decode(const unsigned char *s, size_t *len)
 	    (uint32_t)(s[2] & 0x3F) << 6 | (s[3] & 0x3F));
 }
 
-/* The kind of the code point at s, and its length in *len. */
+/* The raw kind of the code point at s, and its length in *len. */
 static inline enum kind
 kind_at(const unsigned char *s, size_t *len)
 {
@@ -249,7 +277,7 @@ kind_at(const unsigned char *s, size_t *len)
 	c = decode(s, len);
 	if (c < 0x10000 && (k = bmp_kind[c >> 4]) != KIND_MIXED)
 		return (k);
-	return (kind_of(c));
+	return (raw_kind_of(c));
 }
 
 void
@@ -382,10 +410,22 @@ ascii_word_end(const unsigned char *s, size_t i)
 }
 
 /*
- * Cut the normalized, lower-cased text s[0..n) (followed by PAD spaces)
- * into features, and vote.
+ * Whether a run of features that ends at s[i] ends for good, as it does in
+ * the normalized text: not at a '\r' that might join it to what follows.
  */
-static void
+static inline int
+run_ends(const unsigned char *s, size_t i)
+{
+	return (s[i] != '\r' || (s[i + 1] != '\r' && s[i + 1] < 0x80 &&
+	    ascii_kind[s[i + 1]] == KIND_OTHER));
+}
+
+/*
+ * Cut the lower-cased text s[0..n) (followed by PAD spaces) into features
+ * and vote. Returns 0, having given up, at what normalization would
+ * change; never on normalized text.
+ */
+static int
 cut(const struct nsd_simhash_params *p, struct cutter *c,
     const unsigned char *s, size_t n)
 {
@@ -398,6 +438,8 @@ cut(const struct nsd_simhash_params *p, struct cutter *c,
 			i += cl;
 			continue;
 		}
+		if (k == KIND_NORMALIZE)
+			return (0);
 		start = i;
 		if (k == KIND_WORD) {
 			/* ASCII 16 bytes at a time, the rest one by one. */
@@ -429,7 +471,10 @@ cut(const struct nsd_simhash_params *p, struct cutter *c,
 				vote(&c->v, XXH3_64bits_withSeed(s + start,
 				    i - start, p->seed));
 		}
+		if (!run_ends(s, i))
+			return (0);
 	}
+	return (1);
 }
 
 size_t
@@ -439,9 +484,15 @@ nsd_simhash_compute(struct nsd_simhash *sh, const char *text, size_t len,
 	struct cutter	 c;
 
 	memset(&c, 0, sizeof c);
-	nsd_text_normalize(text, len, &sh->norm);
-	lower_copy(sh->norm.data, sh->norm.len, &sh->lower);
-	cut(&sh->p, &c, (unsigned char *)sh->lower.data, sh->norm.len);
+	lower_copy(text, len, &sh->lower);
+	if (!cut(&sh->p, &c, (unsigned char *)sh->lower.data, len)) {
+		memset(&c, 0, sizeof c);
+		nsd_text_normalize(text, len, &sh->norm);
+		lower_copy(sh->norm.data, sh->norm.len, &sh->lower);
+		if (!cut(&sh->p, &c, (unsigned char *)sh->lower.data,
+		    sh->norm.len))
+			assert(!"normalized text is cut whole");
+	}
 	/* Fewer words than a shingle: one feature of them all. */
 	if (c.words > 0 && c.words < sh->p.shingle)
 		vote(&c.v, c.words == 1 ? c.window[0] : fmix64(c.x));

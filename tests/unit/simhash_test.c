@@ -488,6 +488,69 @@ check_random(void)
 }
 
 /*
+ * Pieces that normalization changes, and some it leaves alone beside them:
+ * '\r', U+1680, full-width digits, letters and punctuation (U+FF10, FF19,
+ * FF21, FF3A, FF41, FF5A; FF0C, FF01, FF5E; FF5F and FF00, not folded),
+ * other white space, words and CJK.
+ */
+static const char *const norm_pieces[] = {
+	"\r", "\r", "\r\n", "\r\r", "a", "Bc", "DEF", "x1", "9",
+	"\xe1\x9a\x80", "\xef\xbc\x90", "\xef\xbc\x99", "\xef\xbc\xa1",
+	"\xef\xbc\xba", "\xef\xbd\x81", "\xef\xbd\x9a", "\xef\xbc\x8c",
+	"\xef\xbc\x81", "\xef\xbd\x9e", "\xef\xbd\x9f", "\xef\xbc\x80",
+	"\xe2\x80\xa8", "\xc2\x85", "\xc2\xa0", "\xe3\x80\x80", " ", "\t",
+	"\n", "\xe4\xb8\xad", "\xe6\x96\x87", "\xe3\x82\xab", "\xc3\xa9",
+	"\xe3\x80\x82",
+};
+
+/*
+ * nsd_simhash_compute() reads text without normalizing it until it meets
+ * something that normalization changes, and then cuts the normalized text
+ * instead: both ways must give the definition's SimHash, which is also
+ * that of the normalized text.
+ */
+static void
+check_normalization(void)
+{
+	struct nsd_buf	 norm = { 0 };
+	char		 text[512];
+	unsigned	 state = 16807, i, k, n, bad = 0, ngram, shingle;
+	uint64_t	 a, b;
+	size_t		 len, na, nb;
+
+	for (i = 0; i < 20000; i++) {
+		n = rand_r(&state) % 40;
+		for (len = 0, k = 0; k < n; k++) {
+			const char *pc = norm_pieces[rand_r(&state) %
+			    (sizeof norm_pieces / sizeof norm_pieces[0])];
+
+			memcpy(text + len, pc, strlen(pc));
+			len += strlen(pc);
+		}
+		text[len] = '\0';
+		ngram = 1 + rand_r(&state) % 3;
+		shingle = 1 + rand_r(&state) % 3;
+		if (!agrees(text, ngram, shingle, 1, 0)) {
+			bad++;
+			break;
+		}
+		nsd_text_normalize(text, len, &norm);
+		nsd_buf_putc(&norm, '\0');
+		na = simhash(text, ngram, shingle, 1, 0, &a);
+		nb = simhash(norm.data, ngram, shingle, 1, 0, &b);
+		if (na != nb || a != b) {
+			printf("# the normalized text differs: %zu, %016"
+			    PRIx64 "; %zu, %016" PRIx64 "\n", na, a, nb, b);
+			bad++;
+			break;
+		}
+	}
+	nsd_buf_free(&norm);
+	tap_ok(bad == 0, "'\\r', U+1680, full-width forms, white space: "
+	    "the reference agrees, and so does the normalized text");
+}
+
+/*
  * Mostly ASCII letters, in words of every length, which are measured 16
  * bytes at a time; now and then a code point of 2, 3 or 4 bytes within a
  * word or between words.
@@ -714,6 +777,7 @@ main(void)
 	check_one_feature();
 	check_random();
 	check_long_words();
+	check_normalization();
 	check_ascii_words();
 	check_tables();
 	check_distance();
