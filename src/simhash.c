@@ -423,9 +423,10 @@ run_ends(const unsigned char *s, size_t i)
 /*
  * Cut the lower-cased text s[0..n) (followed by PAD spaces) into features
  * and vote. Returns 0, having given up, at what normalization would
- * change; never on normalized text.
+ * change; never on normalized text. Flattened, so that XXH3, which GCC
+ * would otherwise call for every feature, is inlined into the loops.
  */
-static int
+static int __attribute__((flatten))
 cut(const struct nsd_simhash_params *p, struct cutter *c,
     const unsigned char *s, size_t n)
 {
