@@ -38,12 +38,13 @@
  *
  * Counting votes bit by bit would cost 64 additions per feature. Instead
  * the 64 counts are kept bit-sliced, as in Harley and Seal's population
- * count: three words hold each count's low three bits (bit b of ones, twos
- * and fours for count b), and a tree of carry-save adders, five logical
- * operations each, adds 8 hashes at a time to them, which leaves one word
- * of carries worth 8 each. Those are spread, a byte at a time, through a
- * table whose entries hold one bit per byte lane into 8 lane counters of
- * 8 bytes each, emptied into 32-bit counts before any lane can pass 255.
+ * count: four words hold each count's low four bits (bit b of ones, twos,
+ * fours and eights for count b), and a tree of carry-save adders, five
+ * logical operations each, adds 16 hashes at a time to them, which leaves
+ * one word of carries worth 16 each. Those are spread, a byte at a time,
+ * through a table whose entries hold one bit per byte lane into 8 lane
+ * counters of 8 bytes each, emptied into 32-bit counts before any lane
+ * can pass 255.
  * Nothing is rounded: the counts, and so the fingerprint, are those of
  * counting bit by bit.
  *
@@ -99,17 +100,17 @@ static unsigned char bmp_kind[0x10000 >> 4];
 
 /*
  * The votes for bit b of the hashes number bit b of ones, plus 2 times bit
- * b of twos, plus 4 times bit b of fours, plus 8 times byte b % 8 of
- * eights[b / 8] and count[b].
+ * b of twos, 4 times that of fours and 8 times that of eights, plus 16
+ * times byte b % 8 of sixteens[b / 8] and count[b].
  */
 struct votes {
-	uint64_t	 batch[8];	/* hashes yet to be counted */
+	uint64_t	 batch[16];	/* hashes yet to be counted */
 	unsigned	 nbatch;
-	uint64_t	 ones, twos, fours;
-	uint64_t	 eights[8];
-	unsigned	 pending;	/* batches in eights, below 255 */
+	uint64_t	 ones, twos, fours, eights;
+	uint64_t	 sixteens[8];
+	unsigned	 pending;	/* batches in sixteens, below 255 */
 	uint32_t	 count[64];
-	size_t		 total;		/* hashes */
+	size_t		 total;		/* hashes in the batches counted */
 };
 
 /* A carry-save adder: a + b + c = 2 * *h + *l in every bit. */
@@ -122,12 +123,13 @@ csa(uint64_t *h, uint64_t *l, uint64_t a, uint64_t b, uint64_t c)
 	*l = u ^ c;
 }
 
-/* Count the 8 hashes of the batch. */
+/* Count the 16 hashes of the batch. */
 static void
 votes_batch(struct votes *v)
 {
 	const uint64_t	*d = v->batch;
-	uint64_t	 twos_a, twos_b, fours_a, fours_b, eights;
+	uint64_t	 twos_a, twos_b, fours_a, fours_b, eights_a, eights_b;
+	uint64_t	 x;
 	unsigned	 j, i;
 
 	csa(&twos_a, &v->ones, v->ones, d[0], d[1]);
@@ -136,16 +138,33 @@ votes_batch(struct votes *v)
 	csa(&twos_a, &v->ones, v->ones, d[4], d[5]);
 	csa(&twos_b, &v->ones, v->ones, d[6], d[7]);
 	csa(&fours_b, &v->twos, v->twos, twos_a, twos_b);
-	csa(&eights, &v->fours, v->fours, fours_a, fours_b);
-	for (j = 0; j < 8; j++)
-		v->eights[j] += spread[(eights >> (8 * j)) & 0xff];
+	csa(&eights_a, &v->fours, v->fours, fours_a, fours_b);
+	csa(&twos_a, &v->ones, v->ones, d[8], d[9]);
+	csa(&twos_b, &v->ones, v->ones, d[10], d[11]);
+	csa(&fours_a, &v->twos, v->twos, twos_a, twos_b);
+	csa(&twos_a, &v->ones, v->ones, d[12], d[13]);
+	csa(&twos_b, &v->ones, v->ones, d[14], d[15]);
+	csa(&fours_b, &v->twos, v->twos, twos_a, twos_b);
+	csa(&eights_b, &v->fours, v->fours, fours_a, fours_b);
+	csa(&x, &v->eights, v->eights, eights_a, eights_b);
+	/* Unrolled: the exit of a loop here is a branch mispredicted. */
+	v->sixteens[0] += spread[x & 0xff];
+	v->sixteens[1] += spread[(x >> 8) & 0xff];
+	v->sixteens[2] += spread[(x >> 16) & 0xff];
+	v->sixteens[3] += spread[(x >> 24) & 0xff];
+	v->sixteens[4] += spread[(x >> 32) & 0xff];
+	v->sixteens[5] += spread[(x >> 40) & 0xff];
+	v->sixteens[6] += spread[(x >> 48) & 0xff];
+	v->sixteens[7] += spread[x >> 56];
 	v->nbatch = 0;
+	v->total += 16;
 	if (++v->pending < 255)
 		return;
 	for (j = 0; j < 8; j++) {
 		for (i = 0; i < 8; i++)
-			v->count[8 * j + i] += (v->eights[j] >> (8 * i)) & 0xff;
-		v->eights[j] = 0;
+			v->count[8 * j + i] +=
+			    (v->sixteens[j] >> (8 * i)) & 0xff;
+		v->sixteens[j] = 0;
 	}
 	v->pending = 0;
 }
@@ -154,9 +173,15 @@ static inline void
 vote(struct votes *v, uint64_t h)
 {
 	v->batch[v->nbatch++] = h;
-	v->total++;
-	if (v->nbatch == 8)
+	if (v->nbatch == 16)
 		votes_batch(v);
+}
+
+/* The number of hashes voted. */
+static inline size_t
+votes_total(const struct votes *v)
+{
+	return (v->total + v->nbatch);
 }
 
 /* The bitwise majority of the votes; a tie gives 0. */
@@ -164,24 +189,25 @@ static uint64_t
 votes_majority(struct votes *v)
 {
 	uint64_t	 fp = 0, rest;
-	size_t		 c;
+	size_t		 c, total = votes_total(v);
 	unsigned	 j, i;
 
 	/* Hashes of 0 vote for nothing: they fill the last batch. */
 	if (v->nbatch > 0) {
 		memset(v->batch + v->nbatch, 0,
-		    (8 - v->nbatch) * sizeof v->batch[0]);
+		    (16 - v->nbatch) * sizeof v->batch[0]);
 		votes_batch(v);
 	}
 	for (j = 0; j < 8; j++) {
 		rest = spread[(v->ones >> (8 * j)) & 0xff] +
 		    2 * spread[(v->twos >> (8 * j)) & 0xff] +
-		    4 * spread[(v->fours >> (8 * j)) & 0xff];
+		    4 * spread[(v->fours >> (8 * j)) & 0xff] +
+		    8 * spread[(v->eights >> (8 * j)) & 0xff];
 		for (i = 0; i < 8; i++) {
-			c = 8 * ((size_t)v->count[8 * j + i] +
-			    ((v->eights[j] >> (8 * i)) & 0xff)) +
+			c = 16 * ((size_t)v->count[8 * j + i] +
+			    ((v->sixteens[j] >> (8 * i)) & 0xff)) +
 			    ((rest >> (8 * i)) & 0xff);
-			fp |= (uint64_t)(2 * c > v->total) << (8 * j + i);
+			fp |= (uint64_t)(2 * c > total) << (8 * j + i);
 		}
 	}
 	return (fp);
@@ -483,6 +509,7 @@ nsd_simhash_compute(struct nsd_simhash *sh, const char *text, size_t len,
     uint64_t *fp)
 {
 	struct cutter	 c;
+	size_t		 n;
 
 	memset(&c, 0, sizeof c);
 	lower_copy(text, len, &sh->lower);
@@ -497,10 +524,10 @@ nsd_simhash_compute(struct nsd_simhash *sh, const char *text, size_t len,
 	/* Fewer words than a shingle: one feature of them all. */
 	if (c.words > 0 && c.words < sh->p.shingle)
 		vote(&c.v, c.words == 1 ? c.window[0] : fmix64(c.x));
-	if (c.v.total == 0 || c.v.total < sh->p.min_features)
-		return (c.v.total);
+	if ((n = votes_total(&c.v)) == 0 || n < sh->p.min_features)
+		return (n);
 	*fp = votes_majority(&c.v);
-	return (c.v.total);
+	return (n);
 }
 
 static unsigned

@@ -449,7 +449,7 @@ check_random(void)
 
 	/*
 	 * Tens of thousands of features, most of them the same (and only
-	 * that one for the first half): votes are counted 8 hashes at a
+	 * that one for the first half): votes are counted 16 hashes at a
 	 * time, and emptied from byte lanes every 255 batches, before a
 	 * count can pass 255.
 	 */
