@@ -109,9 +109,22 @@ struct votes {
 	uint64_t	 ones, twos, fours, eights;
 	uint64_t	 sixteens[8];
 	unsigned	 pending;	/* batches in sixteens, below 255 */
+	int		 emptied;	/* into count, which is 0 until then */
 	uint32_t	 count[64];
 	size_t		 total;		/* hashes in the batches counted */
 };
+
+/* No votes; the batch and count are written before they are read. */
+static void
+votes_init(struct votes *v)
+{
+	v->nbatch = 0;
+	v->ones = v->twos = v->fours = v->eights = 0;
+	memset(v->sixteens, 0, sizeof v->sixteens);
+	v->pending = 0;
+	v->emptied = 0;
+	v->total = 0;
+}
 
 /* A carry-save adder: a + b + c = 2 * *h + *l in every bit. */
 static inline void
@@ -160,6 +173,9 @@ votes_batch(struct votes *v)
 	v->total += 16;
 	if (++v->pending < 255)
 		return;
+	if (!v->emptied)
+		memset(v->count, 0, sizeof v->count);
+	v->emptied = 1;
 	for (j = 0; j < 8; j++) {
 		for (i = 0; i < 8; i++)
 			v->count[8 * j + i] +=
@@ -184,6 +200,57 @@ votes_total(const struct votes *v)
 	return (v->total + v->nbatch);
 }
 
+/*
+ * The high bits of the 8 bytes of x, as 8 bits: the product moves bit 7
+ * of byte i to bit 56 + i, and adds nothing else to the top byte.
+ */
+static inline uint64_t
+high_bits(uint64_t x)
+{
+	return (((x & 0x8080808080808080ULL) * 0x0002040810204081ULL) >> 56);
+}
+
+/*
+ * The bitwise majority of counts that were never emptied from the byte
+ * lanes, 64 at once. Count b is 16 s + r, with s its byte in sixteens
+ * (at most 254) and r its low four bits, and passes half the hashes,
+ * 16 h + l (h below 128), when s > h, or s == h and r > l. r > l is
+ * decided bit-sliced, from the top bit down; the bytes s are compared
+ * 8 at a time, each with room for no borrow or carry to leave it.
+ */
+static uint64_t
+votes_majority_lanes(const struct votes *v, size_t half)
+{
+	const uint64_t	 ones = 0x0101010101010101ULL;
+	const uint64_t	 high = 0x8080808080808080ULL, low = ~high;
+	const uint64_t	 r[4] = { v->ones, v->twos, v->fours, v->eights };
+	uint64_t	 above = 0, same = 0, r_above = 0, r_same = ~0ULL, s, z;
+	unsigned	 j, h = half >> 4, l = half & 15;
+
+	for (j = 4; j-- > 0;) {
+		if (l >> j & 1)
+			r_same &= r[j];
+		else {
+			r_above |= r_same & r[j];
+			r_same &= ~r[j];
+		}
+	}
+	for (j = 0; j < 8; j++) {
+		s = v->sixteens[j];
+		/*
+		 * s > h: a byte from 0x80 up is, h being below 128; for one
+		 * below, (s | 0x80) - (h + 1) keeps its high bit just when
+		 * s >= h + 1, and never borrows from the next byte.
+		 */
+		above |= high_bits(((s | high) - (h + 1) * ones) | s) <<
+		    (8 * j);
+		/* s == h: the bytes of s ^ h * ones that are 0, exactly. */
+		z = s ^ h * ones;
+		same |= high_bits(~(((z & low) + low) | z)) << (8 * j);
+	}
+	return (above | (same & r_above));
+}
+
 /* The bitwise majority of the votes; a tie gives 0. */
 static uint64_t
 votes_majority(struct votes *v)
@@ -198,6 +265,9 @@ votes_majority(struct votes *v)
 		    (16 - v->nbatch) * sizeof v->batch[0]);
 		votes_batch(v);
 	}
+	/* A bit is 1 when more than half the hashes vote for it. */
+	if (!v->emptied)
+		return (votes_majority_lanes(v, total / 2));
 	for (j = 0; j < 8; j++) {
 		rest = spread[(v->ones >> (8 * j)) & 0xff] +
 		    2 * spread[(v->twos >> (8 * j)) & 0xff] +
@@ -207,7 +277,7 @@ votes_majority(struct votes *v)
 			c = 16 * ((size_t)v->count[8 * j + i] +
 			    ((v->sixteens[j] >> (8 * i)) & 0xff)) +
 			    ((rest >> (8 * i)) & 0xff);
-			fp |= (uint64_t)(2 * c > total) << (8 * j + i);
+			fp |= (uint64_t)(c > total / 2) << (8 * j + i);
 		}
 	}
 	return (fp);
@@ -448,9 +518,10 @@ run_ends(const unsigned char *s, size_t i)
 
 /*
  * Cut the lower-cased text s[0..n) (followed by PAD spaces) into features
- * and vote. Returns 0, having given up, at what normalization would
- * change; never on normalized text. Flattened, so that XXH3, which GCC
- * would otherwise call for every feature, is inlined into the loops.
+ * and vote, in c from the start. Returns 0, having given up, at what
+ * normalization would change; never on normalized text. Flattened, so
+ * that XXH3, which GCC would otherwise call for every feature, is inlined
+ * into the loops.
  */
 static int __attribute__((flatten))
 cut(const struct nsd_simhash_params *p, struct cutter *c,
@@ -460,6 +531,9 @@ cut(const struct nsd_simhash_params *p, struct cutter *c,
 	size_t		 ring[NSD_SIMHASH_MAX_NGRAM];
 	enum kind	 k;
 
+	votes_init(&c->v);
+	c->x = 0;
+	c->words = 0;
 	while (i < n) {
 		if ((k = kind_at(s + i, &cl)) == KIND_OTHER) {
 			i += cl;
@@ -511,10 +585,8 @@ nsd_simhash_compute(struct nsd_simhash *sh, const char *text, size_t len,
 	struct cutter	 c;
 	size_t		 n;
 
-	memset(&c, 0, sizeof c);
 	lower_copy(text, len, &sh->lower);
 	if (!cut(&sh->p, &c, (unsigned char *)sh->lower.data, len)) {
-		memset(&c, 0, sizeof c);
 		nsd_text_normalize(text, len, &sh->norm);
 		lower_copy(sh->norm.data, sh->norm.len, &sh->lower);
 		if (!cut(&sh->p, &c, (unsigned char *)sh->lower.data,

@@ -474,6 +474,28 @@ check_random(void)
 	    "features");
 
 	/*
+	 * Around 2048 and 4080 features, one word in three, two in three or
+	 * every word the same: counts of a bit reach 128 in their byte lane,
+	 * and then the lanes are emptied for the first time.
+	 */
+	for (i = 0; i < 3 * 10; i++) {
+		static const size_t sizes[] = { 2047, 2048, 2049, 3000, 4079,
+		    4080, 4081, 4095, 4096, 4097 };
+		static char	 mid[4100 * 12];
+		size_t		 n = 0, k;
+
+		for (k = 0; k < sizes[i % 10]; k++)
+			if (rand_r(&state) % 3 < i / 10 + 1)
+				n += sprintf(mid + n, "spam ");
+			else
+				n += sprintf(mid + n, "w%u ",
+				    (unsigned)rand_r(&state) % 1000);
+		if (!agrees(mid, 2, 1, 8, 0) && ++bad >= 2)
+			break;
+	}
+	tap_ok(bad == 0, "the reference agrees with 2048 to 4097 features");
+
+	/*
 	 * Shingles of one word, past the 8 words that the ring of word
 	 * hashes holds (it once read past its end from the 9th word on).
 	 */
