@@ -478,7 +478,10 @@ lower_copy(const char *in, size_t len, struct nsd_buf *out)
 	out->len = len;
 }
 
-/* Where the ASCII letters and digits from s[i] on end (s lower-cased). */
+/*
+ * Where the ASCII letters and digits from s[i] on end: s is lower-cased,
+ * and its PAD spaces stop the last word.
+ */
 static inline size_t
 ascii_word_end(const unsigned char *s, size_t i)
 {
