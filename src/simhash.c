@@ -314,14 +314,16 @@ raw_kind_of(uint32_t c)
 	return (kind_of(c));
 }
 
+/*
+ * Build the tables (65,536 calls of raw_kind_of(), a millisecond) when
+ * they are first needed: a run of nshash sets up a SimHash too.
+ */
 static void
 tables_init(void)
 {
 	uint32_t	 b, c;
 	enum kind	 k;
 
-	if (spread[255] != 0)
-		return;
 	for (c = 0; c < 128; c++)
 		ascii_kind[c] = raw_kind_of(c);
 	for (b = 0; b < sizeof bmp_kind; b++) {
@@ -381,7 +383,6 @@ nsd_simhash_init(struct nsd_simhash *sh, const struct nsd_simhash_params *p)
 {
 	memset(sh, 0, sizeof *sh);
 	sh->p = *p;
-	tables_init();
 }
 
 void
@@ -588,6 +589,8 @@ nsd_simhash_compute(struct nsd_simhash *sh, const char *text, size_t len,
 	struct cutter	 c;
 	size_t		 n;
 
+	if (spread[255] == 0)
+		tables_init();
 	lower_copy(text, len, &sh->lower);
 	if (!cut(&sh->p, &c, (unsigned char *)sh->lower.data, len)) {
 		nsd_text_normalize(text, len, &sh->norm);
