@@ -37,14 +37,43 @@
  *     a handful of words says too little to match on.
  *
  * Counting votes bit by bit would cost 64 additions per feature. Instead
- * each hash is spread, a byte at a time, through a table whose entries hold
- * one bit per byte lane, and 8 lane counters of 8 bytes each are added up:
- * 8 additions per feature, emptied into 32-bit counts before any lane can
- * pass 255.
+ * the 64 counts are kept bit-sliced, as in Harley and Seal's population
+ * count: four words hold each count's low four bits (bit b of ones, twos,
+ * fours and eights for count b), and a tree of carry-save adders, five
+ * logical operations each, adds 16 hashes at a time to them, which leaves
+ * one word of carries worth 16 each. Those are spread, a byte at a time,
+ * through a table whose entries hold one bit per byte lane into 8 lane
+ * counters of 8 bytes each, emptied into 32-bit counts before any lane
+ * can pass 255.
+ * Nothing is rounded: the counts, and so the fingerprint, are those of
+ * counting bit by bit.
+ *
+ * The text is mostly cut as it is, which saves normalizing it into a
+ * copy. Of what normalization does, collapsing and trimming white space
+ * changes no feature, since every white space character but U+1680
+ * separates features already; nor does folding the full-width punctuation
+ * of U+FF01..U+FF5E to ASCII, since U+FF00..U+FF65 separates them too.
+ * What can change features are full-width letters and digits, which
+ * become ASCII word characters; U+1680, a word character that becomes a
+ * space; and a '\r' dropped from between two code points that are not
+ * separators, which joins them. The cutter gives up when it meets one of
+ * those (a '\r' when a word or a CJK run ends at one that an ASCII
+ * separator does not follow), and the text is then normalized and cut
+ * again: normalized text has none of them, so the same cutter reads it to
+ * the end, exactly as the definition does.
+ *
+ * The cutter reads a copy of the text with ASCII letters lower-cased,
+ * which is the same length and leaves every other byte alone, so that a
+ * word is hashed where it lies (its first 256 bytes) and a CJK n-gram
+ * too. ASCII words are measured 16 bytes at a time.
  */
 #include "config.h"
 
+#include <assert.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 /* Features are short: XXH3 inlined hashes them in a few nanoseconds. */
 #define XXH_INLINE_ALL
@@ -53,51 +82,105 @@
 #include "simhash.h"
 #include "text.h"
 
-enum kind { KIND_OTHER, KIND_WORD, KIND_CJK };
+/*
+ * KIND_NORMALIZE: normalization would change what the code point is.
+ * KIND_MIXED: bmp_kind[] only, for a block of kinds that differ.
+ */
+enum kind { KIND_OTHER, KIND_WORD, KIND_CJK, KIND_NORMALIZE, KIND_MIXED };
+
+/* The lower-cased copy ends with this many spaces, read by 16-byte loads. */
+#define PAD	16
 
 /* spread[b] has byte i set to bit i of b. */
 static uint64_t	 spread[256];
 
-/* kind_of() for the ASCII range, by table; and ASCII lower case. */
-static enum kind ascii_kind[128];
-static unsigned char ascii_lower[128];
+/* The kinds of the ASCII characters, and of blocks of 16 code points. */
+static unsigned char ascii_kind[128];
+static unsigned char bmp_kind[0x10000 >> 4];
 
+/*
+ * The votes for bit b of the hashes number bit b of ones, plus 2 times bit
+ * b of twos, 4 times that of fours and 8 times that of eights, plus 16
+ * times byte b % 8 of sixteens[b / 8] and count[b].
+ */
 struct votes {
-	uint64_t	 lanes[8];	/* bit 8j+i counted in byte i of
-					   lanes[j] */
-	unsigned	 pending;	/* features in lanes, below 255 */
-	uint32_t	 ones[64];
-	size_t		 total;
+	uint64_t	 batch[16];	/* hashes yet to be counted */
+	unsigned	 nbatch;
+	uint64_t	 ones, twos, fours, eights;
+	uint64_t	 sixteens[8];
+	unsigned	 pending;	/* batches in sixteens, below 255 */
+	int		 emptied;	/* into count, which is 0 until then */
+	uint32_t	 count[64];
+	size_t		 total;		/* hashes in the batches counted */
 };
 
-static enum kind kind_of(uint32_t);
-
+/* No votes; the batch and count are written before they are read. */
 static void
-spread_init(void)
+votes_init(struct votes *v)
 {
-	unsigned	 b, i;
-
-	if (spread[255] != 0)
-		return;
-	for (b = 0; b < 128; b++) {
-		ascii_kind[b] = kind_of(b);
-		ascii_lower[b] = b >= 'A' && b <= 'Z' ? b | 0x20 : b;
-	}
-	for (b = 0; b < 256; b++)
-		for (i = 0; i < 8; i++)
-			if (b & (1u << i))
-				spread[b] |= (uint64_t)1 << (8 * i);
+	v->nbatch = 0;
+	v->ones = v->twos = v->fours = v->eights = 0;
+	memset(v->sixteens, 0, sizeof v->sixteens);
+	v->pending = 0;
+	v->emptied = 0;
+	v->total = 0;
 }
 
-static void
-votes_flush(struct votes *v)
+/* A carry-save adder: a + b + c = 2 * *h + *l in every bit. */
+static inline void
+csa(uint64_t *h, uint64_t *l, uint64_t a, uint64_t b, uint64_t c)
 {
+	uint64_t	 u = a ^ b;
+
+	*h = (a & b) | (u & c);
+	*l = u ^ c;
+}
+
+/* Count the 16 hashes of the batch. */
+static void
+votes_batch(struct votes *v)
+{
+	const uint64_t	*d = v->batch;
+	uint64_t	 twos_a, twos_b, fours_a, fours_b, eights_a, eights_b;
+	uint64_t	 x;
 	unsigned	 j, i;
 
+	csa(&twos_a, &v->ones, v->ones, d[0], d[1]);
+	csa(&twos_b, &v->ones, v->ones, d[2], d[3]);
+	csa(&fours_a, &v->twos, v->twos, twos_a, twos_b);
+	csa(&twos_a, &v->ones, v->ones, d[4], d[5]);
+	csa(&twos_b, &v->ones, v->ones, d[6], d[7]);
+	csa(&fours_b, &v->twos, v->twos, twos_a, twos_b);
+	csa(&eights_a, &v->fours, v->fours, fours_a, fours_b);
+	csa(&twos_a, &v->ones, v->ones, d[8], d[9]);
+	csa(&twos_b, &v->ones, v->ones, d[10], d[11]);
+	csa(&fours_a, &v->twos, v->twos, twos_a, twos_b);
+	csa(&twos_a, &v->ones, v->ones, d[12], d[13]);
+	csa(&twos_b, &v->ones, v->ones, d[14], d[15]);
+	csa(&fours_b, &v->twos, v->twos, twos_a, twos_b);
+	csa(&eights_b, &v->fours, v->fours, fours_a, fours_b);
+	csa(&x, &v->eights, v->eights, eights_a, eights_b);
+	/* Unrolled: the exit of a loop here is a branch mispredicted. */
+	v->sixteens[0] += spread[x & 0xff];
+	v->sixteens[1] += spread[(x >> 8) & 0xff];
+	v->sixteens[2] += spread[(x >> 16) & 0xff];
+	v->sixteens[3] += spread[(x >> 24) & 0xff];
+	v->sixteens[4] += spread[(x >> 32) & 0xff];
+	v->sixteens[5] += spread[(x >> 40) & 0xff];
+	v->sixteens[6] += spread[(x >> 48) & 0xff];
+	v->sixteens[7] += spread[x >> 56];
+	v->nbatch = 0;
+	v->total += 16;
+	if (++v->pending < 255)
+		return;
+	if (!v->emptied)
+		memset(v->count, 0, sizeof v->count);
+	v->emptied = 1;
 	for (j = 0; j < 8; j++) {
 		for (i = 0; i < 8; i++)
-			v->ones[8 * j + i] += (v->lanes[j] >> (8 * i)) & 0xff;
-		v->lanes[j] = 0;
+			v->count[8 * j + i] +=
+			    (v->sixteens[j] >> (8 * i)) & 0xff;
+		v->sixteens[j] = 0;
 	}
 	v->pending = 0;
 }
@@ -105,19 +188,102 @@ votes_flush(struct votes *v)
 static inline void
 vote(struct votes *v, uint64_t h)
 {
-	v->lanes[0] += spread[h & 0xff];
-	v->lanes[1] += spread[(h >> 8) & 0xff];
-	v->lanes[2] += spread[(h >> 16) & 0xff];
-	v->lanes[3] += spread[(h >> 24) & 0xff];
-	v->lanes[4] += spread[(h >> 32) & 0xff];
-	v->lanes[5] += spread[(h >> 40) & 0xff];
-	v->lanes[6] += spread[(h >> 48) & 0xff];
-	v->lanes[7] += spread[h >> 56];
-	v->total++;
-	if (++v->pending == 255)
-		votes_flush(v);
+	v->batch[v->nbatch++] = h;
+	if (v->nbatch == 16)
+		votes_batch(v);
 }
 
+/* The number of hashes voted. */
+static inline size_t
+votes_total(const struct votes *v)
+{
+	return (v->total + v->nbatch);
+}
+
+/*
+ * The high bits of the 8 bytes of x, as 8 bits: the product moves bit 7
+ * of byte i to bit 56 + i, and adds nothing else to the top byte.
+ */
+static inline uint64_t
+high_bits(uint64_t x)
+{
+	return (((x & 0x8080808080808080ULL) * 0x0002040810204081ULL) >> 56);
+}
+
+/*
+ * The bitwise majority of counts that were never emptied from the byte
+ * lanes, 64 at once. Count b is 16 s + r, with s its byte in sixteens
+ * (at most 254) and r its low four bits, and passes half the hashes,
+ * 16 h + l (h below 128), when s > h, or s == h and r > l. r > l is
+ * decided bit-sliced, from the top bit down; the bytes s are compared
+ * 8 at a time, each with room for no borrow or carry to leave it.
+ */
+static uint64_t
+votes_majority_lanes(const struct votes *v, size_t half)
+{
+	const uint64_t	 ones = 0x0101010101010101ULL;
+	const uint64_t	 high = 0x8080808080808080ULL, low = ~high;
+	const uint64_t	 r[4] = { v->ones, v->twos, v->fours, v->eights };
+	uint64_t	 above = 0, same = 0, r_above = 0, r_same = ~0ULL, s, z;
+	unsigned	 j, h = half >> 4, l = half & 15;
+
+	for (j = 4; j-- > 0;) {
+		if (l >> j & 1)
+			r_same &= r[j];
+		else {
+			r_above |= r_same & r[j];
+			r_same &= ~r[j];
+		}
+	}
+	for (j = 0; j < 8; j++) {
+		s = v->sixteens[j];
+		/*
+		 * s > h: a byte from 0x80 up is, h being below 128; for one
+		 * below, (s | 0x80) - (h + 1) keeps its high bit just when
+		 * s >= h + 1, and never borrows from the next byte.
+		 */
+		above |= high_bits(((s | high) - (h + 1) * ones) | s) <<
+		    (8 * j);
+		/* s == h: the bytes of s ^ h * ones that are 0, exactly. */
+		z = s ^ h * ones;
+		same |= high_bits(~(((z & low) + low) | z)) << (8 * j);
+	}
+	return (above | (same & r_above));
+}
+
+/* The bitwise majority of the votes; a tie gives 0. */
+static uint64_t
+votes_majority(struct votes *v)
+{
+	uint64_t	 fp = 0, rest;
+	size_t		 c, total = votes_total(v);
+	unsigned	 j, i;
+
+	/* Hashes of 0 vote for nothing: they fill the last batch. */
+	if (v->nbatch > 0) {
+		memset(v->batch + v->nbatch, 0,
+		    (16 - v->nbatch) * sizeof v->batch[0]);
+		votes_batch(v);
+	}
+	/* A bit is 1 when more than half the hashes vote for it. */
+	if (!v->emptied)
+		return (votes_majority_lanes(v, total / 2));
+	for (j = 0; j < 8; j++) {
+		rest = spread[(v->ones >> (8 * j)) & 0xff] +
+		    2 * spread[(v->twos >> (8 * j)) & 0xff] +
+		    4 * spread[(v->fours >> (8 * j)) & 0xff] +
+		    8 * spread[(v->eights >> (8 * j)) & 0xff];
+		for (i = 0; i < 8; i++) {
+			c = 16 * ((size_t)v->count[8 * j + i] +
+			    ((v->sixteens[j] >> (8 * i)) & 0xff)) +
+			    ((rest >> (8 * i)) & 0xff);
+			fp |= (uint64_t)(c > total / 2) << (8 * j + i);
+		}
+	}
+	return (fp);
+}
+
+/* The kind of a code point of normalized text, as the definition says. */
 static enum kind
 kind_of(uint32_t c)
 {
@@ -138,8 +304,43 @@ kind_of(uint32_t c)
 	return (KIND_WORD);
 }
 
+/* The kind of a code point of text that is not normalized. */
+static enum kind
+raw_kind_of(uint32_t c)
+{
+	if (c == 0x1680 || (c >= 0xFF10 && c <= 0xFF19) ||
+	    (c >= 0xFF21 && c <= 0xFF3A) || (c >= 0xFF41 && c <= 0xFF5A))
+		return (KIND_NORMALIZE);
+	return (kind_of(c));
+}
+
+/*
+ * Build the tables (65,536 calls of raw_kind_of(), a millisecond) when
+ * they are first needed: a run of nshash sets up a SimHash too.
+ */
+static void
+tables_init(void)
+{
+	uint32_t	 b, c;
+	enum kind	 k;
+
+	for (c = 0; c < 128; c++)
+		ascii_kind[c] = raw_kind_of(c);
+	for (b = 0; b < sizeof bmp_kind; b++) {
+		k = raw_kind_of(b << 4);
+		for (c = b << 4; c < (b + 1) << 4; c++)
+			if (raw_kind_of(c) != k)
+				k = KIND_MIXED;
+		bmp_kind[b] = k;
+	}
+	for (b = 0; b < 256; b++)
+		for (c = 0; c < 8; c++)
+			if (b & (1u << c))
+				spread[b] |= (uint64_t)1 << (8 * c);
+}
+
 /* Decode the code point at s (valid UTF-8); *len gets its length. */
-static uint32_t
+static inline uint32_t
 decode(const unsigned char *s, size_t *len)
 {
 	if (s[0] < 0x80) {
@@ -160,38 +361,46 @@ decode(const unsigned char *s, size_t *len)
 	    (uint32_t)(s[2] & 0x3F) << 6 | (s[3] & 0x3F));
 }
 
+/* The raw kind of the code point at s, and its length in *len. */
+static inline enum kind
+kind_at(const unsigned char *s, size_t *len)
+{
+	uint32_t	 c;
+	unsigned	 k;
+
+	if (s[0] < 0x80) {
+		*len = 1;
+		return (ascii_kind[s[0]]);
+	}
+	c = decode(s, len);
+	if (c < 0x10000 && (k = bmp_kind[c >> 4]) != KIND_MIXED)
+		return (k);
+	return (raw_kind_of(c));
+}
+
 void
 nsd_simhash_init(struct nsd_simhash *sh, const struct nsd_simhash_params *p)
 {
 	memset(sh, 0, sizeof *sh);
 	sh->p = *p;
-	spread_init();
 }
 
 void
 nsd_simhash_free(struct nsd_simhash *sh)
 {
 	nsd_buf_free(&sh->norm);
+	nsd_buf_free(&sh->lower);
 }
 
-static uint64_t
+static inline uint64_t
 rotl(uint64_t x, unsigned r)
 {
-	return (r == 0 ? x : (x << r) | (x >> (64 - r)));
+	return ((x << (r & 63)) | (x >> (-r & 63)));
 }
 
-/* The hash of the n words of a shingle, oldest first from window[first]. */
-static uint64_t
-shingle_hash(const uint64_t *window, size_t first, size_t n)
+static inline uint64_t
+fmix64(uint64_t x)
 {
-	uint64_t	 x = 0;
-	size_t		 i;
-
-	if (n == 1)
-		return (window[first % NSD_SIMHASH_MAX_SHINGLE]);
-	for (i = 0; i < n; i++)
-		x ^= rotl(window[(first + i) % NSD_SIMHASH_MAX_SHINGLE],
-		    21 * i % 64);
 	x ^= x >> 33;
 	x *= 0xff51afd7ed558ccdULL;
 	x ^= x >> 33;
@@ -200,110 +409,203 @@ shingle_hash(const uint64_t *window, size_t first, size_t n)
 	return (x);
 }
 
+/*
+ * The ring of word hashes: the oldest word of a shingle of the most words
+ * is read just before the newest overwrites it.
+ */
+#define SHINGLE_RING	NSD_SIMHASH_MAX_SHINGLE
+
 /* What is being cut into features as the text is read. */
 struct cutter {
 	struct votes	 v;
-	const char	*s;
-	enum kind	 kind;		/* of the current run */
-	size_t		 run;		/* where it started */
-	size_t		 chars;		/* CJK code points in it */
-	size_t		 ring[NSD_SIMHASH_MAX_NGRAM]; /* their offsets */
-	char		 lower[256];	/* the word, lower-cased */
-	size_t		 lower_len;
-	uint64_t	 window[NSD_SIMHASH_MAX_SHINGLE];	/* a ring */
+	uint64_t	 window[SHINGLE_RING];	/* the last word hashes */
+	uint64_t	 x;		/* the last shingle, unmixed */
 	size_t		 words;		/* words so far */
 };
 
-/* The run that ends at end becomes features. */
-static void
-end_run(const struct nsd_simhash *sh, struct cutter *c, size_t end)
+/*
+ * Shingles are hashed as a sliding window rather than word by word. The
+ * unmixed hash of words i..i+k-1 is
+ *
+ *	x(i) = rotl(h(i), 0) ^ rotl(h(i+1), 21) ^ ... ^ rotl(h(i+k-1), r),
+ *
+ * with r = 21 (k - 1) mod 64. Rotations add up modulo 64, so taking out
+ * the oldest word (which is not rotated) and rotating what is left right
+ * by 21 turns every other word's rotation into that of the place before
+ * it: x(i+1) = rotr(x(i) ^ h(i), 21) ^ rotl(h(i+k), r). That is three
+ * operations a word whatever the shingle, and while fewer than k words
+ * have come, the same x is the unmixed hash of all of them.
+ */
+static inline void
+shingle_add(struct cutter *c, uint64_t h, unsigned k)
 {
-	size_t	 k = sh->p.shingle;
+	if (c->words >= k)
+		c->x = rotl(c->x ^ c->window[(c->words - k) % SHINGLE_RING],
+		    64 - 21) ^ rotl(h, 21 * (k - 1));
+	else
+		c->x ^= rotl(h, 21 * c->words);
+	c->window[c->words++ % SHINGLE_RING] = h;
+}
 
-	if (c->kind == KIND_CJK && c->chars < sh->p.ngram)
-		vote(&c->v, XXH3_64bits_withSeed(c->s + c->run, end - c->run,
-		    sh->p.seed));
-	else if (c->kind == KIND_WORD) {
-		c->window[c->words++ % NSD_SIMHASH_MAX_SHINGLE] =
-		    XXH3_64bits_withSeed(c->lower, c->lower_len, sh->p.seed);
-		if (c->words >= k)
-			vote(&c->v, shingle_hash(c->window, c->words - k, k));
+/* Copy len bytes of in to out with ASCII letters lower-cased, then PAD. */
+static void
+lower_copy(const char *in, size_t len, struct nsd_buf *out)
+{
+	unsigned char	*o;
+	size_t		 i = 0;
+#ifdef __SSE2__
+	const __m128i	 before_a = _mm_set1_epi8('A' - 1);
+	const __m128i	 after_z = _mm_set1_epi8('Z' + 1);
+	const __m128i	 bit5 = _mm_set1_epi8(0x20);
+	__m128i		 b, up;
+#endif
+
+	out->len = 0;
+	nsd_buf_reserve(out, len + PAD);
+	o = (unsigned char *)out->data;
+#ifdef __SSE2__
+	/* Signed compares: bytes from 0x80 up are below 'A'. */
+	for (; i + 16 <= len; i += 16) {
+		b = _mm_loadu_si128((const __m128i *)(in + i));
+		up = _mm_and_si128(_mm_cmpgt_epi8(b, before_a),
+		    _mm_cmplt_epi8(b, after_z));
+		_mm_storeu_si128((__m128i *)(o + i),
+		    _mm_or_si128(b, _mm_and_si128(up, bit5)));
 	}
-	c->chars = 0;
-	c->lower_len = 0;
+#endif
+	for (; i < len; i++)
+		o[i] = in[i] >= 'A' && in[i] <= 'Z' ? in[i] | 0x20 : in[i];
+	memset(o + len, ' ', PAD);
+	out->len = len;
+}
+
+/*
+ * Where the ASCII letters and digits from s[i] on end: s is lower-cased,
+ * and its PAD spaces stop the last word.
+ */
+static inline size_t
+ascii_word_end(const unsigned char *s, size_t i)
+{
+#ifdef __SSE2__
+	const __m128i	 before_a = _mm_set1_epi8('a' - 1);
+	const __m128i	 after_z = _mm_set1_epi8('z' + 1);
+	const __m128i	 before_0 = _mm_set1_epi8('0' - 1);
+	const __m128i	 after_9 = _mm_set1_epi8('9' + 1);
+	__m128i		 b, w;
+	unsigned	 end;
+
+	for (;; i += 16) {
+		b = _mm_loadu_si128((const __m128i *)(s + i));
+		w = _mm_or_si128(_mm_and_si128(_mm_cmpgt_epi8(b, before_a),
+		    _mm_cmplt_epi8(b, after_z)), _mm_and_si128(
+		    _mm_cmpgt_epi8(b, before_0), _mm_cmplt_epi8(b, after_9)));
+		if ((end = ~_mm_movemask_epi8(w) & 0xffff) != 0)
+			return (i + __builtin_ctz(end));
+	}
+#else
+	while (s[i] < 0x80 && ascii_kind[s[i]] == KIND_WORD)
+		i++;
+	return (i);
+#endif
+}
+
+/*
+ * Whether a run of features that ends at s[i] ends for good, as it does in
+ * the normalized text: not at a '\r' that might join it to what follows.
+ */
+static inline int
+run_ends(const unsigned char *s, size_t i)
+{
+	return (s[i] != '\r' || (s[i + 1] != '\r' && s[i + 1] < 0x80 &&
+	    ascii_kind[s[i + 1]] == KIND_OTHER));
+}
+
+/*
+ * Cut the lower-cased text s[0..n) (followed by PAD spaces) into features
+ * and vote, in c from the start. Returns 0, having given up, at what
+ * normalization would change; never on normalized text. Flattened, so
+ * that XXH3, which GCC would otherwise call for every feature, is inlined
+ * into the loops.
+ */
+static int __attribute__((flatten))
+cut(const struct nsd_simhash_params *p, struct cutter *c,
+    const unsigned char *s, size_t n)
+{
+	size_t		 i = 0, start, cl, chars, first;
+	size_t		 ring[NSD_SIMHASH_MAX_NGRAM];
+	enum kind	 k;
+
+	votes_init(&c->v);
+	c->x = 0;
+	c->words = 0;
+	while (i < n) {
+		if ((k = kind_at(s + i, &cl)) == KIND_OTHER) {
+			i += cl;
+			continue;
+		}
+		if (k == KIND_NORMALIZE)
+			return (0);
+		start = i;
+		if (k == KIND_WORD) {
+			/* ASCII 16 bytes at a time, the rest one by one. */
+			i += cl;
+			while ((i = ascii_word_end(s, i), s[i] >= 0x80) &&
+			    kind_at(s + i, &cl) == KIND_WORD)
+				i += cl;
+			shingle_add(c, XXH3_64bits_withSeed(s + start,
+			    i - start < 256 ? i - start : 256, p->seed),
+			    p->shingle);
+			if (c->words >= p->shingle)
+				vote(&c->v, p->shingle == 1 ?
+				    c->window[(c->words - 1) % SHINGLE_RING] :
+				    fmix64(c->x));
+		} else {
+			/* Each code point completes an n-gram. */
+			chars = 0;
+			do {
+				ring[chars++ % NSD_SIMHASH_MAX_NGRAM] = i;
+				i += cl;
+				if (chars >= p->ngram) {
+					first = ring[(chars - p->ngram) %
+					    NSD_SIMHASH_MAX_NGRAM];
+					vote(&c->v, XXH3_64bits_withSeed(
+					    s + first, i - first, p->seed));
+				}
+			} while (kind_at(s + i, &cl) == KIND_CJK);
+			if (chars < p->ngram)
+				vote(&c->v, XXH3_64bits_withSeed(s + start,
+				    i - start, p->seed));
+		}
+		if (!run_ends(s, i))
+			return (0);
+	}
+	return (1);
 }
 
 size_t
 nsd_simhash_compute(struct nsd_simhash *sh, const char *text, size_t len,
     uint64_t *fp)
 {
-	const unsigned char	*s;
-	struct cutter		 c;
-	size_t			 n, i, cl, g = sh->p.ngram, first;
-	enum kind		 k;
-	unsigned		 b;
+	struct cutter	 c;
+	size_t		 n;
 
-	memset(&c, 0, sizeof c);
-	nsd_text_normalize(text, len, &sh->norm);
-	s = (const unsigned char *)sh->norm.data;
-	n = sh->norm.len;
-	c.s = sh->norm.data;
-	for (i = 0; i < n; i += cl) {
-		if (s[i] < 0x80) {
-			cl = 1;
-			k = ascii_kind[s[i]];
-			if (k == KIND_OTHER && c.kind == KIND_OTHER)
-				continue;
-		} else
-			k = kind_of(decode(s + i, &cl));
-		if (k != c.kind) {
-			end_run(sh, &c, i);
-			c.kind = k;
-			c.run = i;
-		}
-		if (k == KIND_CJK) {
-			/* Each code point completes an n-gram. */
-			c.ring[c.chars % g] = i;
-			if (++c.chars >= g) {
-				first = c.ring[(c.chars - g) % g];
-				vote(&c.v, XXH3_64bits_withSeed(c.s + first,
-				    i + cl - first, sh->p.seed));
-			}
-		} else if (k == KIND_WORD && cl == 1) {
-			/* The rest of an ASCII word, in one go. */
-			unsigned char	 ch = s[i];
-
-			for (;;) {
-				if (c.lower_len < sizeof c.lower)
-					c.lower[c.lower_len++] =
-					    (char)ascii_lower[ch];
-				if (i + cl == n || (ch = s[i + cl]) >= 0x80 ||
-				    ascii_kind[ch] != KIND_WORD)
-					break;
-				cl++;
-			}
-		} else if (k == KIND_WORD) {
-			/* The first 256 bytes, where a code point may end. */
-			size_t	 take = sizeof c.lower - c.lower_len;
-
-			if (take > cl)
-				take = cl;
-			memcpy(c.lower + c.lower_len, s + i, take);
-			c.lower_len += take;
-		}
+	if (spread[255] == 0)
+		tables_init();
+	lower_copy(text, len, &sh->lower);
+	if (!cut(&sh->p, &c, (unsigned char *)sh->lower.data, len)) {
+		nsd_text_normalize(text, len, &sh->norm);
+		lower_copy(sh->norm.data, sh->norm.len, &sh->lower);
+		if (!cut(&sh->p, &c, (unsigned char *)sh->lower.data,
+		    sh->norm.len))
+			assert(!"normalized text is cut whole");
 	}
-	end_run(sh, &c, n);
 	/* Fewer words than a shingle: one feature of them all. */
 	if (c.words > 0 && c.words < sh->p.shingle)
-		vote(&c.v, shingle_hash(c.window, 0, c.words));
-	if (c.v.total == 0 || c.v.total < sh->p.min_features)
-		return (c.v.total);
-	votes_flush(&c.v);
-	*fp = 0;
-	for (b = 0; b < 64; b++)
-		if (2 * (size_t)c.v.ones[b] > c.v.total)
-			*fp |= (uint64_t)1 << b;
-	return (c.v.total);
+		vote(&c.v, c.words == 1 ? c.window[0] : fmix64(c.x));
+	if ((n = votes_total(&c.v)) == 0 || n < sh->p.min_features)
+		return (n);
+	*fp = votes_majority(&c.v);
+	return (n);
 }
 
 static unsigned

@@ -37,6 +37,7 @@ struct nsd_simhash_params {
 struct nsd_simhash {
 	struct nsd_simhash_params p;
 	struct nsd_buf		 norm;		/* the normalized text */
+	struct nsd_buf		 lower;		/* the text read, lower-cased */
 };
 
 void	 nsd_simhash_init(struct nsd_simhash *,

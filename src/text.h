@@ -36,7 +36,11 @@ struct nsd_text;
 struct nsd_text	*nsd_text_new(enum nsd_split_rule, struct nsd_error *);
 void		 nsd_text_free(struct nsd_text *);
 
-/* Replace out's contents with the version-1 normalization of in. */
+/*
+ * Replace out's contents with the version-1 normalization of in.
+ * simhash.c cuts text without normalizing it where that changes no
+ * feature, knowing what normalization changes: keep the two in step.
+ */
 void	 nsd_text_normalize(const char *, size_t, struct nsd_buf *);
 
 /*

@@ -448,10 +448,56 @@ check_random(void)
 	tap_ok(bad == 0, "the reference agrees with hundreds of features");
 
 	/*
-	 * Shingles of one word, past the 8 words that the window holds:
-	 * shingle_hash() reads window[first] without wrapping it, past the
-	 * end of the array, so the 9th word on is hashed as whatever lies
-	 * there.
+	 * Tens of thousands of features, most of them the same (and only
+	 * that one for the first half): votes are counted 16 hashes at a
+	 * time, and emptied from byte lanes every 255 batches, before a
+	 * count can pass 255.
+	 */
+	for (i = 0; i < 8; i++) {
+		static char	 big[1 << 18];
+		size_t		 n = 0, plen;
+
+		while (n < sizeof big - 64) {
+			if (n > sizeof big / 2 && rand_r(&state) % 16 == 0)
+				random_text(text, 32, &state);
+			else
+				strcpy(text, i % 2 ? " spam" : "\xe4\xb8\xad");
+			plen = strlen(text);
+			memcpy(big + n, text, plen);
+			n += plen;
+		}
+		big[n] = '\0';
+		if (!agrees(big, 1 + i, 1 + i % 5, 8, i) && ++bad >= 2)
+			break;
+	}
+	tap_ok(bad == 0, "the reference agrees with tens of thousands of "
+	    "features");
+
+	/*
+	 * Around 2048 and 4080 features, one word in three, two in three or
+	 * every word the same: counts of a bit reach 128 in their byte lane,
+	 * and then the lanes are emptied for the first time.
+	 */
+	for (i = 0; i < 3 * 10; i++) {
+		static const size_t sizes[] = { 2047, 2048, 2049, 3000, 4079,
+		    4080, 4081, 4095, 4096, 4097 };
+		static char	 mid[4100 * 12];
+		size_t		 n = 0, k;
+
+		for (k = 0; k < sizes[i % 10]; k++)
+			if (rand_r(&state) % 3 < i / 10 + 1)
+				n += sprintf(mid + n, "spam ");
+			else
+				n += sprintf(mid + n, "w%u ",
+				    (unsigned)rand_r(&state) % 1000);
+		if (!agrees(mid, 2, 1, 8, 0) && ++bad >= 2)
+			break;
+	}
+	tap_ok(bad == 0, "the reference agrees with 2048 to 4097 features");
+
+	/*
+	 * Shingles of one word, past the 8 words that the ring of word
+	 * hashes holds (it once read past its end from the 9th word on).
 	 */
 	for (bad = 0, i = 0; i < 2000; i++) {
 		random_text(text, sizeof text, &state);
@@ -461,6 +507,112 @@ check_random(void)
 	tap_ok(bad == 0 && agrees("one two three four five six seven "
 	    "eight nine", 2, 1, 1, 0), "--shingle=1: the reference agrees "
 	    "on random texts and past 8 words");
+}
+
+/*
+ * Pieces that normalization changes, and some it leaves alone beside them:
+ * '\r', U+1680, full-width digits, letters and punctuation (U+FF10, FF19,
+ * FF21, FF3A, FF41, FF5A; FF0C, FF01, FF5E; FF5F and FF00, not folded),
+ * other white space, words and CJK.
+ */
+static const char *const norm_pieces[] = {
+	"\r", "\r", "\r\n", "\r\r", "a", "Bc", "DEF", "x1", "9",
+	"\xe1\x9a\x80", "\xef\xbc\x90", "\xef\xbc\x99", "\xef\xbc\xa1",
+	"\xef\xbc\xba", "\xef\xbd\x81", "\xef\xbd\x9a", "\xef\xbc\x8c",
+	"\xef\xbc\x81", "\xef\xbd\x9e", "\xef\xbd\x9f", "\xef\xbc\x80",
+	"\xe2\x80\xa8", "\xc2\x85", "\xc2\xa0", "\xe3\x80\x80", " ", "\t",
+	"\n", "\xe4\xb8\xad", "\xe6\x96\x87", "\xe3\x82\xab", "\xc3\xa9",
+	"\xe3\x80\x82",
+};
+
+/*
+ * nsd_simhash_compute() reads text without normalizing it until it meets
+ * something that normalization changes, and then cuts the normalized text
+ * instead: both ways must give the definition's SimHash, which is also
+ * that of the normalized text.
+ */
+static void
+check_normalization(void)
+{
+	struct nsd_buf	 norm = { 0 };
+	char		 text[512];
+	unsigned	 state = 16807, i, k, n, bad = 0, ngram, shingle;
+	uint64_t	 a, b;
+	size_t		 len, na, nb;
+
+	for (i = 0; i < 20000; i++) {
+		n = rand_r(&state) % 40;
+		for (len = 0, k = 0; k < n; k++) {
+			const char *pc = norm_pieces[rand_r(&state) %
+			    (sizeof norm_pieces / sizeof norm_pieces[0])];
+
+			memcpy(text + len, pc, strlen(pc));
+			len += strlen(pc);
+		}
+		text[len] = '\0';
+		ngram = 1 + rand_r(&state) % 3;
+		shingle = 1 + rand_r(&state) % 3;
+		if (!agrees(text, ngram, shingle, 1, 0)) {
+			bad++;
+			break;
+		}
+		nsd_text_normalize(text, len, &norm);
+		nsd_buf_putc(&norm, '\0');
+		na = simhash(text, ngram, shingle, 1, 0, &a);
+		nb = simhash(norm.data, ngram, shingle, 1, 0, &b);
+		if (na != nb || a != b) {
+			printf("# the normalized text differs: %zu, %016"
+			    PRIx64 "; %zu, %016" PRIx64 "\n", na, a, nb, b);
+			bad++;
+			break;
+		}
+	}
+	nsd_buf_free(&norm);
+	tap_ok(bad == 0, "'\\r', U+1680, full-width forms, white space: "
+	    "the reference agrees, and so does the normalized text");
+}
+
+/*
+ * Mostly ASCII letters, in words of every length, which are measured 16
+ * bytes at a time; now and then a code point of 2, 3 or 4 bytes within a
+ * word or between words.
+ */
+static void
+check_ascii_words(void)
+{
+	static const char *const other[] = {
+		"\xc3\xa9", "\xc3\x97", "\xe4\xb8\xad", "\xe2\x80\x94",
+		"\xf0\x9f\x98\x80", "\xf0\xa0\x80\x80",
+	};
+	static const char letters[] = "abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	char		 text[700];
+	unsigned	 state = 48271, i, bad = 0, r;
+	size_t		 len, max;
+
+	for (i = 0; i < 5000; i++) {
+		max = 1 + rand_r(&state) % (sizeof text - 8);
+		for (len = 0; len < max;) {
+			r = rand_r(&state) % 100;
+			if (r < 80)
+				text[len++] = letters[rand_r(&state) %
+				    (sizeof letters - 1)];
+			else if (r < 95)
+				text[len++] = " ,.-'_@[`{\n"[r % 11];
+			else {
+				const char *pc = other[rand_r(&state) %
+				    (sizeof other / sizeof other[0])];
+
+				memcpy(text + len, pc, strlen(pc));
+				len += strlen(pc);
+			}
+		}
+		text[len] = '\0';
+		if (!agrees(text, 2, 1 + i % 4, 1, 0) && ++bad >= 3)
+			break;
+	}
+	tap_ok(bad == 0, "the reference agrees on ASCII words of every "
+	    "length");
 }
 
 /* Words longer than the 256 bytes of a word that are hashed. */
@@ -647,6 +799,8 @@ main(void)
 	check_one_feature();
 	check_random();
 	check_long_words();
+	check_normalization();
+	check_ascii_words();
 	check_tables();
 	check_distance();
 	nsd_simhash_free(&sh);
