@@ -485,7 +485,7 @@ check_random(void)
 		size_t		 n = 0, k;
 
 		for (k = 0; k < sizes[i % 10]; k++)
-			if (rand_r(&state) % 3 < i / 10 + 1)
+			if ((unsigned)rand_r(&state) % 3 < i / 10 + 1)
 				n += sprintf(mid + n, "spam ");
 			else
 				n += sprintf(mid + n, "w%u ",
