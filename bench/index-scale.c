@@ -284,14 +284,15 @@ simrecord(struct simhash_run *sr, uint64_t seed, uint64_t r, int *copy)
 	return (fp);
 }
 
+/* A batch of SimHash records, made and prefetched before it is decided. */
+static uint64_t	batch_fp[MAX_BATCH];
+static char	batch_copy[MAX_BATCH];
+
 /*
  * Decide records [from, to) by SimHash, as stage 3 of the pipeline does:
  * the oldest group within k bits, or a new one; the SimHash is entered in
  * the block tables unless it matched exactly.
  */
-static uint64_t	batch_fp[MAX_BATCH];
-static char	batch_copy[MAX_BATCH];
-
 static void
 decide_simhash(struct nsd_index *ix, struct simhash_run *sr, uint64_t seed,
     uint64_t from, uint64_t to, struct totals *t)
