@@ -33,3 +33,19 @@ median() {
 mib() {
 	awk -v k="$1" 'BEGIN { printf "%.1f MiB\n", k / 1024 }'
 }
+
+# A rebuild during a run must not mix two versions: copy each program named
+# by the variables $2... into directory $1 when it is an ELF binary, and
+# point the variable at the copy (a script, e.g. a libtool wrapper, is used
+# in place).
+freeze_programs() {
+	local dir=$1 v
+	shift
+	for v in "$@"; do
+		if [ "$(head -c 4 "${!v}" | od -An -c | tr -d ' ')" = \
+		    '177ELF' ]; then
+			cp -p "${!v}" "$dir/$(basename "${!v}")"
+			printf -v "$v" '%s' "$dir/$(basename "${!v}")"
+		fi
+	done
+}

@@ -162,13 +162,7 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# Time a rebuild of the programs cannot change: copy them (ELF ones).
-for v in NSDEDUP NSD_INDEX_SCALE; do
-	if [ "$(head -c 4 "${!v}" | od -An -c | tr -d ' ')" = '177ELF' ]; then
-		cp -p "${!v}" "$tmp/$(basename "${!v}")"
-		printf -v "$v" '%s' "$tmp/$(basename "${!v}")"
-	fi
-done
+freeze_programs "$tmp" NSDEDUP NSD_INDEX_SCALE
 nsd_version=$("$NSDEDUP" --version 2>&1 | head -n 1)
 nsd_sum=$(sha256sum <"$NSDEDUP" | cut -c 1-16)
 

@@ -118,13 +118,7 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# A rebuild during the run must not mix two versions: copy ELF binaries.
-for v in NSDEDUP GENCORPUS; do
-	if [ "$(head -c 4 "${!v}" | od -An -c | tr -d ' ')" = '177ELF' ]; then
-		cp -p "${!v}" "$tmp/$(basename "${!v}")"
-		printf -v "$v" '%s' "$tmp/$(basename "${!v}")"
-	fi
-done
+freeze_programs "$tmp" NSDEDUP GENCORPUS
 nsd_version=$("$NSDEDUP" --version 2>&1 | head -n 1)
 nsd_sum=$(sha256sum <"$NSDEDUP" | cut -c 1-16)
 

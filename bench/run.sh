@@ -143,14 +143,9 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# A rebuild of nsdedup during the run must not mix two versions: an ELF
-# binary is copied and the copy is timed (a script, e.g. a libtool wrapper,
-# is used in place).
+# The copy is timed; the results name the program as given.
 nsd_shown=$NSDEDUP
-if [ "$(head -c 4 "$NSDEDUP" | od -An -c | tr -d ' ')" = '177ELF' ]; then
-	cp -p "$NSDEDUP" "$tmp/nsdedup"
-	NSDEDUP=$tmp/nsdedup
-fi
+freeze_programs "$tmp" NSDEDUP
 nsd_version=$("$NSDEDUP" --version 2>&1 | head -n 1)
 nsd_sum=$(sha256sum <"$NSDEDUP" | cut -c 1-16)
 nsd_mtime=$(date -u -r "$NSDEDUP" '+%Y-%m-%d %H:%M:%S UTC')
