@@ -373,14 +373,13 @@ verify_slots(struct verify *v, const struct nsd_index_slot *slots,
  */
 static int
 chain_has(const struct nsd_index_header *h,
-    const struct nsd_index_slot *slots, unsigned t, uint64_t key,
-    uint64_t group)
+    const struct nsd_index_slot *slots, unsigned shift, unsigned t,
+    uint64_t key, uint64_t group)
 {
 	uint64_t	 nb = h->nslots / NSD_INDEX_BUCKET, b, n, i, meta;
 	int		 room;
 
-	b = nsd_index_home(h, t, key, home_shift(h->nslots)) /
-	    NSD_INDEX_BUCKET;
+	b = nsd_index_home(h, t, key, shift) / NSD_INDEX_BUCKET;
 	for (n = 0; n < nb; n++, b = (b + 1) & (nb - 1)) {
 		room = 0;
 		for (i = b * NSD_INDEX_BUCKET; i < (b + 1) *
@@ -411,10 +410,11 @@ verify_tables(struct verify *v, const struct nsd_index_slot *slots)
 	const struct nsd_index_header	*h = &v->hdr;
 	uint64_t			 per[NSD_INDEX_MAX_TABLES] = { 0 };
 	uint64_t			 i, meta, key;
-	unsigned			 t;
+	unsigned			 shift, t;
 
 	if (h->ntables < 2)
 		return;
+	shift = home_shift(h->nslots);
 	for (i = 0; i < h->nslots; i++) {
 		if (!counts(h, &slots[i]))
 			continue;
@@ -426,7 +426,8 @@ verify_tables(struct verify *v, const struct nsd_index_slot *slots)
 			continue;
 		key = le64toh(slots[i].key);
 		for (t = 1; t < h->ntables; t++)
-			if (!chain_has(h, slots, t, key, nsd_slot_group(meta)))
+			if (!chain_has(h, slots, shift, t, key,
+			    nsd_slot_group(meta)))
 				say(v, "slot %llu: SimHash %016llx of group "
 				    "%llu is not in block table %u",
 				    (unsigned long long)i,
