@@ -40,6 +40,7 @@ static_assert(offsetof(struct nsd_index_header, records) == 248, "counts");
 static_assert(offsetof(struct nsd_index_header, ids_length) == 272, "ids");
 static_assert(offsetof(struct nsd_index_header, created) == 280, "times");
 static_assert(offsetof(struct nsd_index_header, ngram) == 296, "simhash");
+static_assert(offsetof(struct nsd_index_header, log_records) == 312, "log");
 static_assert(offsetof(struct nsd_index_header, checksum) == 360,
     "checksum");
 static_assert(sizeof(struct nsd_index_header) == 368, "header size");
@@ -131,6 +132,7 @@ header_swap(struct nsd_index_header *h)
 	h->shingle = le32toh(h->shingle);
 	h->min_features = le32toh(h->min_features);
 	h->reserved0 = le32toh(h->reserved0);
+	h->log_records = le64toh(h->log_records);
 	for (i = 0; i < sizeof h->reserved / sizeof h->reserved[0]; i++)
 		h->reserved[i] = le64toh(h->reserved[i]);
 	h->checksum = le64toh(h->checksum);
@@ -170,7 +172,8 @@ nsd_index_header_decode(const void *copy, struct nsd_index_header *h)
 	if (h->version > NSD_INDEX_VERSION)
 		return (sum == h->checksum ? NSD_HEADER_NEWER :
 		    NSD_HEADER_UNKNOWN);
-	if (sum != h->checksum || h->version != NSD_INDEX_VERSION ||
+	if (sum != h->checksum || h->version < NSD_INDEX_OLDEST ||
+	    (h->version == 1 && h->log_records != 0) ||
 	    h->size != sizeof *h || h->byte_order != NSD_INDEX_BOM ||
 	    h->slot_size != NSD_INDEX_SLOT_SIZE ||
 	    h->nslots < NSD_INDEX_MIN_SLOTS || (h->nslots & (h->nslots - 1)) ||
@@ -181,7 +184,8 @@ nsd_index_header_decode(const void *copy, struct nsd_index_header *h)
 	    h->ids_length < NSD_IDS_HEADER_SIZE || h->ids_length % 8 != 0 ||
 	    h->entries > h->nslots / 100 * h->max_load + h->max_load ||
 	    h->groups > (h->ids_length - NSD_IDS_HEADER_SIZE) / 16 ||
-	    memchr(h->method, '\0', sizeof h->method) == NULL)
+	    memchr(h->method, '\0', sizeof h->method) == NULL ||
+	    h->log_records > nsd_index_log_limit(h->nslots, h->ntables))
 		return (NSD_HEADER_DAMAGED);
 	for (i = 0; i < h->ntables; i++)
 		if (h->mask[i] == 0)

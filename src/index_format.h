@@ -2,10 +2,12 @@
  * index_format.h: the bytes of an index file, shared by the live index
  * (index_file.c) and its inspection (index_verify.c).
  *
- * An index named PATH is three files:
+ * An index named PATH is four files:
  *
  *   PATH        two header copies, then the slot table (mapped);
  *   PATH.ids    the group records, append-only (mapped);
+ *   PATH.log    the fingerprints of the runs since the table was last
+ *               rebuilt, append-only;
  *   PATH.lock   empty; flock(2) on it decides who may write. It is never
  *               renamed, so every run locks the same inode.
  *
@@ -41,6 +43,13 @@
  * length (4 bytes) and the id (a JSON token, possibly empty), padded with
  * zeros to a multiple of 8. The file starts with a 16-byte header of its
  * own: magic "NSDIDS\0\1" and the index's file id.
+ *
+ * A record in PATH.log is a fingerprint and its slot word (with table 0):
+ * 16 bytes, which stand for an entry in every table. PATH.log starts with
+ * a 16-byte header: magic "NSDLOG\0\1" and the index's file id. Only its
+ * first log_records records count; a fingerprint is in the table or in
+ * the log, never both. Version 1 had no log (its log_records field was
+ * reserved, and zero).
  */
 #ifndef NSD_INDEX_FORMAT_H
 #define NSD_INDEX_FORMAT_H
@@ -52,7 +61,8 @@
 #include "util.h"
 
 #define NSD_INDEX_MAGIC		"NSDINDEX"
-#define NSD_INDEX_VERSION	1
+#define NSD_INDEX_VERSION	2
+#define NSD_INDEX_OLDEST	1	/* the oldest version still read */
 #define NSD_INDEX_BOM		0x0102030405060708ULL
 #define NSD_INDEX_COPY_SIZE	4096	/* room for one header copy */
 #define NSD_INDEX_TABLE_OFFSET	(2 * NSD_INDEX_COPY_SIZE)
@@ -75,6 +85,11 @@
 #define NSD_IDS_MAGIC		"NSDIDS\0\1"
 #define NSD_IDS_HEADER_SIZE	16
 #define NSD_IDS_RECORD_HEAD	12	/* number and id length */
+
+#define NSD_LOG_MAGIC		"NSDLOG\0\1"
+#define NSD_LOG_HEADER_SIZE	16
+#define NSD_LOG_RECORD_SIZE	16
+#define NSD_LOG_MAX_ENTRIES	(1ULL << 20)	/* see nsd_index_log_limit */
 
 /*
  * One header copy. The struct's layout is the one on disk, where every
@@ -113,7 +128,8 @@ struct nsd_index_header {
 	uint32_t	 shingle;	/* SimHash: words per feature */
 	uint32_t	 min_features;	/* SimHash */
 	uint32_t	 reserved0;
-	uint64_t	 reserved[6];
+	uint64_t	 log_records;	/* committed records of PATH.log */
+	uint64_t	 reserved[5];
 	uint64_t	 checksum;	/* XXH3-64 of the bytes before it */
 };
 
@@ -183,6 +199,22 @@ static inline uint64_t
 nsd_slot_group(uint64_t meta)
 {
 	return (meta >> NSD_INDEX_GROUP_SHIFT);
+}
+
+/*
+ * How many records PATH.log may hold before the table is rebuilt with
+ * them: an eighth of the table's slots, and never more entries (a record
+ * per table) than NSD_LOG_MAX_ENTRIES, which bounds what a run keeps of
+ * the log in its memory.
+ */
+static inline uint64_t
+nsd_index_log_limit(uint64_t nslots, unsigned ntables)
+{
+	uint64_t	 entries = nslots / 8;
+
+	if (entries > NSD_LOG_MAX_ENTRIES)
+		entries = NSD_LOG_MAX_ENTRIES;
+	return (entries / ntables);
 }
 
 /* Bytes a group record with an id of len bytes takes in PATH.ids. */
