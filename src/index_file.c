@@ -11,35 +11,48 @@
  * where probing slot by slot walks eight slots over two or three. Nothing
  * is ever deleted from a committed table, which keeps the rule true.
  *
- * Transactions. Every slot carries the generation of the run that wrote
- * it. A run takes generation G = committed + 1 and, before it writes its
- * first slot, records "pending G" in a header copy and syncs it. It then
- * writes only into empty slots. To commit, it syncs the table and PATH.ids
- * (msync, fdatasync), then writes the other header copy saying "committed
- * G" and syncs that. The header write is the commit: before it, the
- * current header says G is pending; after it, that G is committed. No
- * slot is ever copied or rewritten, so a commit costs a few syncs however
- * large the table is.
+ * The log. A run never stores into the table: a store into a page of a
+ * mapped file costs a fault, and makes the kernel write the page back,
+ * which on a large table is a page for nearly every new entry (on ext4
+ * with large folios, a whole folio: a run that adds 1% of a 2 GiB table
+ * wrote most of it). A writer's new fingerprints go into memory (the
+ * overlay, a memory index) and are appended to PATH.log; lookups read the
+ * table, then the overlay. Opening the index loads the log's committed
+ * records into the overlay. When the log reaches nsd_index_log_limit()
+ * records, the table is rebuilt with them (merge()): one sequential pass
+ * that copies the table and puts each new entry into the first empty
+ * slot of its chain, or, when the table must grow, a larger table into
+ * which every entry is inserted again. The rebuilt table goes to
+ * PATH.new, is synced and renamed over PATH, and the log starts empty.
  *
- * A slot counts only if its generation is committed or is the run's own;
- * anything else is the leftover of a run that did not commit, and reads as
- * empty. It can never hide a committed entry: a committed entry was placed
- * while that slot was empty or held another committed entry. The next
- * writer that finds "pending" in the header clears such slots (one pass
- * over the table, only after a failure) before it starts, so generation
- * numbers are never reused over leftovers. PATH.ids is append-only and
- * only its committed length counts, so a failed run's records are simply
- * written over.
+ * Transactions. Every slot and log record carries the generation of the
+ * run that wrote it. A run takes generation G = committed + 1 and, before
+ * it adds its first fingerprint, records "pending G" in a header copy and
+ * syncs it. To commit, it writes out and syncs the log and PATH.ids, then
+ * writes the other header copy saying "committed G", with the log's new
+ * length, and syncs that. The header write is the commit: before it, the
+ * current header says G is pending and counts the log records before the
+ * run's; after it, G is committed with its records. The table was not
+ * written, so a commit costs what the run added however large the table.
  *
- * Growth. At NSD_INDEX_MAX_LOAD percent the table is rebuilt, larger (see
- * grow()), into PATH.new, which is synced and renamed over PATH. Both tables
- * are mapped files, so the process's own memory does not grow. Committed
- * entries are moved first and the run's own after them, so that clearing
- * the run's entries after a failure leaves every committed chain whole.
+ * A rebuild during a run puts the run's entries into the table too, and
+ * its header says G is pending. A slot counts only if its generation is
+ * committed or is the run's own; anything else is the leftover of a run
+ * that did not commit, and reads as empty. It can never hide a committed
+ * entry: committed entries are placed before the run's on every chain
+ * (see merge()). The next writer that finds "pending" in the header
+ * clears such slots (one pass over the table, only after a failure)
+ * before it starts, so generation numbers are never reused over
+ * leftovers. PATH.ids and PATH.log are append-only and only their
+ * committed lengths count, so a failed run's records are simply written
+ * over.
+ *
+ * Growth. When the table and the log together pass NSD_INDEX_MAX_LOAD
+ * percent of the slots, the rebuild makes a larger table.
  *
  * Locking. A writer holds an exclusive flock on PATH.lock for the whole
  * run; --no-update runs hold a shared one, and keep the run's own claims
- * in an in-memory index beside the file, which they never write.
+ * in the overlay beside the log's, and write nothing.
  */
 #include "config.h"
 
@@ -109,15 +122,23 @@ struct memo {
 /* Groups of a --no-update run's own, above every file group. */
 #define SCRATCH_BASE	(NSD_INDEX_GROUP_MAX + 1)
 
+/* Log records a writer gathers before it writes them out. */
+#define LOG_BUFFER	4096
+
 struct file_index {
 	struct nsd_index	 base;		/* must be first */
 	char			*path;
 	char			*ids_path;
 	char			*new_path;
+	char			*log_path;
 	int			 lock_fd;
 	int			 fd;
 	int			 ids_fd;
+	int			 log_fd;
 	int			 readonly;
+	int			 simhash;	/* add, not claim */
+	int			 in_place;	/* into the table, not the log:
+						   see log_add() */
 	struct nsd_index_header	 hdr;		/* the current copy */
 	int			 copy;		/* which copy that is */
 	unsigned char		*map;		/* the whole file */
@@ -126,13 +147,17 @@ struct file_index {
 	uint64_t		 mask;		/* nslots - 1 */
 	unsigned		 shift;		/* 64 - log2(nslots) */
 	uint64_t		 entries;	/* valid slots, the run's too */
+	uint64_t		 log_records;	/* the run's too */
+	uint64_t		 log_written;	/* of them, out of log_buf */
+	unsigned char		 log_buf[LOG_BUFFER * NSD_LOG_RECORD_SIZE];
 	uint64_t		 gen;		/* the run's; 0 until it
 						   writes */
 	unsigned char		*ids;
 	size_t			 ids_cap;	/* bytes of PATH.ids mapped */
 	uint64_t		 ids_len;	/* bytes used, the run's too */
 	uint64_t		 groups;
-	struct nsd_index	*scratch;	/* --no-update's own claims */
+	struct nsd_index	*overlay;	/* the log's fingerprints, and
+						   the run's */
 	struct memo		 memo[MEMO_SIZE];
 	uint64_t		 epoch;		/* of the table, from 1 */
 };
@@ -303,21 +328,22 @@ sync_dir(const char *path)
 	return (rc);
 }
 
-/* Put one slot into a table being rebuilt, where find() would look. */
+/* Put one entry into a table being rebuilt, where find() would look. */
 static void
 rebuild_insert(const struct file_index *fi, struct nsd_index_slot *slots,
-    uint64_t mask, unsigned shift, const struct nsd_index_slot *s)
+    uint64_t mask, unsigned shift, uint64_t key, uint64_t meta)
 {
-	uint64_t	 meta = le64toh(s->meta), i;
+	uint64_t	 i;
 
-	i = nsd_index_home(&fi->hdr, nsd_slot_table(meta),
-	    le64toh(s->key), shift) & ~(uint64_t)(NSD_INDEX_BUCKET - 1);
+	i = nsd_index_home(&fi->hdr, nsd_slot_table(meta), key, shift) &
+	    ~(uint64_t)(NSD_INDEX_BUCKET - 1);
 	while (slots[i].meta != 0)
 		i = (i + 1) & mask;
-	slots[i] = *s;
+	slots[i].key = htole64(key);
+	slots[i].meta = htole64(meta);
 }
 
-/* Move the entries of one kind (committed, or the run's own) into slots. */
+/* Move the table's entries of one kind (committed, or the run's own). */
 static void
 rebuild_pass(const struct file_index *fi, struct nsd_index_slot *slots,
     uint64_t mask, unsigned shift, int own)
@@ -328,17 +354,18 @@ rebuild_pass(const struct file_index *fi, struct nsd_index_slot *slots,
 		meta = le64toh(fi->slots[i].meta);
 		if (slot_valid(fi, meta) &&
 		    (nsd_slot_gen(meta) == fi->gen) == own)
-			rebuild_insert(fi, slots, mask, shift, &fi->slots[i]);
+			rebuild_insert(fi, slots, mask, shift,
+			    le64toh(fi->slots[i].key), meta);
 	}
 }
 
 /*
  * Make a new file of size bytes at path with the given mode (exactly, or
- * less the umask), and map it. On failure, errno and *what say why.
+ * less the umask). On failure, errno and *what say why.
  */
 static int
-create_mapped(const char *path, uint64_t size, mode_t mode, int exact,
-    int *fdp, unsigned char **mapp, const char **what)
+create_reserved(const char *path, uint64_t size, mode_t mode, int exact,
+    int *fdp, const char **what)
 {
 	int	 fd, e;
 
@@ -355,16 +382,26 @@ create_mapped(const char *path, uint64_t size, mode_t mode, int exact,
 	 */
 	*what = "cannot make room for the table";
 	if ((e = posix_fallocate(fd, 0, size)) != 0) {
+		close(fd);
+		(void)unlink(path);
 		errno = e;
-		goto fail;
+		return (-1);
 	}
-	*what = "cannot map the new table";
-	*mapp = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (*mapp == MAP_FAILED)
-		goto fail;
 	*fdp = fd;
 	return (0);
-fail:
+}
+
+/* Map a file made by create_reserved(); on failure, remove it. */
+static int
+map_new(const char *path, uint64_t size, int fd, unsigned char **mapp,
+    const char **what)
+{
+	int	 e;
+
+	*what = "cannot map the new table";
+	*mapp = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (*mapp != MAP_FAILED)
+		return (0);
 	e = errno;
 	close(fd);
 	(void)unlink(path);
@@ -372,58 +409,326 @@ fail:
 	return (-1);
 }
 
+static int
+create_mapped(const char *path, uint64_t size, mode_t mode, int exact,
+    int *fdp, unsigned char **mapp, const char **what)
+{
+	if (create_reserved(path, size, mode, exact, fdp, what) == -1)
+		return (-1);
+	return (map_new(path, size, *fdp, mapp, what));
+}
+
+/* Write the log records gathered in log_buf to PATH.log. */
+static int
+log_flush(struct file_index *fi, struct nsd_error *err)
+{
+	size_t	 len = (fi->log_records - fi->log_written) *
+	    NSD_LOG_RECORD_SIZE, done = 0;
+	off_t	 at = NSD_LOG_HEADER_SIZE +
+	    (off_t)fi->log_written * NSD_LOG_RECORD_SIZE;
+	ssize_t	 n;
+
+	while (done < len) {
+		n = pwrite(fi->log_fd, fi->log_buf + done, len - done,
+		    at + (off_t)done);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n == 0)
+				errno = EIO;
+			return (commit_error(fi, "writing the log", err));
+		}
+		done += n;
+	}
+	fi->log_written = fi->log_records;
+	return (0);
+}
+
+/* Read n records of PATH.log from the first into buf; all are written. */
+static int
+log_read(struct file_index *fi, uint64_t first, size_t n, unsigned char *buf,
+    struct nsd_error *err)
+{
+	size_t	 len = n * NSD_LOG_RECORD_SIZE, done = 0;
+	off_t	 at = NSD_LOG_HEADER_SIZE + (off_t)first * NSD_LOG_RECORD_SIZE;
+	ssize_t	 got;
+
+	while (done < len) {
+		got = pread(fi->log_fd, buf + done, len - done,
+		    at + (off_t)done);
+		if (got == -1 && errno == EINTR)
+			continue;
+		if (got <= 0) {
+			if (got == 0)
+				errno = EIO;
+			return (nsd_error_errno(err, NSD_EXIT_INDEX,
+			    fi->log_path, "cannot read"));
+		}
+		done += got;
+	}
+	return (0);
+}
+
+/* An entry of the log on its way into the table, by its home bucket. */
+struct log_entry {
+	uint64_t	 bucket;
+	uint64_t	 key;
+	uint64_t	 meta;
+};
+
+static int
+log_entry_cmp(const void *a, const void *b)
+{
+	const struct log_entry	*x = a, *y = b;
+
+	return (x->bucket < y->bucket ? -1 : x->bucket > y->bucket);
+}
+
 /*
- * Grow the table: rebuild it into PATH.new and rename that over PATH. A
- * table of fewer than NSD_INDEX_FAST_GROWTH slots grows eightfold, which
- * spares a run that starts small most of the rebuilds and their syncs;
- * a larger one doubles.
+ * The log's records [first, first + n) as entries of every table of a
+ * table with 2^(64-shift) slots, into e (n * ntables of them), in the
+ * order of their home buckets.
  */
 static int
-grow(struct file_index *fi, struct nsd_error *err)
+log_entries(struct file_index *fi, uint64_t first, uint64_t n,
+    unsigned shift, struct log_entry *e, struct nsd_error *err)
+{
+	unsigned char	*rec;
+	uint64_t	 i, k, key, meta;
+	size_t		 chunk;
+	unsigned	 t;
+
+	for (i = 0, k = 0; i < n; i += chunk) {
+		chunk = n - i < LOG_BUFFER ? n - i : LOG_BUFFER;
+		if (log_read(fi, first + i, chunk, fi->log_buf, err) == -1)
+			return (-1);
+		for (rec = fi->log_buf; rec < fi->log_buf + chunk *
+		    NSD_LOG_RECORD_SIZE; rec += NSD_LOG_RECORD_SIZE) {
+			key = nsd_le64(rec);
+			meta = nsd_le64(rec + 8);
+			for (t = 0; t < fi->hdr.ntables; t++, k++) {
+				e[k].key = key;
+				e[k].meta = meta |
+				    (uint64_t)t << NSD_INDEX_TABLE_SHIFT;
+				e[k].bucket = nsd_index_home(&fi->hdr, t, key,
+				    shift) / NSD_INDEX_BUCKET;
+			}
+		}
+	}
+	qsort(e, k, sizeof *e, log_entry_cmp);
+	return (0);
+}
+
+/*
+ * The entries waiting for a slot in a sequential merge: those of e[0..n)
+ * whose home bucket has been passed (next) and that have no slot yet
+ * (head).
+ */
+struct merge_queue {
+	const struct log_entry	*e;
+	size_t			 n, head, next;
+};
+
+/* Give slot s, which is empty, to the longest waiting entry of q. */
+static int
+merge_take(struct merge_queue *q, struct nsd_index_slot *s)
+{
+	if (q->head == q->next)
+		return (0);
+	s->key = htole64(q->e[q->head].key);
+	s->meta = htole64(q->e[q->head].meta);
+	q->head++;
+	return (1);
+}
+
+static void
+merge_fill(struct merge_queue *committed, struct merge_queue *own,
+    struct nsd_index_slot *bucket)
+{
+	unsigned	 i;
+
+	for (i = 0; i < NSD_INDEX_BUCKET; i++)
+		if (bucket[i].meta == 0 && !merge_take(committed, &bucket[i]))
+			(void)merge_take(own, &bucket[i]);
+}
+
+/*
+ * Write the table, with the log's entries put into it, to fd (a new file
+ * of the same size) in one pass. A new entry takes the first empty slot
+ * from its home bucket on, exactly where inserting it would have put it,
+ * so every chain stays whole. Committed entries take their slots before
+ * the run's: were the run's cleared after a failure, no committed chain
+ * could then have an empty slot in it. (While the log holds committed
+ * records no rebuild has happened in this run, so the table holds none
+ * of the run's entries.) Entries still waiting at the end wrap around to
+ * the first buckets; they are written after the pass, into map.
+ */
+static int
+merge_write(struct file_index *fi, int fd, const struct log_entry *e,
+    size_t ncommitted, size_t n, const unsigned char *header,
+    struct nsd_error *err)
+{
+	struct merge_queue	 committed = { e, ncommitted, 0, 0 };
+	struct merge_queue	 own = { e + ncommitted, n - ncommitted, 0, 0 };
+	struct nsd_index_slot	*out;
+	uint64_t		 b, nbuckets = (fi->mask + 1) / NSD_INDEX_BUCKET;
+	size_t			 fill = 0, cap = 1 << 16;	/* slots */
+	unsigned		 i;
+	off_t			 at = NSD_INDEX_TABLE_OFFSET;
+	int			 rc = -1;
+
+	if (pwrite(fd, header, NSD_INDEX_TABLE_OFFSET,
+	    0) != NSD_INDEX_TABLE_OFFSET)
+		return (commit_error(fi, "writing the merged table", err));
+	out = xcalloc(cap, sizeof *out);
+	for (b = 0; b < nbuckets; b++) {
+		for (i = 0; i < NSD_INDEX_BUCKET; i++) {
+			out[fill + i] = fi->slots[b * NSD_INDEX_BUCKET + i];
+			if (!slot_valid(fi, le64toh(out[fill + i].meta)))
+				memset(&out[fill + i], 0, sizeof out[0]);
+		}
+		while (committed.next < committed.n &&
+		    committed.e[committed.next].bucket <= b)
+			committed.next++;
+		while (own.next < own.n && own.e[own.next].bucket <= b)
+			own.next++;
+		merge_fill(&committed, &own, &out[fill]);
+		if ((fill += NSD_INDEX_BUCKET) == cap || b + 1 == nbuckets) {
+			if (pwrite(fd, out, fill * sizeof *out, at) !=
+			    (ssize_t)(fill * sizeof *out)) {
+				commit_error(fi, "writing the merged table",
+				    err);
+				goto out;
+			}
+			at += fill * sizeof *out;
+			fill = 0;
+		}
+	}
+	/* The wrapped ones: from the first bucket, to the first room. */
+	for (b = 0; committed.head < committed.n || own.head < own.n; b++) {
+		if (b == nbuckets) {
+			damaged_table(fi, err);
+			goto out;
+		}
+		at = NSD_INDEX_TABLE_OFFSET + b * NSD_INDEX_BUCKET *
+		    sizeof *out;
+		if (pread(fd, out, NSD_INDEX_BUCKET * sizeof *out, at) !=
+		    NSD_INDEX_BUCKET * sizeof *out) {
+			commit_error(fi, "reading the merged table", err);
+			goto out;
+		}
+		committed.next = committed.n;
+		own.next = own.n;
+		merge_fill(&committed, &own, out);
+		if (pwrite(fd, out, NSD_INDEX_BUCKET * sizeof *out, at) !=
+		    NSD_INDEX_BUCKET * sizeof *out) {
+			commit_error(fi, "writing the merged table", err);
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	free(out);
+	return (rc);
+}
+
+/*
+ * Rebuild the table with the log merged in: into PATH.new, which is
+ * synced and renamed over PATH; the log then starts empty. With steps 0
+ * the table keeps its size and is written in one pass (merge_write());
+ * otherwise it grows 2^steps-fold and every entry is inserted again,
+ * committed ones first. The new header says what the current one does,
+ * with the committed log records counted as the table's.
+ */
+static int
+merge(struct file_index *fi, unsigned steps, struct nsd_error *err)
 {
 	struct nsd_index_header	 h = fi->hdr;
-	unsigned char		 copy[NSD_INDEX_COPY_SIZE], *map;
+	unsigned char		 copy[NSD_INDEX_TABLE_OFFSET], *map = NULL;
 	struct nsd_index_slot	*slots;
+	struct log_entry	*e = NULL;
 	struct stat		 sb;
 	const char		*what;
-	uint64_t		 size;
-	unsigned		 steps;
-	int			 fd;
+	uint64_t		 size, ncommitted, n, i;
+	unsigned		 shift = fi->shift - steps;
+	int			 fd = -1;
 
+	if (log_flush(fi, err) == -1)
+		return (-1);
 	if (fstat(fi->fd, &sb) == -1)
 		return (commit_error(fi, "fstat", err));
-	steps = fi->mask + 1 < NSD_INDEX_FAST_GROWTH ? 3 : 1;
 	h.nslots = (fi->mask + 1) << steps;
 	size = nsd_index_file_size(h.nslots);
 	if (h.nslots > (1ULL << 40)) {
 		errno = EFBIG;
 		return (commit_error(fi, "growing the table", err));
 	}
-	if (create_mapped(fi->new_path, size, sb.st_mode & 07777, 1, &fd,
-	    &map, &what) == -1)
-		return (commit_error(fi, what, err));
+	/* The overlay goes: what it holds is read again from the log. */
+	nsd_index_close(fi->overlay);
+	fi->overlay = NULL;
+	ncommitted = fi->hdr.log_records * fi->hdr.ntables;
+	n = fi->log_records * fi->hdr.ntables;
+	e = xcalloc(n > 0 ? n : 1, sizeof *e);
+	if (log_entries(fi, 0, fi->hdr.log_records, shift, e, err) == -1 ||
+	    log_entries(fi, fi->hdr.log_records, fi->log_records -
+	    fi->hdr.log_records, shift, e + ncommitted, err) == -1)
+		goto fail;
+	h.sequence = fi->hdr.sequence + 1;
+	h.entries = fi->hdr.entries + ncommitted;
+	h.log_records = 0;
+	/* Both copies alike: the committed state, and the run pending. */
+	nsd_index_header_encode(&h, copy);
+	memcpy(copy + NSD_INDEX_COPY_SIZE, copy, NSD_INDEX_COPY_SIZE);
+	if (create_reserved(fi->new_path, size, sb.st_mode & 07777, 1, &fd,
+	    &what) == -1) {
+		commit_error(fi, what, err);
+		goto fail;
+	}
 	/*
 	 * Others who share the index must still open it: keep its owner and
 	 * group where allowed (which clears set-id bits, so the mode again).
 	 */
 	if (fchown(fd, sb.st_uid, sb.st_gid) == 0)
 		(void)fchmod(fd, sb.st_mode & 07777);
-	slots = (struct nsd_index_slot *)(map + NSD_INDEX_TABLE_OFFSET);
-	rebuild_pass(fi, slots, h.nslots - 1, fi->shift - steps, 0);
-	rebuild_pass(fi, slots, h.nslots - 1, fi->shift - steps, 1);
-	/* Both copies alike: the committed state, and the run pending. */
-	h.sequence = fi->hdr.sequence + 1;
-	nsd_index_header_encode(&h, copy);
-	memcpy(map, copy, sizeof copy);
-	memcpy(map + NSD_INDEX_COPY_SIZE, copy, sizeof copy);
-	if (sync_map(fi, map, size, fd, "the new table", err) == -1)
-		goto fail;
-	CRASH_POINT("grow-built");
-	if (rename(fi->new_path, fi->path) == -1) {
-		commit_error(fi, "renaming the grown table into place", err);
-		goto fail;
+	if (steps == 0) {
+		if (merge_write(fi, fd, e, ncommitted, n, copy, err) == -1)
+			goto fail_new;
+		if (map_new(fi->new_path, size, fd, &map, &what) == -1) {
+			fd = -1;
+			commit_error(fi, what, err);
+			goto fail;
+		}
+		slots = (struct nsd_index_slot *)(map +
+		    NSD_INDEX_TABLE_OFFSET);
+	} else {
+		if (map_new(fi->new_path, size, fd, &map, &what) == -1) {
+			fd = -1;
+			commit_error(fi, what, err);
+			goto fail;
+		}
+		memcpy(map, copy, sizeof copy);
+		slots = (struct nsd_index_slot *)(map +
+		    NSD_INDEX_TABLE_OFFSET);
+		rebuild_pass(fi, slots, h.nslots - 1, shift, 0);
+		for (i = 0; i < ncommitted; i++)
+			rebuild_insert(fi, slots, h.nslots - 1, shift,
+			    e[i].key, e[i].meta);
+		rebuild_pass(fi, slots, h.nslots - 1, shift, 1);
+		for (; i < n; i++)
+			rebuild_insert(fi, slots, h.nslots - 1, shift,
+			    e[i].key, e[i].meta);
 	}
-	CRASH_POINT("grow-renamed");
+	free(e);
+	e = NULL;
+	if (sync_map(fi, map, size, fd, "the new table", err) == -1)
+		goto fail_new;
+	CRASH_POINT(steps == 0 ? "merge-built" : "grow-built");
+	if (rename(fi->new_path, fi->path) == -1) {
+		commit_error(fi, "renaming the rebuilt table into place", err);
+		goto fail_new;
+	}
+	CRASH_POINT(steps == 0 ? "merge-renamed" : "grow-renamed");
+	/* The log is written over from here on: the rename must last. */
 	if (sync_dir(fi->path) == -1) {
 		commit_error(fi, "syncing the index's directory", err);
 		munmap(map, size);
@@ -437,31 +742,109 @@ grow(struct file_index *fi, struct nsd_error *err)
 	fi->map_len = size;
 	fi->slots = slots;
 	fi->mask = h.nslots - 1;
-	fi->shift -= steps;
+	fi->shift = shift;
 	fi->hdr = h;
 	fi->copy = 0;
 	fi->epoch++;
-	return (0);
-fail:
-	munmap(map, size);
-	close(fd);
+	fi->entries += n;
+	fi->log_records = fi->log_written = 0;
+	return (nsd_index_open_memory(&fi->overlay, &fi->base.params, err));
+fail_new:
+	if (map != NULL)
+		munmap(map, size);
+	if (fd != -1)
+		close(fd);
 	(void)unlink(fi->new_path);
+fail:
+	free(e);
+	/* The run fails; what it still asks must find an overlay. */
+	if (fi->overlay == NULL)
+		(void)nsd_index_open_memory(&fi->overlay, &fi->base.params,
+		    NULL);
 	return (-1);
 }
 
-/* Write an entry into the empty slot i; grow when the table is full. */
+/* Put key, for group, into the overlay, as the index's op would. */
 static int
-insert(struct file_index *fi, uint64_t i, unsigned table, uint64_t key,
-    uint64_t group, struct nsd_error *err)
+overlay_put(struct file_index *fi, uint64_t key, uint64_t group,
+    struct nsd_error *err)
 {
+	if (fi->simhash)
+		return (nsd_index_add(fi->overlay, key, group, err));
+	return (nsd_index_claim(fi->overlay, key, group, err));
+}
+
+/* Store key, for group, into every table's chain: a run in place. */
+static int
+table_add(struct file_index *fi, uint64_t key, uint64_t group,
+    struct nsd_error *err)
+{
+	uint64_t	 b, i, n;
+	unsigned	 t;
+
+	for (t = 0; t < fi->hdr.ntables; t++) {
+		b = nsd_index_home(&fi->hdr, t, key, fi->shift) &
+		    ~(uint64_t)(NSD_INDEX_BUCKET - 1);
+		for (n = 0, i = b; slot_valid(fi, le64toh(fi->slots[i].meta));
+		    i = (i + 1) & fi->mask)
+			if (++n > fi->mask)
+				return (damaged_table(fi, err));
+		fi->slots[i].key = htole64(key);
+		fi->slots[i].meta = htole64(nsd_slot_meta(fi->gen, t, group));
+		fi->entries++;
+	}
+	return (0);
+}
+
+/*
+ * A writer's new fingerprint: into the overlay and the log; then, when
+ * the table with the log would be too loaded, grow (a table of fewer than
+ * NSD_INDEX_FAST_GROWTH slots grows eightfold, which spares a run that
+ * starts small most of the rebuilds and their syncs; a larger one
+ * doubles), and when the log is full, merge it into the table.
+ *
+ * A run that fills the log is a large one, a bulk load more than a day's
+ * news: rebuilding the table every time the log fills again would write
+ * the table over and over. After that first merge, the run goes on in
+ * place: it stores its entries into the table, and its commit syncs the
+ * table, as the first version of the format did.
+ */
+static int
+log_add(struct file_index *fi, uint64_t key, uint64_t group,
+    struct nsd_error *err)
+{
+	unsigned char	*rec;
+	uint64_t	 nslots = fi->mask + 1;
+
 	if (begin(fi, err) == -1)
 		return (-1);
-	fi->slots[i].key = htole64(key);
-	fi->slots[i].meta = htole64(nsd_slot_meta(fi->gen, table, group));
-	fi->entries++;
+	if (fi->in_place) {
+		if (table_add(fi, key, group, err) == -1)
+			return (-1);
+		CRASH_POINT("insert");
+		if (fi->entries * 100 > nslots * fi->hdr.max_load)
+			return (merge(fi, nslots < NSD_INDEX_FAST_GROWTH ?
+			    3 : 1, err));
+		return (0);
+	}
+	if (overlay_put(fi, key, group, err) == -1)
+		return (-1);
+	if (fi->log_records - fi->log_written == LOG_BUFFER &&
+	    log_flush(fi, err) == -1)
+		return (-1);
+	rec = fi->log_buf + (fi->log_records - fi->log_written) *
+	    NSD_LOG_RECORD_SIZE;
+	nsd_put_le64(rec, key);
+	nsd_put_le64(rec + 8, nsd_slot_meta(fi->gen, 0, group));
+	fi->log_records++;
 	CRASH_POINT("insert");
-	if (fi->entries * 100 > (fi->mask + 1) * fi->hdr.max_load)
-		return (grow(fi, err));
+	if ((fi->entries + fi->log_records * fi->hdr.ntables) * 100 >
+	    nslots * fi->hdr.max_load)
+		return (merge(fi, nslots < NSD_INDEX_FAST_GROWTH ? 3 : 1, err));
+	if (fi->log_records >= nsd_index_log_limit(nslots, fi->hdr.ntables)) {
+		fi->in_place = 1;
+		return (merge(fi, 0, err));
+	}
 	return (0);
 }
 
@@ -502,10 +885,7 @@ file_lookup(struct nsd_index *ix, uint64_t fp, uint64_t *group,
 		*group = nsd_slot_group(le64toh(fi->slots[i].meta));
 		return (0);
 	}
-	if (fi->scratch != NULL)
-		return (nsd_index_lookup(fi->scratch, fp, group, err));
-	*group = 0;
-	return (0);
+	return (nsd_index_lookup(fi->overlay, fp, group, err));
 }
 
 static int
@@ -514,6 +894,7 @@ file_claim(struct nsd_index *ix, uint64_t fp, uint64_t group,
 {
 	struct file_index	*fi = (struct file_index *)ix;
 	const struct memo	*m = &fi->memo[fp % MEMO_SIZE];
+	uint64_t		 claimed;
 	int64_t			 i;
 	int			 found;
 
@@ -525,9 +906,13 @@ file_claim(struct nsd_index *ix, uint64_t fp, uint64_t group,
 		return (damaged_table(fi, err));
 	if (found)
 		return (0);		/* first claim wins */
-	if (fi->scratch != NULL)
-		return (nsd_index_claim(fi->scratch, fp, group, err));
-	return (insert(fi, i, 0, fp, group, err));
+	if (fi->readonly)
+		return (nsd_index_claim(fi->overlay, fp, group, err));
+	if (nsd_index_lookup(fi->overlay, fp, &claimed, err) == -1)
+		return (-1);
+	if (claimed != 0)
+		return (0);
+	return (log_add(fi, fp, group, err));
 }
 
 /*
@@ -576,10 +961,8 @@ file_near(struct nsd_index *ix, uint64_t fp, unsigned k,
 			b = (b + NSD_INDEX_BUCKET) & fi->mask;
 		}
 	}
-	if (fi->scratch == NULL)
-		return (0);
-	/* A --no-update run's own entries: newer than any in the file. */
-	if (nsd_index_near(fi->scratch, fp, k, &mine, err) == -1)
+	/* The overlay's entries: newer than any in the table. */
+	if (nsd_index_near(fi->overlay, fp, k, &mine, err) == -1)
 		return (-1);
 	near->candidates += mine.candidates;
 	/* Its entries may name groups of the file too: the oldest wins. */
@@ -597,22 +980,10 @@ file_add(struct nsd_index *ix, uint64_t fp, uint64_t group,
     struct nsd_error *err)
 {
 	struct file_index	*fi = (struct file_index *)ix;
-	uint64_t		 b, i, n;
-	unsigned		 t;
 
-	if (fi->scratch != NULL)
-		return (nsd_index_add(fi->scratch, fp, group, err));
-	for (t = 0; t < fi->hdr.ntables; t++) {
-		b = nsd_index_home(&fi->hdr, t, fp, fi->shift) &
-		    ~(uint64_t)(NSD_INDEX_BUCKET - 1);
-		for (n = 0, i = b; slot_valid(fi, le64toh(fi->slots[i].meta));
-		    i = (i + 1) & fi->mask)
-			if (++n > fi->mask)
-				return (damaged_table(fi, err));
-		if (insert(fi, i, t, fp, group, err) == -1)
-			return (-1);
-	}
-	return (0);
+	if (fi->readonly)
+		return (nsd_index_add(fi->overlay, fp, group, err));
+	return (log_add(fi, fp, group, err));
 }
 
 /* Make room for need more bytes in PATH.ids, reserving blocks as grow(). */
@@ -648,8 +1019,8 @@ file_group_new(struct nsd_index *ix, const char *id, size_t len,
 	uint64_t		 size = nsd_ids_record_size(len);
 	unsigned char		*rec;
 
-	if (fi->scratch != NULL) {
-		if (nsd_index_group_new(fi->scratch, id, len, group,
+	if (fi->readonly) {
+		if (nsd_index_group_new(fi->overlay, id, len, group,
 		    err) == -1)
 			return (-1);
 		*group += SCRATCH_BASE;
@@ -679,7 +1050,7 @@ file_group_name(struct nsd_index *ix, uint64_t group,
 	uint64_t		 off = group * 8;
 
 	if (group >= SCRATCH_BASE) {
-		if (nsd_index_group_name(fi->scratch, group - SCRATCH_BASE,
+		if (nsd_index_group_name(fi->overlay, group - SCRATCH_BASE,
 		    name, err) == -1)
 			return (-1);
 		name->number += fi->hdr.groups;
@@ -715,10 +1086,16 @@ file_commit(struct nsd_index *ix, uint64_t records, struct nsd_error *err)
 	if (fi->readonly || (fi->gen == 0 && records == 0))
 		return (0);
 	if (fi->gen != 0) {
-		if (sync_map(fi, fi->map, fi->map_len, fi->fd, "the table",
-		    err) == -1)
+		/* Unless in place, only merge() wrote the table, and synced. */
+		if (fi->in_place && sync_map(fi, fi->map, fi->map_len, fi->fd,
+		    "the table", err) == -1)
 			return (-1);
 		CRASH_POINT("table-synced");
+		if (log_flush(fi, err) == -1)
+			return (-1);
+		if (fi->log_records > 0 && fdatasync(fi->log_fd) == -1)
+			return (commit_error(fi, "fdatasync of the log", err));
+		CRASH_POINT("log-synced");
 		if (sync_map(fi, fi->ids, fi->ids_cap, fi->ids_fd,
 		    "the id file", err) == -1)
 			return (-1);
@@ -730,6 +1107,7 @@ file_commit(struct nsd_index *ix, uint64_t records, struct nsd_error *err)
 	h.records += records;
 	h.groups += fi->groups;
 	h.entries = fi->entries;
+	h.log_records = fi->log_records;
 	h.ids_length = fi->ids_len;
 	h.committed_at = time(NULL);
 	if (write_header(fi, &h, err) == -1)
@@ -753,8 +1131,8 @@ file_info(struct nsd_index *ix, struct nsd_index_info *info)
 	struct file_index	*fi = (struct file_index *)ix;
 
 	memset(info, 0, sizeof *info);
-	if (fi->scratch != NULL)
-		nsd_index_info(fi->scratch, info);
+	if (fi->overlay != NULL)
+		nsd_index_info(fi->overlay, info);
 	info->fingerprints += fi->entries;
 	info->groups += fi->hdr.groups + fi->groups;
 	info->memory += sizeof *fi;
@@ -767,7 +1145,7 @@ file_close(struct nsd_index *ix)
 {
 	struct file_index	*fi = (struct file_index *)ix;
 
-	nsd_index_close(fi->scratch);
+	nsd_index_close(fi->overlay);
 	if (fi->map != NULL)
 		munmap(fi->map, fi->map_len);
 	if (fi->ids != NULL)
@@ -776,11 +1154,14 @@ file_close(struct nsd_index *ix)
 		close(fi->fd);
 	if (fi->ids_fd != -1)
 		close(fi->ids_fd);
+	if (fi->log_fd != -1)
+		close(fi->log_fd);
 	if (fi->lock_fd != -1)
 		close(fi->lock_fd);	/* and with it the lock */
 	free(fi->path);
 	free(fi->ids_path);
 	free(fi->new_path);
+	free(fi->log_path);
 	free(fi);
 }
 
@@ -1068,6 +1449,92 @@ open_table(struct file_index *fi, const struct nsd_index_params *p,
 	return (0);
 }
 
+/*
+ * Open PATH.log; a writer makes it when there is none (an index of version
+ * 1 has none), with the table's owner and mode, or gives it a header when
+ * nothing in it counts yet.
+ */
+static int
+open_log(struct file_index *fi, struct nsd_error *err)
+{
+	unsigned char	 head[NSD_LOG_HEADER_SIZE];
+	struct stat	 sb, table;
+	uint64_t	 need = NSD_LOG_HEADER_SIZE +
+	    fi->hdr.log_records * NSD_LOG_RECORD_SIZE;
+
+	if (fi->readonly && fi->hdr.log_records == 0)
+		return (0);
+	/* Made only while nothing in it counts: a lost log is an error. */
+	fi->log_fd = open(fi->log_path, (fi->readonly ? O_RDONLY : O_RDWR |
+	    (fi->hdr.log_records == 0 ? O_CREAT : 0)) | NSD_OPEN_FLAGS, 0666);
+	if (fi->log_fd == -1)
+		return (nsd_error_errno(err, NSD_EXIT_INDEX, fi->log_path,
+		    "cannot open the index's log"));
+	if (nsd_index_fstat(fi->log_fd, fi->log_path, &sb, err) == -1)
+		return (-1);
+	if (fi->hdr.log_records > 0 && (uint64_t)sb.st_size < need)
+		return (nsd_error_set(err, NSD_EXIT_INDEX,
+		    "%s: truncated (%llu bytes, the index has committed %llu)",
+		    fi->log_path, (unsigned long long)sb.st_size,
+		    (unsigned long long)need));
+	if (sb.st_size >= NSD_LOG_HEADER_SIZE &&
+	    pread(fi->log_fd, head, sizeof head, 0) != (ssize_t)sizeof head)
+		return (nsd_error_errno(err, NSD_EXIT_INDEX, fi->log_path,
+		    "cannot read"));
+	if (sb.st_size >= NSD_LOG_HEADER_SIZE &&
+	    memcmp(head, NSD_LOG_MAGIC, 8) == 0 &&
+	    nsd_le64(head + 8) == fi->hdr.file_id)
+		return (0);
+	if (fi->readonly || fi->hdr.log_records > 0)
+		return (nsd_error_set(err, NSD_EXIT_INDEX,
+		    "%s: not the log of %s", fi->log_path, fi->path));
+	if (sb.st_size == 0 && fstat(fi->fd, &table) == 0 &&
+	    fchown(fi->log_fd, table.st_uid, table.st_gid) == 0)
+		(void)fchmod(fi->log_fd, table.st_mode & 0666);
+	memcpy(head, NSD_LOG_MAGIC, 8);
+	nsd_put_le64(head + 8, fi->hdr.file_id);
+	if (pwrite(fi->log_fd, head, sizeof head, 0) != (ssize_t)sizeof head ||
+	    fdatasync(fi->log_fd) == -1 || sync_dir(fi->log_path) == -1)
+		return (nsd_error_errno(err, NSD_EXIT_INDEX, fi->log_path,
+		    "cannot write the index's log"));
+	return (0);
+}
+
+/* Load the log's committed records into the overlay, checking each. */
+static int
+load_log(struct file_index *fi, struct nsd_error *err)
+{
+	const unsigned char	*rec;
+	uint64_t		 i, n = fi->hdr.log_records, meta, gen, off;
+	size_t			 chunk, k;
+
+	for (i = 0; i < n; i += chunk) {
+		chunk = n - i < LOG_BUFFER ? n - i : LOG_BUFFER;
+		if (log_read(fi, i, chunk, fi->log_buf, err) == -1)
+			return (-1);
+		for (k = 0; k < chunk; k++) {
+			rec = fi->log_buf + k * NSD_LOG_RECORD_SIZE;
+			meta = nsd_le64(rec + 8);
+			gen = nsd_slot_gen(meta);
+			off = nsd_slot_group(meta) * 8;
+			if (nsd_slot_table(meta) != 0 || gen == 0 ||
+			    gen > fi->hdr.committed_gen ||
+			    off < NSD_IDS_HEADER_SIZE ||
+			    off + NSD_IDS_RECORD_HEAD > fi->hdr.ids_length)
+				return (nsd_error_set(err, NSD_EXIT_INDEX,
+				    "%s: damaged: record %llu is not a "
+				    "committed fingerprint (try --db-verify)",
+				    fi->log_path,
+				    (unsigned long long)(i + k + 1)));
+			if (overlay_put(fi, nsd_le64(rec),
+			    nsd_slot_group(meta), err) == -1)
+				return (-1);
+		}
+	}
+	fi->log_records = fi->log_written = n;
+	return (0);
+}
+
 int
 nsd_index_open_file(struct nsd_index **ixp, const struct nsd_index_open *o,
     const struct nsd_index_params *p, struct nsd_error *err)
@@ -1080,22 +1547,24 @@ nsd_index_open_file(struct nsd_index **ixp, const struct nsd_index_open *o,
 	fi->path = nsd_index_resolve(o->path);
 	fi->ids_path = nsd_index_path(fi->path, ".ids");
 	fi->new_path = nsd_index_path(fi->path, ".new");
-	fi->fd = fi->ids_fd = fi->lock_fd = -1;
+	fi->log_path = nsd_index_path(fi->path, ".log");
+	fi->fd = fi->ids_fd = fi->log_fd = fi->lock_fd = -1;
 	fi->readonly = o->readonly;
+	fi->simhash = strcmp(p->method, "simhash") == 0;
 	fi->epoch = 1;
 	if (nsd_index_lock(fi->path, o->readonly, o->wait_ms, &fi->lock_fd,
 	    err) == -1 || open_table(fi, p, err) == -1 ||
-	    open_ids(fi, err) == -1)
+	    open_ids(fi, err) == -1 || open_log(fi, err) == -1)
 		goto fail;
-	if (fi->readonly) {
-		if (nsd_index_open_memory(&fi->scratch, p, err) == -1)
-			goto fail;
-	} else {
-		(void)unlink(fi->new_path);	/* a growth cut short */
+	if (!fi->readonly) {
+		(void)unlink(fi->new_path);	/* a rebuild cut short */
 		if (fi->hdr.pending_gen > fi->hdr.committed_gen &&
 		    recover(fi, err) == -1)
 			goto fail;
 	}
+	if (nsd_index_open_memory(&fi->overlay, p, err) == -1 ||
+	    load_log(fi, err) == -1)
+		goto fail;
 	*ixp = &fi->base;
 	return (0);
 fail:

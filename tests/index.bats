@@ -43,6 +43,14 @@ put_bytes() {
 	printf "$3" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none
 }
 
+# Make index $1 from enough records (200, about 880 fingerprints) that its
+# log fills (at 512) and is merged into the table: a run's fingerprints
+# reach the table only then.
+in_table() {
+	"$GENCORPUS" --records 200 --seed 1 > many.jsonl
+	"$NSDEDUP" --db "$1" many.jsonl > /dev/null
+}
+
 # The number of the first slot of an index that holds an entry.
 first_filled_slot() {
 	od -An -v -t u8 -j 8192 -w16 "$1" | awk '$2 != 0 { print NR - 1; exit }'
@@ -243,6 +251,7 @@ info_field() {
 	"$NSDEDUP" --db x day1.jsonl > /dev/null
 	cp x y
 	cp x.ids y.ids
+	cp x.log y.log
 	dump x > before.txt
 	run_nsd --db x --no-update day2.jsonl
 	[ "$status" -eq 0 ]
@@ -278,6 +287,117 @@ info_field() {
 	[ -z "$output" ]
 	[[ "$stderr" == "nsdedup: x: no such index"* ]]
 	[ "$(files_here)" = "in.jsonl" ]
+}
+
+# --- The log ---
+
+# The bytes of file $1.
+size_of() {
+	stat -c %s "$1"
+}
+
+@test "a run's fingerprints go to the log, not the table, and count there" {
+	news_halves
+	"$NSDEDUP" --db x day1.jsonl > /dev/null
+	fps=$("$NSDEDUP" --stats day1.jsonl 2>&1 >/dev/null |
+	    sed -n 's/^nsdedup: index *\([0-9]*\) fingerprints.*/\1/p')
+	[ "$fps" -gt 50 ]
+	# The table is as made: no slot is filled.
+	[ -z "$(first_filled_slot x)" ]
+	expect_eq "$(size_of x.log)" $((16 + 16 * fps))
+	[ "$(head -c 8 x.log | od -An -c | tr -d ' ')" = 'NSDLOG\0001' ]
+	run_nsd --db x --no-update day2.jsonl
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	expect_eq "$output" "$(tail -n +21 <("$NSDEDUP" "$NEWS"))"
+	run_nsd --db x --db-verify
+	[ "$status" -eq 0 ]
+	expect_eq "$(info_field fingerprints)" "$fps"
+}
+
+@test "a full log is merged into the table, and the results do not change" {
+	"$GENCORPUS" --records 400 --seed 8 > many.jsonl
+	head -n 100 many.jsonl > p1.jsonl
+	tail -n +101 many.jsonl > p2.jsonl
+	"$NSDEDUP" --db x p1.jsonl > out1.jsonl
+	log1=$(size_of x.log)
+	[ -z "$(first_filled_slot x)" ]
+	# Run 2 fills the log (512 entries for 4096 slots): the table is
+	# rebuilt with it, and run 2 goes on in place.
+	"$NSDEDUP" --db x p2.jsonl > out2.jsonl
+	[ -n "$(first_filled_slot x)" ]
+	[ "$(size_of x)" -eq $((8192 + 4096 * 16)) ]
+	cat out1.jsonl out2.jsonl | cmp - <("$NSDEDUP" many.jsonl)
+	run_nsd --db x --db-verify
+	[ "$status" -eq 0 ]
+	[ "${lines[-1]}" = "verified:      no problems found" ]
+	# Committed records of the log count; what is past them does not.
+	[ "$(size_of x.log)" -ge "$log1" ]
+	run_nsd --db x --no-update many.jsonl
+	[ "$status" -eq 0 ]
+	[ "$(printf '%s\n' "$output" | grep -c '"is_dup":false')" -eq 0 ]
+}
+
+@test "a version-1 index gets a log at its first commit, and version 2" {
+	cp "$FIXTURE/news.nsd" "$FIXTURE/news.nsd.ids" .
+	chmod u+w news.nsd news.nsd.ids
+	chmod 640 news.nsd
+	"$NSDEDUP" --db news.nsd --no-update "$NEWS" > /dev/null
+	[ ! -e news.nsd.log ]
+	"$NSDEDUP" --db news.nsd "$NEWS" > /dev/null
+	[ -f news.nsd.log ]
+	[ "$(stat -c %a news.nsd.log)" = 640 ]
+	run_nsd --db news.nsd --db-info
+	[[ "${lines[1]}" == "format:        version 2 "* ]]
+	"$NSD_INDEX_DUMP" --set-u32 8 1 news.nsd
+	run_nsd --db news.nsd --no-update "$NEWS"
+	[ "$status" -eq 7 ]
+	[ -z "$output" ]
+	[ "$stderr" = "nsdedup: news.nsd: both header copies are damaged" ]
+}
+
+@test "a log that is missing, truncated or another index's: status 7" {
+	news_halves
+	"$NSDEDUP" --db x day1.jsonl > /dev/null
+	"$NSDEDUP" --db y day1.jsonl > /dev/null
+	cp x x.keep
+	mv x.log x.log.keep
+	for a in "" --no-update; do
+		# shellcheck disable=SC2086
+		run_nsd --db x $a day2.jsonl
+		[ "$status" -eq 7 ]
+		[ -z "$output" ]
+		[ "$stderr" = "nsdedup: x.log: cannot open the index's log: No such file or directory" ]
+		[ ! -e x.log ]
+	done
+	cp x.log.keep x.log
+	truncate -s 100 x.log
+	run_nsd --db x day2.jsonl
+	[ "$status" -eq 7 ]
+	[ "$stderr" = "nsdedup: x.log: truncated (100 bytes, the index has committed $(size_of x.log.keep))" ]
+	cp y.log x.log
+	run_nsd --db x --no-update day2.jsonl
+	[ "$status" -eq 7 ]
+	[ "$stderr" = "nsdedup: x.log: not the log of x" ]
+	cmp x x.keep
+}
+
+@test "a damaged log record is refused, with its number" {
+	news_halves
+	"$NSDEDUP" --db x day1.jsonl > /dev/null
+	cp x.log keep.log
+	# Record 3's slot word: table 2, in an index of one table.
+	put_bytes x.log $((16 + 2 * 16 + 11)) '\002'
+	run_nsd --db x --no-update day2.jsonl
+	[ "$status" -eq 7 ]
+	[ -z "$output" ]
+	[ "$stderr" = "nsdedup: x.log: damaged: record 3 is not a committed fingerprint (try --db-verify)" ]
+	cp keep.log x.log
+	# Record 1's generation: 5, after the last commit (1).
+	put_bytes x.log $((16 + 8)) '\005'
+	run_nsd --db x day2.jsonl
+	[ "$status" -eq 7 ]
+	[ "$stderr" = "nsdedup: x.log: damaged: record 1 is not a committed fingerprint (try --db-verify)" ]
 }
 
 # --- --db-info ---
@@ -477,7 +597,7 @@ header_byte() {
 
 @test "a damaged slot: --db-verify says which" {
 	news_halves
-	"$NSDEDUP" --db x day1.jsonl > /dev/null
+	in_table x
 	slot=$(first_filled_slot x)
 	[ -n "$slot" ]
 	# Generation 1, table 15 (the index has one), group 0.
@@ -696,23 +816,23 @@ refused_everywhere() {
 @test "an index of a newer format version is refused, saying so" {
 	cp "$FIXTURE/news.nsd" "$FIXTURE/news.nsd.ids" .
 	chmod u+w news.nsd news.nsd.ids
-	dump --set-u32 8 2 news.nsd
-	refused_everywhere "nsdedup: news.nsd: index format version 2 is newer than this nsdedup reads (1); use a newer nsdedup"
+	dump --set-u32 8 3 news.nsd
+	refused_everywhere "nsdedup: news.nsd: index format version 3 is newer than this nsdedup reads (2); use a newer nsdedup"
 }
 
 @test "a version field changed without its checksum: newer, or damaged" {
 	cp "$FIXTURE/news.nsd" "$FIXTURE/news.nsd.ids" .
 	chmod u+w news.nsd news.nsd.ids
-	put_bytes news.nsd 8 '\002\000\000\000'
-	put_bytes news.nsd 4104 '\002\000\000\000'
-	refused_everywhere "nsdedup: news.nsd: index format version 2 is newer than this nsdedup reads (1), or the index is damaged"
+	put_bytes news.nsd 8 '\003\000\000\000'
+	put_bytes news.nsd 4104 '\003\000\000\000'
+	refused_everywhere "nsdedup: news.nsd: index format version 3 is newer than this nsdedup reads (2), or the index is damaged"
 }
 
 @test "one copy's version field damaged: the other copy is used" {
 	news_halves
 	"$NSDEDUP" --db x day1.jsonl > /dev/null
 	"$NSDEDUP" --db x --no-update day2.jsonl > expected.jsonl
-	put_bytes x "$(header_byte in-use 8)" '\002\000\000\000'
+	put_bytes x "$(header_byte in-use 8)" '\003\000\000\000'
 	run_nsd --db x --no-update day2.jsonl
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
@@ -1001,10 +1121,9 @@ refused_everywhere() {
 }
 
 @test "an entry moved out of its probe chain: --db-verify says it cannot be found" {
-	news_halves
-	"$NSDEDUP" --db x day1.jsonl > /dev/null
+	in_table x
 	slot=$(first_filled_slot x)
-	# An empty bucket, far from the entry's own (the table is 2% full).
+	# An empty bucket, far from the entry's own (the table is 13% full).
 	far=$(od -An -v -t u8 -j 8192 -w64 x |
 	    awk -v s="$slot" 'NR - 1 > s / 4 + 8 && $2 $4 $6 $8 == "0000" {
 		print (NR - 1) * 4; exit }')

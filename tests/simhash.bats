@@ -352,8 +352,9 @@ info_field() {
 	"$NSDEDUP" -m simhash --db x day1.jsonl > /dev/null
 	cp x y
 	cp x.ids y.ids
+	cp x.log y.log
 	dump x > before.txt
-	cksum x x.ids > before.sum
+	cksum x x.ids x.log > before.sum
 	run_nsd -m simhash --explain --db x --no-update day2.jsonl
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
@@ -361,13 +362,13 @@ info_field() {
 	[[ "${lines[3]}" == '{"id":"f",'*'"similar_id":"c","is_dup":true,"explain":{"method":"simhash","distance":0}}' ]]
 	[[ "${lines[1]}" == '{"id":"d",'*'"similar_id":"a","is_dup":true,"explain":{"method":"simhash","distance":3}}' ]]
 	dump x | cmp - before.txt
-	cksum x x.ids | cmp - before.sum
+	cksum x x.ids x.log | cmp - before.sum
 	expect_eq "$output" "$("$NSDEDUP" -m simhash --explain --db y day2.jsonl)"
 	# Nothing was remembered: c is new again.
 	run_nsd -m simhash --db x --no-update day2.jsonl
 	[ "$status" -eq 0 ]
 	[[ "${lines[0]}" == *'"similar_id":"c","is_dup":false}' ]]
-	cksum x x.ids | cmp - before.sum
+	cksum x x.ids x.log | cmp - before.sum
 }
 
 @test "--no-update: a near-copy that joined an old group leads to it" {
@@ -381,6 +382,7 @@ info_field() {
 	"$NSDEDUP" -m simhash --db w day1.jsonl > /dev/null
 	cp w w2
 	cp w.ids w2.ids
+	cp w.log w2.log
 	want=$(judged x "$x" a 2; judged y "$y" a 3)
 	expect_eq "$("$NSDEDUP" -m simhash --explain --db w2 day2.jsonl)" "$want"
 	run_nsd -m simhash --explain --db w --no-update day2.jsonl
@@ -553,7 +555,7 @@ prepare() {
 	[ -z "$stderr" ]
 	dump db > pre.dump
 	mkdir ref
-	cp db db.ids ref/
+	cp db db.ids db.log ref/
 	"$NSDEDUP" -m simhash --explain --db ref/db b.jsonl > want.out \
 	    2> ref.err
 	[ ! -s ref.err ]
@@ -585,7 +587,7 @@ check_recovered() {
 	[ "${lines[-1]}" = "verified:      no problems found" ]
 	if [ "$1" = post ]; then
 		mkdir again
-		cp ref/db ref/db.ids again/
+		cp ref/db ref/db.ids ref/db.log again/
 		"$NSDEDUP" -m simhash --explain --db again/db b.jsonl \
 		    > again.out
 		dump again/db > again.dump
@@ -610,7 +612,7 @@ check_recovered() {
 	prepare
 	crash_at insert:1
 	dump db | cmp - pre.dump
-	crash_at insert:1500
+	crash_at insert:150
 	check_recovered pre
 }
 
@@ -622,13 +624,13 @@ check_recovered() {
 	crash_at grow-renamed
 	[ "$(stat -c %s db)" -eq $((8192 + 32768 * 16)) ]
 	dump db | cmp - pre.dump
-	crash_at insert:5000
+	crash_at insert:500
 	check_recovered pre
 }
 
-@test "simhash, killed after the table and the id file are synced" {
+@test "simhash, killed after the log and the id file are synced" {
 	prepare
-	crash_at table-synced
+	crash_at log-synced
 	dump db | cmp - pre.dump
 	crash_at ids-synced
 	check_recovered pre
