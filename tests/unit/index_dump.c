@@ -24,7 +24,6 @@
 #include <sys/stat.h>
 
 #include <endian.h>
-#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stddef.h>
@@ -77,26 +76,25 @@ map_file(const char *path, int *fd, uint64_t *size)
 
 /*
  * Add the committed records of the log of the index at path to e, at n:
- * each as an entry of every table. PATH.log may be missing when it has no
- * committed record.
+ * each as an entry of every table. With none, nothing of PATH.log counts,
+ * and it is not read: it may be missing, or a creation cut short.
  */
 static uint64_t
 read_log(const char *path, const struct nsd_index_header *h,
     struct entry *e, uint64_t n)
 {
 	unsigned char	*buf;
-	char		*log_path = nsd_index_path(path, ".log");
+	char		*log_path;
 	size_t		 len = NSD_LOG_HEADER_SIZE + h->log_records *
 	    NSD_LOG_RECORD_SIZE;
 	uint64_t	 i, key, meta;
 	unsigned	 t;
 	int		 fd;
 
+	if (h->log_records == 0)
+		return (n);
+	log_path = nsd_index_path(path, ".log");
 	if ((fd = open(log_path, O_RDONLY)) == -1) {
-		if (errno == ENOENT && h->log_records == 0) {
-			free(log_path);
-			return (n);
-		}
 		perror(log_path);
 		exit(2);
 	}
