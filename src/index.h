@@ -143,6 +143,8 @@ struct nsd_index_report {
 	uint64_t	 file_size;
 	uint64_t	 ids_length;	/* committed bytes of PATH.ids */
 	uint64_t	 ids_file_size;
+	uint64_t	 log_records;	/* committed records of PATH.log */
+	uint64_t	 log_file_size;
 	int64_t		 created;	/* Unix time */
 	int64_t		 committed_at;
 	int		 copy;		/* the header copy in use, 0 or 1 */

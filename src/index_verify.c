@@ -5,8 +5,8 @@
  * Both take the shared lock, so they see the last committed state and
  * never a writer's work in progress. They read the files directly, not
  * through index_file.c, so that a damaged index is described, not refused:
- * verification walks the header copies, PATH.ids and every slot, and names
- * each broken invariant it finds.
+ * verification walks the header copies, PATH.ids, every slot and the
+ * committed records of PATH.log, and names each broken invariant it finds.
  */
 #include "config.h"
 
@@ -28,9 +28,12 @@
 struct verify {
 	char		*path;
 	char		*ids_path;
+	char		*log_path;
 	int		 fd;
 	int		 ids_fd;
 	int		 ids_errno;	/* why ids_fd is -1 */
+	int		 log_fd;
+	int		 log_errno;	/* why log_fd is -1 */
 	int		 lock_fd;
 	struct nsd_index_header hdr;
 	void		(*problem)(void *, const char *);
@@ -77,7 +80,8 @@ report_fill(const struct nsd_index_header *h, int copy,
 	r->seed = h->seed;
 	r->records = h->records;
 	r->groups = h->groups;
-	r->fingerprints = h->entries;
+	r->fingerprints = h->entries + h->log_records * h->ntables;
+	r->log_records = h->log_records;
 	r->slots = h->nslots;
 	r->max_load = h->max_load;
 	r->generation = h->committed_gen;
@@ -95,10 +99,40 @@ verify_close(struct verify *v)
 		close(v->fd);
 	if (v->ids_fd != -1)
 		close(v->ids_fd);
+	if (v->log_fd != -1)
+		close(v->log_fd);
 	if (v->lock_fd != -1)
 		close(v->lock_fd);
+	free(v->log_path);
 	free(v->ids_path);
 	free(v->path);
+}
+
+/*
+ * Open a companion file read-only, as index_file.c would: -1 with the
+ * reason in *e when it cannot be, EINVAL for one that is not a regular
+ * file (a FIFO must not be read). Its size goes into *size.
+ */
+static int
+open_companion(const char *path, int *e, uint64_t *size)
+{
+	struct stat	 sb;
+	int		 fd;
+
+	if ((fd = open(path, O_RDONLY | NSD_OPEN_FLAGS)) == -1) {
+		*e = errno;
+		return (-1);
+	}
+	if (fstat(fd, &sb) == -1)
+		*e = errno;
+	else if (!S_ISREG(sb.st_mode))
+		*e = EINVAL;
+	else {
+		*size = sb.st_size;
+		return (fd);
+	}
+	close(fd);
+	return (-1);
 }
 
 /* Lock, open and read the current header; sizes go into r. */
@@ -112,8 +146,9 @@ verify_open(struct verify *v, const char *path, long wait_ms,
 	memset(v, 0, sizeof *v);
 	v->path = nsd_index_resolve(path);
 	path = v->path;
-	v->fd = v->ids_fd = v->lock_fd = -1;
+	v->fd = v->ids_fd = v->log_fd = v->lock_fd = -1;
 	v->ids_path = nsd_index_path(path, ".ids");
+	v->log_path = nsd_index_path(path, ".log");
 	if (nsd_index_lock(path, 1, wait_ms, &v->lock_fd, err) == -1)
 		return (-1);
 	if ((v->fd = open(path, O_RDONLY | NSD_OPEN_FLAGS)) == -1) {
@@ -129,16 +164,10 @@ verify_open(struct verify *v, const char *path, long wait_ms,
 		return (-1);
 	report_fill(&v->hdr, copy, r);
 	r->file_size = sb.st_size;
-	v->ids_fd = open(v->ids_path, O_RDONLY | NSD_OPEN_FLAGS);
-	v->ids_errno = errno;
-	if (v->ids_fd != -1 && fstat(v->ids_fd, &sb) == 0) {
-		if (!S_ISREG(sb.st_mode)) {
-			close(v->ids_fd);
-			v->ids_fd = -1;
-			v->ids_errno = EINVAL;
-		} else
-			r->ids_file_size = sb.st_size;
-	}
+	v->ids_fd = open_companion(v->ids_path, &v->ids_errno,
+	    &r->ids_file_size);
+	v->log_fd = open_companion(v->log_path, &v->log_errno,
+	    &r->log_file_size);
 	return (0);
 }
 
@@ -243,6 +272,20 @@ verify_ids(struct verify *v, const struct nsd_index_report *r,
 	munmap(ids, h->ids_length);
 }
 
+/*
+ * Whether group is the start of a committed group record, as marked in
+ * starts by verify_ids. When PATH.ids is too short for what is committed
+ * (starts is NULL), that was said, and no group is blamed for it.
+ */
+static int
+is_group(const struct nsd_index_header *h, const unsigned char *starts,
+    uint64_t group)
+{
+	return (starts == NULL || (group * 8 >= NSD_IDS_HEADER_SIZE &&
+	    group * 8 < h->ids_length &&
+	    (starts[group / 8] & 1 << (group % 8))));
+}
+
 /* Whether a slot holds a committed entry. */
 static int
 counts(const struct nsd_index_header *h, const struct nsd_index_slot *s)
@@ -340,10 +383,7 @@ verify_slots(struct verify *v, const struct nsd_index_slot *slots,
 				    h->ntables);
 				continue;
 			}
-			if (starts != NULL &&
-			    (group * 8 < NSD_IDS_HEADER_SIZE ||
-			    group * 8 >= h->ids_length ||
-			    !(starts[group / 8] & 1 << (group % 8))))
+			if (!is_group(h, starts, group))
 				say(v, "slot %llu: group %llu is not a group "
 				    "record", (unsigned long long)i,
 				    (unsigned long long)group);
@@ -365,14 +405,18 @@ verify_slots(struct verify *v, const struct nsd_index_slot *slots,
 		    (unsigned long long)h->entries);
 }
 
+#define ANY_GROUP	UINT64_MAX	/* for chain_find: whatever the group */
+#define NOT_FOUND	UINT64_MAX
+
 /*
- * Whether table t has an entry of key for group, walking its probe chain
- * as a lookup does: to the first bucket with a slot that does not count.
- * A SimHash may be entered twice, for two groups (a record whose nearest
- * old group is not the one that holds its exact SimHash).
+ * The slot of table t's entry of key for group (or for any group), walking
+ * its probe chain as a lookup does: to the first bucket with a slot that
+ * does not count. NOT_FOUND when there is none. A SimHash may be entered
+ * twice, for two groups (a record whose nearest old group is not the one
+ * that holds its exact SimHash).
  */
-static int
-chain_has(const struct nsd_index_header *h,
+static uint64_t
+chain_find(const struct nsd_index_header *h,
     const struct nsd_index_slot *slots, unsigned shift, unsigned t,
     uint64_t key, uint64_t group)
 {
@@ -389,13 +433,14 @@ chain_has(const struct nsd_index_header *h,
 				room = 1;
 			else if (nsd_slot_table(meta) == t &&
 			    le64toh(slots[i].key) == key &&
-			    nsd_slot_group(meta) == group)
-				return (1);
+			    (group == ANY_GROUP ||
+			    nsd_slot_group(meta) == group))
+				return (i);
 		}
 		if (room)
 			break;
 	}
-	return (0);
+	return (NOT_FOUND);
 }
 
 /*
@@ -426,8 +471,8 @@ verify_tables(struct verify *v, const struct nsd_index_slot *slots)
 			continue;
 		key = le64toh(slots[i].key);
 		for (t = 1; t < h->ntables; t++)
-			if (!chain_has(h, slots, shift, t, key,
-			    nsd_slot_group(meta)))
+			if (chain_find(h, slots, shift, t, key,
+			    nsd_slot_group(meta)) == NOT_FOUND)
 				say(v, "slot %llu: SimHash %016llx of group "
 				    "%llu is not in block table %u",
 				    (unsigned long long)i,
@@ -440,6 +485,190 @@ verify_tables(struct verify *v, const struct nsd_index_slot *slots)
 			say(v, "block table %u holds %llu entries; table 0 "
 			    "holds %llu", t, (unsigned long long)per[t],
 			    (unsigned long long)per[0]);
+}
+
+/* An nshash fingerprint of PATH.log, and the record that holds it. */
+struct logged {
+	uint64_t	 key;
+	uint64_t	 record;
+};
+
+static int
+logged_cmp(const void *a, const void *b)
+{
+	const struct logged	*x = a, *y = b;
+
+	if (x->key != y->key)
+		return (x->key < y->key ? -1 : 1);
+	return (x->record < y->record ? -1 : x->record > y->record);
+}
+
+#define LOG_CHUNK	4096	/* records read at a time: 64 KiB */
+
+/*
+ * Read len bytes at off of fd: the bytes read, fewer only at the end of
+ * the file, or -1.
+ */
+static ssize_t
+read_at(int fd, unsigned char *buf, size_t len, uint64_t off)
+{
+	size_t	 done = 0;
+	ssize_t	 n;
+
+	while (done < len) {
+		n = pread(fd, buf + done, len - done, (off_t)(off + done));
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1)
+			return (-1);
+		if (n == 0)
+			break;
+		done += n;
+	}
+	return (done);
+}
+
+/* What the check of each record of PATH.log needs besides the record. */
+struct log_check {
+	const struct nsd_index_slot *slots;	/* NULL: not mapped */
+	const unsigned char *starts;		/* of the group records */
+	unsigned	 shift;			/* of the table's homes */
+	struct logged	*seen;			/* nshash only, else NULL */
+};
+
+/*
+ * One committed record of PATH.log, number i: its slot word is that of a
+ * table 0 entry of a committed run and a group that exists. For nshash,
+ * its fingerprint must not also be in the table, and it goes into seen
+ * for the check of repeats.
+ */
+static void
+verify_log_record(struct verify *v, const struct log_check *c,
+    const unsigned char *rec, uint64_t i)
+{
+	const struct nsd_index_header	*h = &v->hdr;
+	uint64_t			 key = nsd_le64(rec);
+	uint64_t			 meta = nsd_le64(rec + 8);
+	uint64_t			 gen = nsd_slot_gen(meta), slot;
+
+	if (nsd_slot_table(meta) != 0)
+		say(v, "%s: record %llu: table %u, not 0 (a record stands "
+		    "for every table)", v->log_path, (unsigned long long)i,
+		    nsd_slot_table(meta));
+	if (gen == 0 || gen > h->committed_gen)
+		say(v, "%s: record %llu: generation %llu, but the committed "
+		    "runs are 1 to %llu", v->log_path, (unsigned long long)i,
+		    (unsigned long long)gen,
+		    (unsigned long long)h->committed_gen);
+	if (!is_group(h, c->starts, nsd_slot_group(meta)))
+		say(v, "%s: record %llu: group %llu is not a group record",
+		    v->log_path, (unsigned long long)i,
+		    (unsigned long long)nsd_slot_group(meta));
+	if (c->seen == NULL)
+		return;
+	c->seen[i].key = key;
+	c->seen[i].record = i;
+	if (c->slots != NULL && (slot = chain_find(h, c->slots, c->shift, 0,
+	    key, ANY_GROUP)) != NOT_FOUND)
+		say(v, "%s: record %llu: fingerprint %016llx is also in "
+		    "slot %llu", v->log_path, (unsigned long long)i,
+		    (unsigned long long)key, (unsigned long long)slot);
+}
+
+/*
+ * The committed records of PATH.log, read a chunk at a time so that memory
+ * does not grow with the log. Only the nshash check that no fingerprint
+ * repeats keeps something per record: its key and number, 16 bytes, at
+ * most 16 MiB since the log never holds more than NSD_LOG_MAX_ENTRIES.
+ *
+ * With no committed record, nothing in the file counts: it may be missing
+ * (a version 1 index), or be a log whose creation a crash cut short, or
+ * hold only the records of a run that did not commit. Only what a writer
+ * could not open as a file is reported then.
+ */
+static void
+verify_log(struct verify *v, const struct nsd_index_report *r,
+    const struct nsd_index_slot *slots, const unsigned char *starts)
+{
+	const struct nsd_index_header	*h = &v->hdr;
+	struct log_check		 c = { slots, starts, 0, NULL };
+	unsigned char			 head[NSD_LOG_HEADER_SIZE], *buf;
+	uint64_t			 n = h->log_records, i, j, want;
+	size_t				 len;
+	ssize_t				 got;
+
+	if (v->log_fd == -1 && v->log_errno == EINVAL) {
+		say(v, "%s: not a regular file", v->log_path);
+		return;
+	}
+	if (n == 0)
+		return;
+	if (v->log_fd == -1) {
+		say(v, "%s: cannot open: %s", v->log_path,
+		    strerror(v->log_errno));
+		return;
+	}
+	want = NSD_LOG_HEADER_SIZE + n * NSD_LOG_RECORD_SIZE;
+	if (r->log_file_size < want) {
+		say(v, "%s: truncated: %llu bytes, but %llu records (%llu "
+		    "bytes) are committed", v->log_path,
+		    (unsigned long long)r->log_file_size,
+		    (unsigned long long)n, (unsigned long long)want);
+		if (r->log_file_size < NSD_LOG_HEADER_SIZE)
+			return;
+		/* Still check the records that are whole. */
+		n = (r->log_file_size - NSD_LOG_HEADER_SIZE) /
+		    NSD_LOG_RECORD_SIZE;
+	}
+	if ((got = read_at(v->log_fd, head, sizeof head, 0)) !=
+	    (ssize_t)sizeof head) {
+		say(v, "%s: cannot read: %s", v->log_path,
+		    got == -1 ? strerror(errno) : "it was cut short");
+		return;
+	}
+	/* The records of another index would mean nothing here. */
+	if (memcmp(head, NSD_LOG_MAGIC, 8) != 0 ||
+	    nsd_le64(head + 8) != h->file_id) {
+		say(v, "%s: not the log of this index", v->log_path);
+		return;
+	}
+	c.shift = home_shift(h->nslots);
+	if (strcmp(h->method, "nshash") == 0 && n > 0)
+		c.seen = xreallocarray(NULL, n, sizeof *c.seen);
+	buf = xmalloc(LOG_CHUNK * NSD_LOG_RECORD_SIZE);
+	for (i = 0; i < n; i += len / NSD_LOG_RECORD_SIZE) {
+		len = (n - i < LOG_CHUNK ? n - i : LOG_CHUNK) *
+		    NSD_LOG_RECORD_SIZE;
+		got = read_at(v->log_fd, buf, len, NSD_LOG_HEADER_SIZE +
+		    i * NSD_LOG_RECORD_SIZE);
+		if (got != (ssize_t)len) {
+			say(v, "%s: cannot read record %llu: %s", v->log_path,
+			    (unsigned long long)(i + (got == -1 ? 0 :
+			    got / NSD_LOG_RECORD_SIZE)),
+			    got == -1 ? strerror(errno) : "it was cut short");
+			n = i;
+			break;
+		}
+		for (j = 0; j < len / NSD_LOG_RECORD_SIZE; j++)
+			verify_log_record(v, &c, buf + j *
+			    NSD_LOG_RECORD_SIZE, i + j);
+	}
+	free(buf);
+	if (c.seen == NULL)
+		return;
+	/* nshash: a fingerprint is claimed once, so it is logged once. */
+	qsort(c.seen, n, sizeof *c.seen, logged_cmp);
+	for (i = 1, j = 0; i < n; i++) {
+		if (c.seen[i].key != c.seen[j].key) {
+			j = i;
+			continue;
+		}
+		say(v, "%s: record %llu: fingerprint %016llx is also record "
+		    "%llu", v->log_path, (unsigned long long)c.seen[i].record,
+		    (unsigned long long)c.seen[i].key,
+		    (unsigned long long)c.seen[j].record);
+	}
+	free(c.seen);
 }
 
 int
@@ -483,6 +712,9 @@ nsd_index_verify(const char *path, long wait_ms,
 		verify_tables(&v, (const struct nsd_index_slot *)(map +
 		    NSD_INDEX_TABLE_OFFSET));
 	}
+	verify_log(&v, r, map == MAP_FAILED ? NULL :
+	    (const struct nsd_index_slot *)(map + NSD_INDEX_TABLE_OFFSET),
+	    starts);
 	*problems = v.problems;
 	rc = 0;
 done:

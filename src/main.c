@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "index.h"
+#include "index_format.h"
 #include "options.h"
 #include "pipeline.h"
 #include "text.h"
@@ -273,6 +274,8 @@ print_report(const char *path, const struct nsd_index_report *r)
 	    "load:          %.1f%% of %" PRIu64 " slots (grows past %u%%)\n"
 	    "file size:     %" PRIu64 " bytes, and %" PRIu64
 	    " in %s.ids (%" PRIu64 " committed)\n"
+	    "log:           %" PRIu64 " records, %" PRIu64 " bytes in %s.log"
+	    " (merged into the table at %" PRIu64 ")\n"
 	    "generation:    %" PRIu64 " (runs that added to it)\n"
 	    "created:       %s\n"
 	    "last commit:   %s\n",
@@ -280,8 +283,10 @@ print_report(const char *path, const struct nsd_index_report *r)
 	    r->norm_version, r->records, r->groups, r->fingerprints,
 	    r->slots ? 100.0 * r->fingerprints / r->slots : 0.0, r->slots,
 	    r->max_load, r->file_size, r->ids_file_size, path, r->ids_length,
-	    r->generation, utc(r->created, t1, sizeof t1),
-	    utc(r->committed_at, t2, sizeof t2));
+	    r->log_records, r->log_file_size, path,
+	    nsd_index_log_limit(r->slots, r->ntables), r->generation,
+	    utc(r->created, t1, sizeof t1), utc(r->committed_at, t2,
+	    sizeof t2));
 	if (r->pending > r->generation)
 		printf("interrupted:   run %" PRIu64 " did not commit; the next"
 		    " run that writes clears what it left\n", r->pending);

@@ -3,10 +3,13 @@
  * order, so that tests can say "the index is exactly as it was".
  *
  * What is printed is what a later run can see: the counts, the committed
- * generation, every group record and every committed entry (sorted). What
- * a later run cannot see is left out: the table's size (growth changes
- * it), which header copy is current, times, and leftovers of runs that did
- * not commit.
+ * generation, every group record and every committed entry (sorted). A
+ * committed record of PATH.log is printed as the entry in every table it
+ * stands for, and counted as such. What a later run cannot see is left
+ * out: the table's size (growth changes it), whether an entry is in the
+ * table or in the log (a rebuild merges the one into the other), which
+ * header copy is current, times, and leftovers of runs that did not
+ * commit.
  *
  * Usage: nsd-index-dump PATH
  *        nsd-index-dump --set-u32|--set-u64 OFFSET VALUE PATH
@@ -21,9 +24,9 @@
 #include <sys/stat.h>
 
 #include <endian.h>
-#include <stddef.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +74,59 @@ map_file(const char *path, int *fd, uint64_t *size)
 	return (p);
 }
 
+/*
+ * Add the committed records of the log of the index at path to e, at n:
+ * each as an entry of every table. With none, nothing of PATH.log counts,
+ * and it is not read: it may be missing, or a creation cut short.
+ */
+static uint64_t
+read_log(const char *path, const struct nsd_index_header *h,
+    struct entry *e, uint64_t n)
+{
+	unsigned char	*buf;
+	char		*log_path;
+	size_t		 len = NSD_LOG_HEADER_SIZE + h->log_records *
+	    NSD_LOG_RECORD_SIZE;
+	uint64_t	 i, key, meta;
+	unsigned	 t;
+	int		 fd;
+
+	if (h->log_records == 0)
+		return (n);
+	log_path = nsd_index_path(path, ".log");
+	if ((fd = open(log_path, O_RDONLY)) == -1) {
+		perror(log_path);
+		exit(2);
+	}
+	buf = xmalloc(len);
+	if (pread(fd, buf, len, 0) != (ssize_t)len) {
+		fprintf(stderr, "nsd-index-dump: %s: shorter than its %"
+		    PRIu64 " committed records\n", log_path, h->log_records);
+		exit(1);
+	}
+	if (memcmp(buf, NSD_LOG_MAGIC, 8) != 0 ||
+	    nsd_le64(buf + 8) != h->file_id) {
+		fprintf(stderr, "nsd-index-dump: %s: not the log of %s\n",
+		    log_path, path);
+		exit(1);
+	}
+	for (i = 0; i < h->log_records; i++) {
+		key = nsd_le64(buf + NSD_LOG_HEADER_SIZE +
+		    i * NSD_LOG_RECORD_SIZE);
+		meta = nsd_le64(buf + NSD_LOG_HEADER_SIZE +
+		    i * NSD_LOG_RECORD_SIZE + 8);
+		for (t = 0; t < h->ntables; t++, n++) {
+			e[n].key = key;
+			e[n].table = t;
+			e[n].group = nsd_slot_group(meta);
+		}
+	}
+	free(buf);
+	close(fd);
+	free(log_path);
+	return (n);
+}
+
 /* Put a value of width bytes at off in both header copies of path. */
 static int
 set_field(const char *path, int width, size_t off, uint64_t value)
@@ -112,8 +168,8 @@ main(int argc, char **argv)
 	struct entry		*e;
 	unsigned char		*map, *ids;
 	char			*ids_path;
-	uint64_t		 size, ids_size, i, n = 0, gen, off, len;
-	int			 fd, ids_fd, copy;
+	uint64_t		 size, ids_size, i, n = 0, gen, off, len, all;
+	int			 fd, ids_fd, copy, ok;
 
 	if (argc == 5 && (strcmp(argv[1], "--set-u32") == 0 ||
 	    strcmp(argv[1], "--set-u64") == 0))
@@ -129,9 +185,11 @@ main(int argc, char **argv)
 		fprintf(stderr, "nsd-index-dump: %s\n", err.msg);
 		return (2);
 	}
+	/* The table's entries, and those the log's records stand for. */
+	all = h.entries + h.log_records * h.ntables;
 	printf("committed %" PRIu64 " records %" PRIu64 " groups %" PRIu64
 	    " entries %" PRIu64 " ids %" PRIu64 "\n", h.committed_gen,
-	    h.records, h.groups, h.entries, h.ids_length);
+	    h.records, h.groups, all, h.ids_length);
 
 	ids_path = nsd_index_path(argv[1], ".ids");
 	ids = map_file(ids_path, &ids_fd, &ids_size);
@@ -144,7 +202,7 @@ main(int argc, char **argv)
 	}
 
 	slots = (const struct nsd_index_slot *)(map + NSD_INDEX_TABLE_OFFSET);
-	e = xcalloc(h.entries + 1, sizeof *e);
+	e = xcalloc(all + 1, sizeof *e);
 	for (i = 0; i < h.nslots && nsd_index_file_size(i + 1) <= size; i++) {
 		gen = nsd_slot_gen(le64toh(slots[i].meta));
 		if (gen == 0 || gen > h.committed_gen)
@@ -159,11 +217,13 @@ main(int argc, char **argv)
 		e[n].group = nsd_slot_group(le64toh(slots[i].meta));
 		n++;
 	}
+	ok = n == h.entries;
+	n = read_log(argv[1], &h, e, n);
 	qsort(e, n, sizeof *e, entry_cmp);
 	for (i = 0; i < n; i++)
 		printf("entry %" PRIu64 " %016" PRIx64 " %" PRIu64 "\n",
 		    e[i].table, e[i].key, e[i].group);
 	free(e);
 	free(ids_path);
-	return (fflush(stdout) == 0 && n == h.entries ? 0 : 1);
+	return (fflush(stdout) == 0 && ok ? 0 : 1);
 }
