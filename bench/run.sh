@@ -334,7 +334,7 @@ CMD[cat]="cat $(q "$big") > /dev/null"
 CMD[jq]="jq -c . $(q "$big") > /dev/null"
 CMD[annotate]="$(q "$NSDEDUP") --annotate $(q "$big") > /dev/null"
 CMD[db]="$(q "$NSDEDUP") --annotate --db $(q "$db") $(q "$big") > /dev/null"
-PREP[db]="rm -f $(q "$db") $(q "$db.ids") $(q "$db.lock")"
+PREP[db]="rm -f $(q "$db") $(q "$db.ids") $(q "$db.log") $(q "$db.lock")"
 CMD[drop]="$(q "$NSDEDUP") --drop-dups $(q "$big") > /dev/null"
 CMD[simhash]="$(q "$NSDEDUP") -m simhash --annotate $(q "$big") > /dev/null"
 CMD[simhash_db]="$(q "$NSDEDUP") -m simhash --annotate --db $(q "$db") $(q "$big") > /dev/null"
@@ -554,7 +554,7 @@ mkdir -p "$(dirname "$out")"
 	printf ' bench/QUALITY.md scores what each method finds against '
 	printf 'the generator'"'"'s ground truth.\n\n'
 	printf 'The `--db` run starts from no index each time: '
-	printf '`rm -f $TMP/x.nsd $TMP/x.nsd.ids $TMP/x.nsd.lock` before it '
+	printf '`rm -f $TMP/x.nsd $TMP/x.nsd.ids $TMP/x.nsd.log $TMP/x.nsd.lock` before it '
 	printf '(hyperfine `--prepare`), so it creates the index, grows '
 	printf 'its table as it fills, and commits once at the end; it '
 	printf 'runs at %s of the in-memory run'"'"'s throughput. ' "$ratio_db"

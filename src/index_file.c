@@ -571,12 +571,13 @@ merge_write(struct file_index *fi, int fd, const struct log_entry *e,
 	struct merge_queue	 committed = { e, ncommitted, 0, 0 };
 	struct merge_queue	 own = { e + ncommitted, n - ncommitted, 0, 0 };
 	struct nsd_index_slot	*out;
-	uint64_t		 b, nbuckets = (fi->mask + 1) / NSD_INDEX_BUCKET;
+	uint64_t		 b, nbuckets;
 	size_t			 fill = 0, cap = 1 << 16;	/* slots */
 	unsigned		 i;
 	off_t			 at = NSD_INDEX_TABLE_OFFSET;
 	int			 rc = -1;
 
+	nbuckets = (fi->mask + 1) / NSD_INDEX_BUCKET;
 	if (pwrite(fd, header, NSD_INDEX_TABLE_OFFSET,
 	    0) != NSD_INDEX_TABLE_OFFSET)
 		return (commit_error(fi, "writing the merged table", err));
@@ -1525,7 +1526,7 @@ load_log(struct file_index *fi, struct nsd_error *err)
 				    "%s: damaged: record %llu is not a "
 				    "committed fingerprint (try --db-verify)",
 				    fi->log_path,
-				    (unsigned long long)(i + k + 1)));
+				    (unsigned long long)(i + k)));
 			if (overlay_put(fi, nsd_le64(rec),
 			    nsd_slot_group(meta), err) == -1)
 				return (-1);

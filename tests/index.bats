@@ -386,18 +386,19 @@ size_of() {
 	news_halves
 	"$NSDEDUP" --db x day1.jsonl > /dev/null
 	cp x.log keep.log
-	# Record 3's slot word: table 2, in an index of one table.
+	# Record 2's slot word (from 0, as --db-verify counts): table 2, in an
+	# index of one table.
 	put_bytes x.log $((16 + 2 * 16 + 11)) '\002'
 	run_nsd --db x --no-update day2.jsonl
 	[ "$status" -eq 7 ]
 	[ -z "$output" ]
-	[ "$stderr" = "nsdedup: x.log: damaged: record 3 is not a committed fingerprint (try --db-verify)" ]
+	[ "$stderr" = "nsdedup: x.log: damaged: record 2 is not a committed fingerprint (try --db-verify)" ]
 	cp keep.log x.log
-	# Record 1's generation: 5, after the last commit (1).
+	# Record 0's generation: 5, after the last commit (1).
 	put_bytes x.log $((16 + 8)) '\005'
 	run_nsd --db x day2.jsonl
 	[ "$status" -eq 7 ]
-	[ "$stderr" = "nsdedup: x.log: damaged: record 1 is not a committed fingerprint (try --db-verify)" ]
+	[ "$stderr" = "nsdedup: x.log: damaged: record 0 is not a committed fingerprint (try --db-verify)" ]
 }
 
 # --- --db-info ---
@@ -417,7 +418,7 @@ size_of() {
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	[ "${lines[0]}" = "index:         x" ]
-	[[ "${lines[1]}" =~ ^format:\ +version\ 1\ \(header\ copy\ [AB]\ in\ use\)$ ]]
+	[[ "${lines[1]}" =~ ^format:\ +version\ 2\ \(header\ copy\ [AB]\ in\ use\)$ ]]
 	expect_eq "$(info_field parameters)" \
 	    "--method nshash --sentences 4 --min-length 25, normalization 1"
 	expect_eq "$(info_field records)" 40
@@ -437,7 +438,9 @@ size_of() {
 		[ "$s" -ge "$start" ]
 		[ "$s" -le "$end" ]
 	done
-	[ "${#lines[@]}" -eq 11 ]
+	expect_eq "$(info_field log)" \
+	    "$fps records, $((16 + 16 * fps)) bytes in x.log (merged into the table at 512)"
+	[ "${#lines[@]}" -eq 12 ]
 }
 
 @test "--db-info shows --compat=nshash, reads no FILE and changes nothing" {
