@@ -11,19 +11,20 @@
  * where probing slot by slot walks eight slots over two or three. Nothing
  * is ever deleted from a committed table, which keeps the rule true.
  *
- * The log. A run never stores into the table: a store into a page of a
- * mapped file costs a fault, and makes the kernel write the page back,
- * which on a large table is a page for nearly every new entry (on ext4
- * with large folios, a whole folio: a run that adds 1% of a 2 GiB table
- * wrote most of it). A writer's new fingerprints go into memory (the
- * overlay, a memory index) and are appended to PATH.log; lookups read the
- * table, then the overlay. Opening the index loads the log's committed
- * records into the overlay. When the log reaches nsd_index_log_limit()
- * records, the table is rebuilt with them (merge()): one sequential pass
- * that copies the table and puts each new entry into the first empty
- * slot of its chain, or, when the table must grow, a larger table into
- * which every entry is inserted again. The rebuilt table goes to
- * PATH.new, is synced and renamed over PATH, and the log starts empty.
+ * The log. A run does not store into the table (unless it fills the
+ * log: see log_add()). A store into a page of a mapped file costs a
+ * fault, and makes the kernel write the page back, which on a large table
+ * is a page for nearly every new entry (on ext4 with large folios, a
+ * whole folio: a run that adds 1% of a 2 GiB table wrote most of it). A
+ * writer's new fingerprints go into memory (the overlay, a memory index)
+ * and are appended to PATH.log; lookups read the table, then the overlay.
+ * Opening the index loads the log's committed records into the overlay.
+ * When the log reaches nsd_index_log_limit() records, the table is
+ * rebuilt with them (merge()): one sequential pass that copies the table
+ * and puts each new entry into the first empty slot of its chain, or,
+ * when the table must grow, a larger table into which every entry is
+ * inserted again. The rebuilt table goes to PATH.new, is synced and
+ * renamed over PATH, and the log starts empty.
  *
  * Transactions. Every slot and log record carries the generation of the
  * run that wrote it. A run takes generation G = committed + 1 and, before
@@ -33,7 +34,8 @@
  * length, and syncs that. The header write is the commit: before it, the
  * current header says G is pending and counts the log records before the
  * run's; after it, G is committed with its records. The table was not
- * written, so a commit costs what the run added however large the table.
+ * written, so a commit costs what the run added however large the table
+ * (a run that went on in place syncs the table first).
  *
  * A rebuild during a run puts the run's entries into the table too, and
  * its header says G is pending. A slot counts only if its generation is
@@ -418,55 +420,47 @@ create_mapped(const char *path, uint64_t size, mode_t mode, int exact,
 	return (map_new(path, size, *fdp, mapp, what));
 }
 
-/* Write the log records gathered in log_buf to PATH.log. */
+/* pwrite(2) or pread(2) all of len bytes; a short transfer is EIO. */
 static int
-log_flush(struct file_index *fi, struct nsd_error *err)
+transfer_all(int fd, void *buf, size_t len, off_t at, int writing)
 {
-	size_t	 len = (fi->log_records - fi->log_written) *
-	    NSD_LOG_RECORD_SIZE, done = 0;
-	off_t	 at = NSD_LOG_HEADER_SIZE +
-	    (off_t)fi->log_written * NSD_LOG_RECORD_SIZE;
+	size_t	 done = 0;
 	ssize_t	 n;
 
 	while (done < len) {
-		n = pwrite(fi->log_fd, fi->log_buf + done, len - done,
-		    at + (off_t)done);
+		n = writing ? pwrite(fd, (char *)buf + done, len - done,
+		    at + (off_t)done) : pread(fd, (char *)buf + done,
+		    len - done, at + (off_t)done);
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n <= 0) {
 			if (n == 0)
 				errno = EIO;
-			return (commit_error(fi, "writing the log", err));
+			return (-1);
 		}
 		done += n;
 	}
+	return (0);
+}
+
+/* Write the log records gathered in log_buf to PATH.log. */
+static int
+log_flush(struct file_index *fi, struct nsd_error *err)
+{
+	if (transfer_all(fi->log_fd, fi->log_buf, (fi->log_records -
+	    fi->log_written) * NSD_LOG_RECORD_SIZE, NSD_LOG_HEADER_SIZE +
+	    (off_t)fi->log_written * NSD_LOG_RECORD_SIZE, 1) == -1)
+		return (commit_error(fi, "writing the log", err));
 	fi->log_written = fi->log_records;
 	return (0);
 }
 
-/* Read n records of PATH.log from the first into buf; all are written. */
+/* Read n records of PATH.log from the first into buf. */
 static int
-log_read(struct file_index *fi, uint64_t first, size_t n, unsigned char *buf,
-    struct nsd_error *err)
+log_read(struct file_index *fi, uint64_t first, size_t n, unsigned char *buf)
 {
-	size_t	 len = n * NSD_LOG_RECORD_SIZE, done = 0;
-	off_t	 at = NSD_LOG_HEADER_SIZE + (off_t)first * NSD_LOG_RECORD_SIZE;
-	ssize_t	 got;
-
-	while (done < len) {
-		got = pread(fi->log_fd, buf + done, len - done,
-		    at + (off_t)done);
-		if (got == -1 && errno == EINTR)
-			continue;
-		if (got <= 0) {
-			if (got == 0)
-				errno = EIO;
-			return (nsd_error_errno(err, NSD_EXIT_INDEX,
-			    fi->log_path, "cannot read"));
-		}
-		done += got;
-	}
-	return (0);
+	return (transfer_all(fi->log_fd, buf, n * NSD_LOG_RECORD_SIZE,
+	    NSD_LOG_HEADER_SIZE + (off_t)first * NSD_LOG_RECORD_SIZE, 0));
 }
 
 /* An entry of the log on its way into the table, by its home bucket. */
@@ -500,8 +494,8 @@ log_entries(struct file_index *fi, uint64_t first, uint64_t n,
 
 	for (i = 0, k = 0; i < n; i += chunk) {
 		chunk = n - i < LOG_BUFFER ? n - i : LOG_BUFFER;
-		if (log_read(fi, first + i, chunk, fi->log_buf, err) == -1)
-			return (-1);
+		if (log_read(fi, first + i, chunk, fi->log_buf) == -1)
+			return (commit_error(fi, "reading the log", err));
 		for (rec = fi->log_buf; rec < fi->log_buf + chunk *
 		    NSD_LOG_RECORD_SIZE; rec += NSD_LOG_RECORD_SIZE) {
 			key = nsd_le64(rec);
@@ -553,6 +547,69 @@ merge_fill(struct merge_queue *committed, struct merge_queue *own,
 }
 
 /*
+ * The entries still waiting at the end of merge_write()'s pass wrap
+ * around to the first buckets, where the run's own entries may already
+ * have taken slots; a committed entry must not come after one of them on
+ * its chain. So a committed entry takes an empty slot or one of the
+ * run's, and the entry of the run's it displaces waits for a later slot:
+ * it only moves on past full buckets, so its own chain stays whole.
+ */
+static int
+merge_wrap(struct file_index *fi, int fd, struct merge_queue *committed,
+    struct merge_queue *own, uint64_t nbuckets, struct nsd_error *err)
+{
+	struct nsd_index_slot	 bucket[NSD_INDEX_BUCKET], *moved = NULL;
+	size_t			 nmoved = 0, cap = 0;
+	uint64_t		 b, meta;
+	off_t			 at;
+	unsigned		 i;
+	int			 rc = -1;
+
+	committed->next = committed->n;
+	own->next = own->n;
+	for (b = 0; committed->head < committed->n || own->head < own->n ||
+	    nmoved > 0; b++) {
+		if (b == nbuckets) {
+			damaged_table(fi, err);
+			goto out;
+		}
+		at = NSD_INDEX_TABLE_OFFSET + (off_t)(b * sizeof bucket);
+		if (transfer_all(fd, bucket, sizeof bucket, at, 0) == -1) {
+			commit_error(fi, "reading the merged table", err);
+			goto out;
+		}
+		for (i = 0; i < NSD_INDEX_BUCKET; i++) {
+			meta = le64toh(bucket[i].meta);
+			if (committed->head < committed->n) {
+				if (meta != 0 && nsd_slot_gen(meta) != fi->gen)
+					continue;
+				if (meta != 0) {
+					if (nmoved == cap) {
+						cap = cap > 0 ? 2 * cap : 16;
+						moved = xreallocarray(moved,
+						    cap, sizeof *moved);
+					}
+					moved[nmoved++] = bucket[i];
+				}
+				bucket[i].meta = 0;
+				(void)merge_take(committed, &bucket[i]);
+			} else if (meta == 0 && nmoved > 0)
+				bucket[i] = moved[--nmoved];
+			else if (meta == 0)
+				(void)merge_take(own, &bucket[i]);
+		}
+		if (transfer_all(fd, bucket, sizeof bucket, at, 1) == -1) {
+			commit_error(fi, "writing the merged table", err);
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	free(moved);
+	return (rc);
+}
+
+/*
  * Write the table, with the log's entries put into it, to fd (a new file
  * of the same size) in one pass. A new entry takes the first empty slot
  * from its home bucket on, exactly where inserting it would have put it,
@@ -560,12 +617,11 @@ merge_fill(struct merge_queue *committed, struct merge_queue *own,
  * the run's: were the run's cleared after a failure, no committed chain
  * could then have an empty slot in it. (While the log holds committed
  * records no rebuild has happened in this run, so the table holds none
- * of the run's entries.) Entries still waiting at the end wrap around to
- * the first buckets; they are written after the pass, into map.
+ * of the run's entries.)
  */
 static int
 merge_write(struct file_index *fi, int fd, const struct log_entry *e,
-    size_t ncommitted, size_t n, const unsigned char *header,
+    size_t ncommitted, size_t n, unsigned char *header,
     struct nsd_error *err)
 {
 	struct merge_queue	 committed = { e, ncommitted, 0, 0 };
@@ -578,8 +634,7 @@ merge_write(struct file_index *fi, int fd, const struct log_entry *e,
 	int			 rc = -1;
 
 	nbuckets = (fi->mask + 1) / NSD_INDEX_BUCKET;
-	if (pwrite(fd, header, NSD_INDEX_TABLE_OFFSET,
-	    0) != NSD_INDEX_TABLE_OFFSET)
+	if (transfer_all(fd, header, NSD_INDEX_TABLE_OFFSET, 0, 1) == -1)
 		return (commit_error(fi, "writing the merged table", err));
 	out = xcalloc(cap, sizeof *out);
 	for (b = 0; b < nbuckets; b++) {
@@ -595,8 +650,8 @@ merge_write(struct file_index *fi, int fd, const struct log_entry *e,
 			own.next++;
 		merge_fill(&committed, &own, &out[fill]);
 		if ((fill += NSD_INDEX_BUCKET) == cap || b + 1 == nbuckets) {
-			if (pwrite(fd, out, fill * sizeof *out, at) !=
-			    (ssize_t)(fill * sizeof *out)) {
+			if (transfer_all(fd, out, fill * sizeof *out, at,
+			    1) == -1) {
 				commit_error(fi, "writing the merged table",
 				    err);
 				goto out;
@@ -605,29 +660,7 @@ merge_write(struct file_index *fi, int fd, const struct log_entry *e,
 			fill = 0;
 		}
 	}
-	/* The wrapped ones: from the first bucket, to the first room. */
-	for (b = 0; committed.head < committed.n || own.head < own.n; b++) {
-		if (b == nbuckets) {
-			damaged_table(fi, err);
-			goto out;
-		}
-		at = NSD_INDEX_TABLE_OFFSET + b * NSD_INDEX_BUCKET *
-		    sizeof *out;
-		if (pread(fd, out, NSD_INDEX_BUCKET * sizeof *out, at) !=
-		    NSD_INDEX_BUCKET * sizeof *out) {
-			commit_error(fi, "reading the merged table", err);
-			goto out;
-		}
-		committed.next = committed.n;
-		own.next = own.n;
-		merge_fill(&committed, &own, out);
-		if (pwrite(fd, out, NSD_INDEX_BUCKET * sizeof *out, at) !=
-		    NSD_INDEX_BUCKET * sizeof *out) {
-			commit_error(fi, "writing the merged table", err);
-			goto out;
-		}
-	}
-	rc = 0;
+	rc = merge_wrap(fi, fd, &committed, &own, nbuckets, err);
 out:
 	free(out);
 	return (rc);
@@ -734,7 +767,7 @@ merge(struct file_index *fi, unsigned steps, struct nsd_error *err)
 		commit_error(fi, "syncing the index's directory", err);
 		munmap(map, size);
 		close(fd);
-		return (-1);
+		goto fail;
 	}
 	munmap(fi->map, fi->map_len);
 	close(fi->fd);
@@ -804,11 +837,12 @@ table_add(struct file_index *fi, uint64_t key, uint64_t group,
  * starts small most of the rebuilds and their syncs; a larger one
  * doubles), and when the log is full, merge it into the table.
  *
- * A run that fills the log is a large one, a bulk load more than a day's
- * news: rebuilding the table every time the log fills again would write
- * the table over and over. After that first merge, the run goes on in
- * place: it stores its entries into the table, and its commit syncs the
- * table, as the first version of the format did.
+ * A run that filled at least half of the log itself is a large one, a
+ * bulk load more than a day's news: rebuilding the table every time the
+ * log fills again would write the table over and over. After that first
+ * merge, such a run goes on in place: it stores its entries into the
+ * table, and its commit syncs the table, as the first version of the
+ * format did. A run that only tipped the log over goes on with the log.
  */
 static int
 log_add(struct file_index *fi, uint64_t key, uint64_t group,
@@ -843,7 +877,8 @@ log_add(struct file_index *fi, uint64_t key, uint64_t group,
 	    nslots * fi->hdr.max_load)
 		return (merge(fi, nslots < NSD_INDEX_FAST_GROWTH ? 3 : 1, err));
 	if (fi->log_records >= nsd_index_log_limit(nslots, fi->hdr.ntables)) {
-		fi->in_place = 1;
+		fi->in_place = (fi->log_records - fi->hdr.log_records) * 2 >=
+		    fi->log_records;
 		return (merge(fi, 0, err));
 	}
 	return (0);
@@ -1511,8 +1546,9 @@ load_log(struct file_index *fi, struct nsd_error *err)
 
 	for (i = 0; i < n; i += chunk) {
 		chunk = n - i < LOG_BUFFER ? n - i : LOG_BUFFER;
-		if (log_read(fi, i, chunk, fi->log_buf, err) == -1)
-			return (-1);
+		if (log_read(fi, i, chunk, fi->log_buf) == -1)
+			return (nsd_error_errno(err, NSD_EXIT_INDEX,
+			    fi->log_path, "cannot read"));
 		for (k = 0; k < chunk; k++) {
 			rec = fi->log_buf + k * NSD_LOG_RECORD_SIZE;
 			meta = nsd_le64(rec + 8);
@@ -1562,6 +1598,16 @@ nsd_index_open_file(struct nsd_index **ixp, const struct nsd_index_open *o,
 		if (fi->hdr.pending_gen > fi->hdr.committed_gen &&
 		    recover(fi, err) == -1)
 			goto fail;
+		/*
+		 * A run killed between a rebuild's rename and the sync of the
+		 * directory left a table whose log starts empty: before this
+		 * run writes over the old log, that rename must last.
+		 */
+		if (sync_dir(fi->path) == -1) {
+			nsd_error_errno(err, NSD_EXIT_INDEX, fi->path,
+			    "cannot sync the index's directory");
+			goto fail;
+		}
 	}
 	if (nsd_index_open_memory(&fi->overlay, p, err) == -1 ||
 	    load_log(fi, err) == -1)

@@ -473,10 +473,22 @@ fiu_midrun() {
 @test "fiu: fsync of the directory fails after a rebuilt table's rename" {
 	need_fiu
 	prepare a.jsonl b.jsonl
-	fiu_fail posix/io/sync/fsync 5 --db db b.jsonl
+	fiu_midrun open posix/io/sync/fsync 5 b.jsonl
 	commit_failed "syncing the index's directory: Input/output error"
 	check_recovered pre
 	check_interrupted some
+}
+
+@test "fiu: fsync of the directory fails when a writer opens the index" {
+	need_fiu
+	prepare a.jsonl b.jsonl
+	# A rebuild's rename must last before the log is written over.
+	fiu_fail posix/io/sync/fsync 5 --db db b.jsonl
+	expect_eq "$status" 7
+	expect_eq "$stderr" \
+	    "nsdedup: db: cannot sync the index's directory: Input/output error"
+	[ -z "$output" ]
+	check_recovered pre
 }
 
 @test "fiu: the rename of a rebuilt table fails" {

@@ -1,0 +1,162 @@
+/*
+ * index_test.c: the file index's rebuild with the log, on fingerprints
+ * chosen for where they land in the table.
+ *
+ * The rebuild writes the table in one pass and places the log's entries
+ * on their probe chains, committed ones before the run's. An entry whose
+ * chain runs past the table's last bucket wraps around to the first ones,
+ * where the run's entries may already sit: were a committed entry placed
+ * after one of them, clearing the run's entries after a failure would
+ * cut the committed entry off its home. This test makes exactly that
+ * layout, fails the run, and looks the committed entries up again.
+ *
+ * It makes its index in a new directory of $TMPDIR (or /tmp), removed
+ * at the end.
+ */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "index.h"
+#include "tap.h"
+
+#define SLOTS		4096		/* a new index's table */
+#define SHIFT		(64 - 12)
+#define PHI		0x9E3779B97F4A7C15ULL
+
+/* The inverse of PHI modulo 2^64 (Newton's iteration doubles the bits). */
+static uint64_t
+phi_inverse(void)
+{
+	uint64_t	 x = PHI;
+	int		 i;
+
+	for (i = 0; i < 6; i++)
+		x *= 2 - PHI * x;
+	return (x);
+}
+
+/* A fingerprint whose home (nshash, table 0) is slot s; n tells apart. */
+static uint64_t
+key_at(uint64_t s, uint64_t n)
+{
+	return ((s << SHIFT | n) * phi_inverse());
+}
+
+static const struct nsd_index_params params = {
+	.method = "nshash", .sentences = 5, .min_length = 10,
+	.norm_version = 1, .ntables = 1, .masks = { ~0ULL }
+};
+
+static struct nsd_index *
+open_index(const char *path)
+{
+	struct nsd_index_open	 o = { path, 0, -1 };
+	struct nsd_index	*ix;
+	struct nsd_error	 err;
+
+	if (nsd_index_open_file(&ix, &o, &params, &err) == -1) {
+		printf("Bail out! %s\n", err.msg);
+		exit(1);
+	}
+	return (ix);
+}
+
+static void
+problem(void *ctx, const char *what)
+{
+	(void)ctx;
+	printf("# %s\n", what);
+}
+
+int
+main(void)
+{
+	struct nsd_index_report	 report;
+	struct nsd_index	*ix;
+	struct nsd_error	 err;
+	uint64_t		 g, found, problems = 0, last[5], first[3];
+	char			 dir[4096], path[4200];
+	const char		*tmp = getenv("TMPDIR");
+	int			 i, ok;
+
+	snprintf(dir, sizeof dir, "%s/nsd-index-test.XXXXXX",
+	    tmp != NULL && *tmp != '\0' ? tmp : "/tmp");
+	if (mkdtemp(dir) == NULL) {
+		printf("Bail out! cannot make a directory in %s\n", dir);
+		return (1);
+	}
+	snprintf(path, sizeof path, "%s/wrap.nsd", dir);
+	for (i = 0; i < 5; i++)
+		last[i] = key_at(SLOTS - 4 + i % 4, i + 1);
+	for (i = 0; i < 3; i++)
+		first[i] = key_at(i, i + 1);
+
+	/*
+	 * Run 1 commits, into the log: five entries homed in the last bucket,
+	 * of which the rebuild can place four there, and three in the first.
+	 */
+	ix = open_index(path);
+	ok = nsd_index_group_new(ix, "", 0, &g, &err) == 0;
+	for (i = 0; i < 5; i++)
+		ok &= nsd_index_claim(ix, last[i], g, &err) == 0;
+	for (i = 0; i < 3; i++)
+		ok &= nsd_index_claim(ix, first[i], g, &err) == 0;
+	ok &= nsd_index_commit(ix, 1, &err) == 0;
+	nsd_index_close(ix);
+	tap_ok(ok, "run 1 commits eight entries to the log");
+
+	/*
+	 * Run 2 adds one entry homed in the first bucket, which takes its
+	 * last slot, and enough others (homed in the middle) to fill the log,
+	 * so that the table is rebuilt; then it fails.
+	 */
+	ix = open_index(path);
+	ok = nsd_index_group_new(ix, "", 0, &g, &err) == 0;
+	ok &= nsd_index_claim(ix, key_at(1, 99), g, &err) == 0;
+	for (i = 0; i < 600; i++)
+		ok &= nsd_index_claim(ix, key_at(1000 + 3 * i, 7), g,
+		    &err) == 0;
+	nsd_index_close(ix);
+	tap_ok(ok, "run 2 fills the log, and the table is rebuilt");
+
+	/* Run 3 clears what run 2 left, and finds every committed entry. */
+	ix = open_index(path);
+	ok = 1;
+	for (i = 0; i < 5; i++) {
+		found = 0;
+		ok &= nsd_index_lookup(ix, last[i], &found, &err) == 0 &&
+		    found != 0;
+	}
+	tap_ok(ok, "every entry of the last bucket's chain is found, also "
+	    "the one that wrapped around past the run's entry");
+	ok = 1;
+	for (i = 0; i < 3; i++) {
+		found = 0;
+		ok &= nsd_index_lookup(ix, first[i], &found, &err) == 0 &&
+		    found != 0;
+	}
+	found = 1;
+	ok &= nsd_index_lookup(ix, key_at(1, 99), &found, &err) == 0 &&
+	    found == 0;
+	tap_ok(ok, "the first bucket's committed entries are found, the "
+	    "failed run's is not");
+	nsd_index_close(ix);
+	ok = nsd_index_verify(path, -1, problem, NULL, 10, &report,
+	    &problems, &err) == 0 && problems == 0;
+	tap_ok(ok, "--db-verify finds no problem");
+	for (i = 0; i < 5; i++) {
+		static const char *const suffix[] = { "", ".ids", ".log",
+		    ".lock", ".new" };
+		char	 name[4200];
+
+		snprintf(name, sizeof name, "%s%s", path, suffix[i]);
+		(void)unlink(name);
+	}
+	(void)rmdir(dir);
+	return (tap_done());
+}
