@@ -309,6 +309,7 @@ rss_build_int=$(awk '/peak RssAnon/ { print $(NF - 1) }' "$tmp/build.log")
 rss_build_ext=$(sample_max "$tmp/rss-build")
 rss_build_n=$(sample_count "$tmp/rss-build")
 table_bytes=$(stat -c %s "$big")
+big_log_limit=$(log_limit "$big")
 ids_bytes=$(stat -c %s "$big.ids")
 bpf_table=$(awk -v s="$table_bytes" -v n="$final_fps" \
     'BEGIN { printf "%.2f\n", s / n }')
@@ -550,6 +551,7 @@ s_copies=$(awk '{ c += $11; f += $12 } END { printf "%d of %d\n", f, c }' \
     "$tmp/sslices")
 s_entries=$(awk '{ v = $2 } END { print v }' "$tmp/sslices")
 s_table_bytes=$(stat -c %s "$sbig")
+sbig_log_limit=$(log_limit "$sbig")
 s_ids_bytes=$(stat -c %s "$sbig.ids")
 
 # nsdedup -m simhash --db over the 100 MB corpora, against the big index
@@ -746,7 +748,7 @@ analysis() {
 	x=$(( (fps_after - fps_before) / runs ))
 	printf 'A 100 MB run added about %s fingerprints to the big ' "$x"
 	printf 'index (to its log, which takes up to %s before the ' \
-	    "$(log_limit "$big")"
+	    "$big_log_limit"
 	printf 'table is rebuilt with it); its wall time '
 	if [ "$cpu_big" != n/a ]; then
 		printf 'was %s s against %s s of CPU' "$med_big" "$cpu_big"
@@ -945,9 +947,9 @@ fstype=$(df -PT "$tmproot" | awk 'NR == 2 { print $2 }')
 	printf 'the commit wrote back nearly the whole table (measured with '
 	printf 'it on 2026-11-21: 2049 MiB written, 2.27 s a run). '
 	printf 'The log is merged into the table when it holds %s ' \
-	    "$(log_limit "$sbig")"
+	    "$sbig_log_limit"
 	printf 'records, in one sequential pass over the table: '
-	printf 'on one copy of the big index, runs over C and three other '
+	printf 'on one copy of the big index, updating runs over other '
 	printf '100 MB corpora, one after another, took %s s; ' \
 	    "$s_cycle_times"
 	printf 'the run that filled the log, and rebuilt the table, took %s ' \
@@ -1009,7 +1011,7 @@ fstype=$(df -PT "$tmproot" | awk 'NR == 2 { print $2 }')
 	    "${smbps[empty]}" "$s_ratio_b"
 	printf 'the one that rebuilt the table with its log: %s MB/s, %sx; ' \
 	    "$s_cycle_mbps" "$s_cycle_ratio"
-	printf '--no-update: %s and %s MB/s, %sx | %s |\n' \
+	printf -- '--no-update: %s and %s MB/s, %sx | %s |\n' \
 	    "${smbps[big-ro]}" "${smbps[empty-ro]}" "$s_ratio_ro" \
 	    "$(status "$(awk -v a="$s_cycle_ratio" -v b="$s_ratio_b" \
 	    -v c="$s_ratio_ro" 'BEGIN { m = a < b ? a : b
