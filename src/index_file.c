@@ -724,25 +724,17 @@ merge(struct file_index *fi, unsigned steps, struct nsd_error *err)
 	 */
 	if (fchown(fd, sb.st_uid, sb.st_gid) == 0)
 		(void)fchmod(fd, sb.st_mode & 07777);
-	if (steps == 0) {
-		if (merge_write(fi, fd, e, ncommitted, n, copy, err) == -1)
-			goto fail_new;
-		if (map_new(fi->new_path, size, fd, &map, &what) == -1) {
-			fd = -1;
-			commit_error(fi, what, err);
-			goto fail;
-		}
-		slots = (struct nsd_index_slot *)(map +
-		    NSD_INDEX_TABLE_OFFSET);
-	} else {
-		if (map_new(fi->new_path, size, fd, &map, &what) == -1) {
-			fd = -1;
-			commit_error(fi, what, err);
-			goto fail;
-		}
+	if (steps == 0 &&
+	    merge_write(fi, fd, e, ncommitted, n, copy, err) == -1)
+		goto fail_new;
+	if (map_new(fi->new_path, size, fd, &map, &what) == -1) {
+		fd = -1;
+		commit_error(fi, what, err);
+		goto fail;
+	}
+	slots = (struct nsd_index_slot *)(map + NSD_INDEX_TABLE_OFFSET);
+	if (steps > 0) {
 		memcpy(map, copy, sizeof copy);
-		slots = (struct nsd_index_slot *)(map +
-		    NSD_INDEX_TABLE_OFFSET);
 		rebuild_pass(fi, slots, h.nslots - 1, shift, 0);
 		for (i = 0; i < ncommitted; i++)
 			rebuild_insert(fi, slots, h.nslots - 1, shift,
@@ -796,6 +788,17 @@ fail:
 		(void)nsd_index_open_memory(&fi->overlay, &fi->base.params,
 		    NULL);
 	return (-1);
+}
+
+/*
+ * Whether the overlay holds nothing: a writer's holds the log's records
+ * and nothing else, so a run that went on in place (or a new index) skips
+ * it on every lookup.
+ */
+static int
+overlay_empty(const struct file_index *fi)
+{
+	return (!fi->readonly && fi->log_records == 0);
 }
 
 /* Put key, for group, into the overlay, as the index's op would. */
@@ -921,6 +924,10 @@ file_lookup(struct nsd_index *ix, uint64_t fp, uint64_t *group,
 		*group = nsd_slot_group(le64toh(fi->slots[i].meta));
 		return (0);
 	}
+	if (overlay_empty(fi)) {
+		*group = 0;
+		return (0);
+	}
 	return (nsd_index_lookup(fi->overlay, fp, group, err));
 }
 
@@ -944,10 +951,12 @@ file_claim(struct nsd_index *ix, uint64_t fp, uint64_t group,
 		return (0);		/* first claim wins */
 	if (fi->readonly)
 		return (nsd_index_claim(fi->overlay, fp, group, err));
-	if (nsd_index_lookup(fi->overlay, fp, &claimed, err) == -1)
-		return (-1);
-	if (claimed != 0)
-		return (0);
+	if (!overlay_empty(fi)) {
+		if (nsd_index_lookup(fi->overlay, fp, &claimed, err) == -1)
+			return (-1);
+		if (claimed != 0)
+			return (0);
+	}
 	return (log_add(fi, fp, group, err));
 }
 
@@ -997,6 +1006,8 @@ file_near(struct nsd_index *ix, uint64_t fp, unsigned k,
 			b = (b + NSD_INDEX_BUCKET) & fi->mask;
 		}
 	}
+	if (overlay_empty(fi))
+		return (0);
 	/* The overlay's entries: newer than any in the table. */
 	if (nsd_index_near(fi->overlay, fp, k, &mine, err) == -1)
 		return (-1);

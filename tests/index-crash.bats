@@ -17,12 +17,15 @@ load helpers
 # The inputs, made once: run 1 reads a.jsonl (100 records, 443 entries in
 # a table of 4096 slots); b.jsonl (1000 records) makes run 2 grow it to
 # 32768 slots (small tables grow eightfold), small.jsonl (300 records) does
-# not; big.jsonl (3000 records, about 11 MB) is a longer run.
+# not; few.jsonl (10 records) does not fill the log, so run 2 commits
+# without rebuilding the table; big.jsonl (3000 records, about 11 MB) is a
+# longer run.
 setup_file() {
 	cd "$BATS_FILE_TMPDIR" || return 1
 	"$GENCORPUS" --records 100 --seed 1 > a.jsonl
 	"$GENCORPUS" --records 1000 --seed 2 > b.jsonl
 	head -n 300 b.jsonl > small.jsonl
+	head -n 10 b.jsonl > few.jsonl
 	"$GENCORPUS" --records 3000 --seed 3 > big.jsonl
 }
 
@@ -403,8 +406,6 @@ fiu_midrun() {
 
 @test "fiu: msync of the id file fails at the commit" {
 	need_fiu
-	# Few records: run 2 commits without rebuilding the table.
-	head -n 10 small.jsonl > few.jsonl
 	prepare a.jsonl few.jsonl
 	fiu_fail posix/mm/msync 5 --db db few.jsonl
 	commit_failed "msync of the id file: Input/output error"
@@ -432,7 +433,6 @@ fiu_midrun() {
 
 @test "fiu: fdatasync of the log fails at the commit" {
 	need_fiu
-	head -n 10 small.jsonl > few.jsonl
 	prepare a.jsonl few.jsonl
 	fiu_midrun begun posix/io/sync/fdatasync 5 few.jsonl
 	commit_failed "fdatasync of the log: Input/output error"
@@ -462,7 +462,6 @@ fiu_midrun() {
 
 @test "fiu: pwrite of the log fails at the commit" {
 	need_fiu
-	head -n 10 small.jsonl > few.jsonl
 	prepare a.jsonl few.jsonl
 	fiu_midrun begun posix/io/rw/pwrite 5 few.jsonl
 	commit_failed "writing the log: Input/output error"
