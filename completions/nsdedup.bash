@@ -33,7 +33,7 @@ _nsdedup_value()
 		return 0 ;;
 	-k | --key | -n | --sentences | --distance | --dup-field | \
 	--field-name | --id-field | --max-line | --min-features | \
-	--min-length | --ngram | --shingle | --wait)
+	--min-length | --min-match | --common | --ngram | --shingle | --wait)
 		COMPREPLY=()
 		return 0 ;;
 	*)
@@ -72,10 +72,12 @@ _nsdedup()
 
 	if [[ $cur == -* ]]; then
 		opts='-a -d -D -f -H -h -k -m -n -o -q -V
-		    --annotate --compat= --db= --db-info --db-verify --distance=
+		    --annotate --common= --compat= --db= --db-info --db-verify
+		    --distance=
 		    --drop-dups --dup-field= --explain --field-name= --format=
 		    --help --id-field= --key= --max-line= --method=
-		    --min-features= --min-length= --ngram= --no-header
+		    --min-features= --min-length= --min-match= --ngram=
+		    --no-header
 		    --no-update --no-wait --on-error= --only-dups --output=
 		    --progress= --quiet --sentences= --shingle= --stats
 		    --version --wait='

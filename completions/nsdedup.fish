@@ -33,10 +33,14 @@ complete -c nsdedup -l max-line -x \
 complete -c nsdedup -s m -l method -x \
     -a 'nshash\t"Hashes of the longest sentences" simhash\t"64-bit SimHash within --distance bits"' \
     -d 'Fingerprint method'
+complete -c nsdedup -l common -x \
+    -d 'nshash: groups sharing a sentence that make it boilerplate (default 3)'
 complete -c nsdedup -l min-features -x \
     -d 'simhash: fewer features is nothing to compare (default 8)'
 complete -c nsdedup -l min-length -x \
     -d 'Sentences must be longer than this many code points'
+complete -c nsdedup -l min-match -x \
+    -d 'nshash: fingerprints a duplicate shares with its group (default 2)'
 complete -c nsdedup -l ngram -x \
     -d 'simhash: characters per Han/Kana/Hangul feature (1-8)'
 complete -c nsdedup -s H -l no-header \

@@ -43,10 +43,20 @@ void	 nsd_nshash_free(struct nsd_nshash *);
 
 /*
  * Fingerprint text[0..len) (valid UTF-8) into fps, which has room for
- * p.sentences entries. Returns how many were written; 0 means the text has
- * nothing to compare.
+ * p.sentences entries, longest sentence first. Returns how many were
+ * written; 0 means the text has nothing to compare. Unless code is NULL,
+ * code[i] says whether the sentence of fps[i] looks like program code or
+ * markup (one in eight of its code points an ASCII symbol such as { } = ;).
  */
 size_t	 nsd_nshash_compute(struct nsd_nshash *, const char *, size_t,
-	    uint64_t *);
+	    uint64_t *, unsigned char *);
+
+/*
+ * The key of mark level (2 and up) of fingerprint fp: an index entry that
+ * says at least that many groups presented fp (see --common in
+ * nsdedup(1)). A bijective mix, so marks of one fingerprint never equal
+ * each other, and equal another fingerprint only by a 64-bit accident.
+ */
+uint64_t nsd_nshash_mark(uint64_t, unsigned);
 
 #endif /* NSD_NSHASH_H */

@@ -9,11 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nshash.h"
 #include "options.h"
 #include "utf8.h"
 
 enum {
-	OPT_COMPAT = 256,
+	OPT_COMMON = 256,
+	OPT_COMPAT,
 	OPT_DB,
 	OPT_DB_INFO,
 	OPT_DB_VERIFY,
@@ -25,6 +27,7 @@ enum {
 	OPT_MAX_LINE,
 	OPT_MIN_FEATURES,
 	OPT_MIN_LENGTH,
+	OPT_MIN_MATCH,
 	OPT_NGRAM,
 	OPT_NO_UPDATE,
 	OPT_NO_WAIT,
@@ -41,6 +44,7 @@ static const char short_options[] = ":adDf:Hhk:m:n:o:qV";
 /* Sorted by long name. */
 static const struct option long_options[] = {
 	{ "annotate",	no_argument,		NULL, 'a' },
+	{ "common",	required_argument,	NULL, OPT_COMMON },
 	{ "compat",	required_argument,	NULL, OPT_COMPAT },
 	{ "db",		required_argument,	NULL, OPT_DB },
 	{ "db-info",	no_argument,		NULL, OPT_DB_INFO },
@@ -58,6 +62,7 @@ static const struct option long_options[] = {
 	{ "method",	required_argument,	NULL, 'm' },
 	{ "min-features", required_argument,	NULL, OPT_MIN_FEATURES },
 	{ "min-length",	required_argument,	NULL, OPT_MIN_LENGTH },
+	{ "min-match",	required_argument,	NULL, OPT_MIN_MATCH },
 	{ "ngram",	required_argument,	NULL, OPT_NGRAM },
 	{ "no-header",	no_argument,		NULL, 'H' },
 	{ "no-update",	no_argument,		NULL, OPT_NO_UPDATE },
@@ -218,6 +223,8 @@ config_defaults(struct nsd_config *cfg)
 	cfg->ngram = 2;
 	cfg->shingle = 3;
 	cfg->min_features = 8;
+	cfg->min_match = NSD_DEFAULT_MIN_MATCH;
+	cfg->common = NSD_DEFAULT_COMMON;
 	cfg->field_name = "similar_id";
 	cfg->dup_field = "is_dup";
 	cfg->on_error = NSD_ON_ERROR_PASS;
@@ -291,6 +298,25 @@ nsd_options_parse(int argc, char **argv, struct nsd_config *cfg,
 			break;
 		case 'V':
 			return (NSD_OPTIONS_VERSION);
+		case OPT_COMMON:
+			if (parse_number("common", optarg, 0, 64, 0, &num,
+			    err) == -1)
+				return (NSD_OPTIONS_ERROR);
+			if (num == 1) {
+				nsd_error_set(err, NSD_EXIT_USAGE,
+				    "--common must be 0 (off) or from 2 to 64");
+				return (NSD_OPTIONS_ERROR);
+			}
+			cfg->common = num;
+			cfg->common_given = 1;
+			break;
+		case OPT_MIN_MATCH:
+			if (parse_number("min-match", optarg, 1,
+			    NSD_NSHASH_MAX_SENTENCES, 0, &num, err) == -1)
+				return (NSD_OPTIONS_ERROR);
+			cfg->min_match = num;
+			cfg->min_match_given = 1;
+			break;
 		case OPT_COMPAT:
 			if (parse_choice("compat", optarg, &value, err) == -1)
 				return (NSD_OPTIONS_ERROR);
@@ -406,6 +432,11 @@ nsd_options_parse(int argc, char **argv, struct nsd_config *cfg,
 	}
 	if (cfg->nkeys == 0)
 		cfg->keys[cfg->nkeys++] = "text";
+	/* The reference has neither rule against boilerplate. */
+	if (cfg->compat && !cfg->min_match_given)
+		cfg->min_match = 1;
+	if (cfg->compat && !cfg->common_given)
+		cfg->common = 0;
 	if (cfg->dup_field[0] != '\0' &&
 	    strcmp(cfg->dup_field, cfg->field_name) == 0) {
 		nsd_error_set(err, NSD_EXIT_USAGE,

@@ -29,6 +29,9 @@ enum nsd_progress {
 
 #define NSD_DEFAULT_MAX_LINE	(16 * 1024 * 1024)
 #define NSD_MAX_KEYS		64
+/* Chosen from bench/QUALITY.md; see FINGERPRINTS in nsdedup(1). */
+#define NSD_DEFAULT_MIN_MATCH	2
+#define NSD_DEFAULT_COMMON	3
 
 struct nsd_config {
 	enum nsd_action		 action;
@@ -46,6 +49,10 @@ struct nsd_config {
 	unsigned		 ngram;			/* simhash */
 	unsigned		 shingle;		/* simhash */
 	unsigned		 min_features;		/* simhash */
+	unsigned		 min_match;		/* nshash */
+	int			 min_match_given;
+	unsigned		 common;		/* nshash; 0: off */
+	int			 common_given;
 	int			 explain;
 	unsigned		 min_length;
 	int			 compat;

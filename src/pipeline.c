@@ -40,6 +40,9 @@ struct record {
 	int		 dup;
 	unsigned	 evidence;	/* duplicate: simhash distance, or
 					   nshash fingerprints that matched */
+	unsigned	 usable;	/* decided: fingerprints compared */
+	unsigned	 common;	/* nshash: sentences passed over as
+					   boilerplate */
 };
 
 /* A batch of lines and what the stages wrote about them. */
@@ -50,6 +53,9 @@ struct work {
 	uint64_t		*fps;
 	size_t			 nfps;
 	size_t			 fps_cap;
+	unsigned char		*code;		/* nshash: beside each of fps,
+						   whether its sentence looks
+						   like code */
 	struct nsd_splice_span	*spans;
 	size_t			 nspans;
 	size_t			 spans_cap;
@@ -92,6 +98,25 @@ struct nsd_worker {
 	struct nsd_tsv_fields	 fields;
 };
 
+/* The sentences fingerprinted per one of --sentences, but with --compat. */
+#define NSD_SPARE_FACTOR	3
+
+/*
+ * How many of a text's longest sentences stage_scan() fingerprints: spares
+ * beyond --sentences, to stand in for the boilerplate among the longest (a
+ * leaked script can fill every place). The first --sentences of them are
+ * the fingerprints the definition gives.
+ */
+static unsigned
+nshash_candidates(const struct nsd_config *cfg)
+{
+	unsigned	 n = cfg->sentences;
+
+	if (!cfg->compat)
+		n *= NSD_SPARE_FACTOR;
+	return (n < NSD_NSHASH_MAX_SENTENCES ? n : NSD_NSHASH_MAX_SENTENCES);
+}
+
 static int
 worker_init(struct nsd_worker *w, const struct nsd_config *cfg,
     struct nsd_error *err)
@@ -128,7 +153,7 @@ worker_init(struct nsd_worker *w, const struct nsd_config *cfg,
 	sp.min_features = cfg->min_features;
 	sp.seed = 0;
 	nsd_simhash_init(&w->simhash, &sp);
-	np.sentences = cfg->sentences;
+	np.sentences = nshash_candidates(cfg);
 	np.min_length = cfg->min_length;
 	np.compat = cfg->compat;
 	np.seed = 0;
@@ -156,6 +181,7 @@ work_free(struct work *wk)
 	nsd_batch_free(&wk->lines);
 	free(wk->recs);
 	free(wk->fps);
+	free(wk->code);
 	free(wk->spans);
 	nsd_buf_free(&wk->reasons);
 	nsd_buf_free(&wk->id);
@@ -364,17 +390,20 @@ stage_frame(const struct nsd_config *cfg, struct input *in, struct work *wk,
 }
 
 static void
-add_fps(struct work *wk, struct record *r, const uint64_t *fps, size_t n)
+add_fps(struct work *wk, struct record *r, const uint64_t *fps,
+    const unsigned char *code, size_t n)
 {
 	if (wk->nfps + n > wk->fps_cap) {
 		wk->fps_cap = (wk->nfps + n) * 2;
 		wk->fps = xreallocarray(wk->fps, wk->fps_cap, sizeof *wk->fps);
+		wk->code = xreallocarray(wk->code, wk->fps_cap, 1);
 	}
 	r->fp_off = wk->nfps;
 	r->nfps = n;
 	if (n == 0)
 		return;
 	memcpy(wk->fps + wk->nfps, fps, n * sizeof *fps);
+	memcpy(wk->code + wk->nfps, code, n);
 	wk->nfps += n;
 }
 
@@ -502,6 +531,7 @@ stage_scan(const struct nsd_config *cfg, struct nsd_worker *w,
     const struct input *in, struct work *wk)
 {
 	uint64_t	 fps[NSD_NSHASH_MAX_SENTENCES];
+	unsigned char	 code[NSD_NSHASH_MAX_SENTENCES] = { 0 };
 	size_t		 i, n;
 
 	wk->nfps = 0;
@@ -524,16 +554,138 @@ stage_scan(const struct nsd_config *cfg, struct nsd_worker *w,
 			    w->text.len, fps) >= cfg->min_features;
 		else
 			n = nsd_nshash_compute(&w->nshash, w->text.data,
-			    w->text.len, fps);
-		add_fps(wk, r, fps, n);
+			    w->text.len, fps, cfg->compat ? NULL : code);
+		add_fps(wk, r, fps, code, n);
 	}
 }
 
 /*
- * Stage 3, in order: a record joins the oldest group that holds any of its
- * fingerprints, or opens a new one; then its fingerprints are claimed for
- * that group (those claimed before keep their group). Stops early, with
- * *stop set, at a bad record under --on-error=fail.
+ * Boilerplate, for nshash. A sentence that many unrelated records share
+ * (a site's footer, a disclaimer, a navigation line, a leaked script) must
+ * not make them duplicates. Two rules see to it; --compat turns both off.
+ *
+ * --min-match=M: a record joins a group only when M of its fingerprints
+ * (all of them, when it has fewer than M) are the group's. One shared
+ * footer is not enough, where a copy keeps most of its long sentences.
+ *
+ * --common=C: the index counts, for each fingerprint, the groups that
+ * presented it, by marks: mark L of fingerprint f (nsd_nshash_mark()) is
+ * an entry that says "at least L groups presented f", claimed by the
+ * record that made it so (the fingerprint itself is mark 1). Marks are
+ * inserted, never changed, so they persist and commit like any entry.
+ * A fingerprint with mark C is boilerplate.
+ *
+ * A record passes over boilerplate, and over sentences that look like
+ * code or markup (nsd_nshash_compute() flags them) unless it has no other,
+ * and takes its next longest sentences instead: stage_scan() fingerprints
+ * spares for that.
+ */
+
+/* Whether fingerprint fp, which a group holds, has mark common. */
+static int
+is_common(struct nsd_index *ix, uint64_t fp, unsigned common, int *yes,
+    struct nsd_error *err)
+{
+	uint64_t	 g;
+
+	if (nsd_index_lookup(ix, nsd_nshash_mark(fp, common), &g, err) == -1)
+		return (-1);
+	*yes = g != 0;
+	return (0);
+}
+
+/* Group, new to fingerprint fp, presents it: add its next mark. */
+static int
+count_presenter(struct nsd_index *ix, uint64_t fp, unsigned common,
+    uint64_t group, struct nsd_error *err)
+{
+	uint64_t	 mark, g;
+	unsigned	 level;
+
+	for (level = 2; level <= common; level++) {
+		mark = nsd_nshash_mark(fp, level);
+		if (nsd_index_lookup(ix, mark, &g, err) == -1)
+			return (-1);
+		if (g == 0)
+			return (nsd_index_claim(ix, mark, group, err));
+	}
+	return (0);
+}
+
+/*
+ * The nshash decision for r: look its fingerprints up, longest first,
+ * passing over boilerplate, until it has --sentences of them; they go to
+ * use[0..r->usable), and the groups that hold them to held[]. *best is the
+ * oldest group that holds enough of them, or 0.
+ */
+static int
+lookup_nshash(const struct nsd_config *cfg, struct nsd_index *ix,
+    const uint64_t *fps, const unsigned char *code, struct record *r,
+    uint64_t *use, uint64_t *held, uint64_t *best, struct nsd_error *err)
+{
+	unsigned	 k, i, j, n = 0, need, count;
+	int		 common, prose = 0;
+
+	/* A text that is all code (a program posted twice) is compared. */
+	for (k = 0; k < r->nfps && !prose; k++)
+		prose = !code[k];
+	r->common = 0;
+	for (k = 0; k < r->nfps && n < cfg->sentences; k++) {
+		if (code[k] && prose) {
+			r->common++;
+			continue;
+		}
+		if (nsd_index_lookup(ix, fps[k], &held[n], err) == -1)
+			return (-1);
+		if (held[n] != 0 && cfg->common > 0) {
+			if (is_common(ix, fps[k], cfg->common, &common,
+			    err) == -1)
+				return (-1);
+			if (common) {
+				r->common++;
+				continue;
+			}
+		}
+		use[n++] = fps[k];
+	}
+	r->usable = n;
+	need = n < cfg->min_match ? n : cfg->min_match;
+	*best = 0;
+	for (i = 0; i < n; i++) {
+		if (held[i] == 0 || (*best != 0 && held[i] >= *best))
+			continue;
+		for (j = 0, count = 0; j < n; j++)
+			count += held[j] == held[i];
+		if (count >= need)
+			*best = held[i], r->evidence = count;
+	}
+	return (0);
+}
+
+/* A new group for r, named by its id (a JSON token, whatever the format). */
+static int
+open_group(const struct input *in, struct nsd_index *ix, struct work *wk,
+    const struct record *r, const struct nsd_line *l, uint64_t *group,
+    struct nsd_error *err)
+{
+	const char	*id = nsd_line_data(&wk->lines, l) + r->id_start;
+	size_t		 id_len = r->id_len;
+
+	if (in->format == NSD_FORMAT_TSV && id_len > 0) {
+		wk->id.len = 0;
+		nsd_json_encode_string(id, id_len, &wk->id);
+		id = wk->id.data;
+		id_len = wk->id.len;
+	}
+	return (nsd_index_group_new(ix, id, id_len, group, err));
+}
+
+/*
+ * Stage 3, in order: a record joins the oldest group that holds enough of
+ * its fingerprints (simhash: the nearest within --distance), or opens a
+ * new one; then its fingerprints are claimed for that group (those claimed
+ * before keep their group). Stops early, with *stop set, at a bad record
+ * under --on-error=fail.
  */
 static int
 stage_decide(const struct nsd_config *cfg, const struct input *in,
@@ -541,14 +693,18 @@ stage_decide(const struct nsd_config *cfg, const struct input *in,
     struct nsd_error *err)
 {
 	struct nsd_index_near near;
-	const char	*s, *id;
-	uint64_t	 g, best;
-	size_t		 i, k, id_len;
+	uint64_t	 use[NSD_NSHASH_MAX_SENTENCES];
+	uint64_t	 held[NSD_NSHASH_MAX_SENTENCES];
+	uint64_t	 best;
+	size_t		 i, k, nprefetch;
 
 	*stop = wk->lines.nlines;
-	for (i = 0; i < wk->lines.nlines; i++)
-		for (k = 0; k < wk->recs[i].nfps; k++)
+	for (i = 0; i < wk->lines.nlines; i++) {
+		nprefetch = wk->recs[i].nfps < cfg->sentences ?
+		    wk->recs[i].nfps : cfg->sentences;
+		for (k = 0; k < nprefetch; k++)
 			nsd_index_prefetch(ix, wk->fps[wk->recs[i].fp_off + k]);
+	}
 	for (i = 0; i < wk->lines.nlines; i++) {
 		struct record		*r = &wk->recs[i];
 		const struct nsd_line	*l = &wk->lines.lines[i];
@@ -575,6 +731,7 @@ stage_decide(const struct nsd_config *cfg, const struct input *in,
 		}
 		st->records++;
 		best = 0;
+		r->usable = r->nfps;
 		if (cfg->method == NSD_METHOD_SIMHASH && r->nfps == 1) {
 			if (nsd_index_near(ix, wk->fps[r->fp_off],
 			    cfg->distance, &near, err) == -1)
@@ -584,47 +741,33 @@ stage_decide(const struct nsd_config *cfg, const struct input *in,
 			st->lookups++;
 			st->candidates += near.candidates;
 		}
-		for (k = 0; cfg->method == NSD_METHOD_NSHASH && k < r->nfps;
-		    k++) {
-			if (nsd_index_lookup(ix, wk->fps[r->fp_off + k], &g,
-			    err) == -1)
-				return (-1);
-			if (g != 0 && (best == 0 || g < best))
-				best = g, r->evidence = 0;
-			r->evidence += g != 0 && g == best;
-		}
+		if (cfg->method == NSD_METHOD_NSHASH &&
+		    lookup_nshash(cfg, ix, wk->fps + r->fp_off,
+		    wk->code + r->fp_off, r, use, held, &best, err) == -1)
+			return (-1);
 		r->dup = best != 0;
-		if (best == 0) {
-			/* Ids are kept as JSON tokens, whatever the format. */
-			s = nsd_line_data(&wk->lines, l);
-			id = s + r->id_start;
-			id_len = r->id_len;
-			if (in->format == NSD_FORMAT_TSV && id_len > 0) {
-				wk->id.len = 0;
-				nsd_json_encode_string(id, id_len, &wk->id);
-				id = wk->id.data;
-				id_len = wk->id.len;
-			}
-			if (nsd_index_group_new(ix, id, id_len, &best,
-			    err) == -1)
-				return (-1);
-		}
+		if (best == 0 && open_group(in, ix, wk, r, l, &best, err) == -1)
+			return (-1);
 		r->group = best;
 		/* An exact SimHash match adds nothing the index lacks. */
 		if (cfg->method == NSD_METHOD_SIMHASH && r->nfps == 1 &&
 		    !(r->dup && r->evidence == 0) &&
 		    nsd_index_add(ix, wk->fps[r->fp_off], best, err) == -1)
 			return (-1);
-		for (k = 0; cfg->method == NSD_METHOD_NSHASH && k < r->nfps;
-		    k++)
-			if (nsd_index_claim(ix, wk->fps[r->fp_off + k], best,
-			    err) == -1)
+		for (k = 0; cfg->method == NSD_METHOD_NSHASH && k < r->usable;
+		    k++) {
+			if (nsd_index_claim(ix, use[k], best, err) == -1)
 				return (-1);
+			if (cfg->common > 0 && held[k] != 0 &&
+			    held[k] != best && count_presenter(ix, use[k],
+			    cfg->common, best, err) == -1)
+				return (-1);
+		}
 		if (r->dup)
 			st->duplicates++;
 		else {
 			st->originals++;
-			st->no_text += r->nfps == 0;
+			st->no_text += r->usable == 0;
 		}
 	}
 	return (0);
@@ -662,7 +805,8 @@ write_judged(const struct nsd_config *cfg, struct nsd_index *ix,
 		else
 			snprintf(evidence, sizeof evidence,
 			    "{\"method\":\"nshash\",\"matched\":%u,"
-			    "\"fingerprints\":%u}", r->evidence, r->nfps);
+			    "\"fingerprints\":%u,\"common\":%u}", r->evidence,
+			    r->usable, r->common);
 		a.explain = evidence;
 	}
 	if (in->format == NSD_FORMAT_TSV)

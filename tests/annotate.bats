@@ -70,6 +70,8 @@ make_three() {
 }
 
 @test "a record matching several groups joins the oldest" {
+	# One shared sentence makes a match here (--min-match=1), so that
+	# each record can lead to several groups.
 	{
 		printf '{"id":"old","text":"%s."}\n' "$(sentence 1)"
 		printf '{"id":"new","text":"%s."}\n' "$(sentence 2)"
@@ -77,7 +79,7 @@ make_three() {
 		printf '{"id":"later","text":"%s. %s."}\n' "$(sentence 2)" "$(sentence 9)"
 		printf '{"id":"nine","text":"%s."}\n' "$(sentence 9)"
 	} > in.jsonl
-	run_nsd in.jsonl
+	run_nsd --min-match=1 in.jsonl
 	[ "$status" -eq 0 ]
 	[[ "${lines[2]}" == *'"similar_id":"old","is_dup":true}' ]]
 	# sentence 9 was first claimed by "later", which is in group "new".
@@ -191,7 +193,7 @@ make_three() {
 	printf '{"id":2,"text":"A short line here. %s"}\n' "$(sentence 2)" >> in.jsonl
 	run_nsd in.jsonl
 	[[ "${lines[1]}" == *'"similar_id":2,"is_dup":false}' ]]
-	run_nsd --min-length=10 -n 2 in.jsonl
+	run_nsd --min-length=10 -n 2 --min-match=1 in.jsonl
 	[[ "${lines[1]}" == *'"similar_id":1,"is_dup":true}' ]]
 }
 

@@ -203,23 +203,23 @@ info_field() {
 		record c "$s3. Tiny."
 		record d "$s2! $s1?"
 	} > in.jsonl
-	run_nsd --explain in.jsonl
+	run_nsd --explain --min-match=1 in.jsonl
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	expect_eq "$output" "$(printf '%s\n' \
 	    "{\"id\":\"a\",\"text\":\"$s1. $s2.\",\"similar_id\":\"a\",\"is_dup\":false}" \
-	    "{\"id\":\"b\",\"text\":\"$s1. $s2. $s3.\",\"similar_id\":\"a\",\"is_dup\":true,\"explain\":{\"method\":\"nshash\",\"matched\":2,\"fingerprints\":3}}" \
-	    "{\"id\":\"c\",\"text\":\"$s3. Tiny.\",\"similar_id\":\"a\",\"is_dup\":true,\"explain\":{\"method\":\"nshash\",\"matched\":1,\"fingerprints\":1}}" \
-	    "{\"id\":\"d\",\"text\":\"$s2! $s1?\",\"similar_id\":\"a\",\"is_dup\":true,\"explain\":{\"method\":\"nshash\",\"matched\":2,\"fingerprints\":2}}")"
+	    "{\"id\":\"b\",\"text\":\"$s1. $s2. $s3.\",\"similar_id\":\"a\",\"is_dup\":true,\"explain\":{\"method\":\"nshash\",\"matched\":2,\"fingerprints\":3,\"common\":0}}" \
+	    "{\"id\":\"c\",\"text\":\"$s3. Tiny.\",\"similar_id\":\"a\",\"is_dup\":true,\"explain\":{\"method\":\"nshash\",\"matched\":1,\"fingerprints\":1,\"common\":0}}" \
+	    "{\"id\":\"d\",\"text\":\"$s2! $s1?\",\"similar_id\":\"a\",\"is_dup\":true,\"explain\":{\"method\":\"nshash\",\"matched\":2,\"fingerprints\":2,\"common\":0}}")"
 	printf 'id\ttext\n' > in.tsv
 	printf '%s\t%s\n' a "$s1. $s2." b "$s3. $s1." c "short" >> in.tsv
-	run_nsd --explain in.tsv
+	run_nsd --explain --min-match=1 in.tsv
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	expect_eq "$output" "$(printf '%s\n' \
 	    'id	text	similar_id	is_dup	explain' \
 	    "a	$s1. $s2.	a	false	" \
-	    "b	$s3. $s1.	a	true	{\"method\":\"nshash\",\"matched\":1,\"fingerprints\":2}" \
+	    "b	$s3. $s1.	a	true	{\"method\":\"nshash\",\"matched\":1,\"fingerprints\":2,\"common\":0}" \
 	    'c	short	c	false	')"
 }
 
@@ -656,12 +656,12 @@ check_recovered() {
 	[ -z "$stderr" ]
 	expect_eq "$output" "$(printf '%s\n' \
 	    "{\"id\":1,\"text\":\"$s\",\"explain\":null,\"similar_id\":1,\"is_dup\":false}" \
-	    "{\"id\":2,\"explain\":{\"method\":\"nshash\",\"matched\":1,\"fingerprints\":1},\"text\":\"$s\",\"similar_id\":1,\"is_dup\":true}")"
+	    "{\"id\":2,\"explain\":{\"method\":\"nshash\",\"matched\":1,\"fingerprints\":1,\"common\":0},\"text\":\"$s\",\"similar_id\":1,\"is_dup\":true}")"
 	printf 'id\ttext\texplain\n1\t%s\told\n2\t%s\told\n' "$s" "$s" > in.tsv
 	run_nsd --explain -f tsv in.tsv
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
-	expect_eq "$output" "$(printf 'id\ttext\texplain\tsimilar_id\tis_dup\n1\t%s\t\t1\tfalse\n2\t%s\t{"method":"nshash","matched":1,"fingerprints":1}\t1\ttrue' "$s" "$s")"
+	expect_eq "$output" "$(printf 'id\ttext\texplain\tsimilar_id\tis_dup\n1\t%s\t\t1\tfalse\n2\t%s\t{"method":"nshash","matched":1,"fingerprints":1,"common":0}\t1\ttrue' "$s" "$s")"
 	run_nsd --explain --field-name explain in.jsonl
 	[ "$status" -eq 2 ]
 	[[ "$stderr" == *"--explain writes the member 'explain'"* ]]

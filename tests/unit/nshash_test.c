@@ -61,7 +61,7 @@ fingerprint(const char *text, unsigned n, unsigned min, int compat,
 	nsd_nshash_free(&nh);
 	if (nsd_nshash_init(&nh, &p, &err) == -1)
 		return ((size_t)-1);
-	return (nsd_nshash_compute(&nh, text, strlen(text), fps));
+	return (nsd_nshash_compute(&nh, text, strlen(text), fps, NULL));
 }
 
 static void
@@ -200,6 +200,51 @@ check_nothing_to_compare(void)
 		    "nothing to compare: text %zu", i + 1);
 }
 
+static void
+check_code_like(void)
+{
+	/* Longest first: a line of script, then two of prose. */
+	static const char text[] =
+	    "window.ad_slot_1=(window.ad_slot_1||[]).concat([{slot='1001'}])\n"
+	    "The council met on Monday to discuss the budget for roads.\n"
+	    "Prose (with a bracket or two) is not code at all.";
+	struct nsd_nshash_params p = { 5, 30, 0, 0 };
+	struct nsd_error	 err;
+	uint64_t		 fps[NSD_NSHASH_MAX_SENTENCES];
+	unsigned char		 code[NSD_NSHASH_MAX_SENTENCES];
+	size_t			 n;
+
+	nsd_nshash_free(&nh);
+	if (nsd_nshash_init(&nh, &p, &err) == -1) {
+		tap_ok(0, "init: %s", err.msg);
+		return;
+	}
+	memset(code, 7, sizeof code);
+	n = nsd_nshash_compute(&nh, text, strlen(text), fps, code);
+	tap_ok(n == 3 && code[0] == 1 && code[1] == 0 && code[2] == 0,
+	    "a line of script is flagged as code, prose is not");
+	tap_ok(n == 3 && fps[0] == h("window.ad_slot_1=(window.ad_slot_1||"
+	    "[]).concat([{slot='1001'}])"), "the flag leaves the fingerprint "
+	    "as it was");
+}
+
+static void
+check_marks(void)
+{
+	/*
+	 * The keys of marks are part of the index format (nsdedup-index(5)):
+	 * computed independently, in Python, from the formula there.
+	 */
+	tap_ok(nsd_nshash_mark(1, 2) == 0xbeeb8da1658eec67ULL,
+	    "mark 2 of fingerprint 1");
+	tap_ok(nsd_nshash_mark(0x16349d033284e932ULL, 3) ==
+	    0xa034ddc440443bffULL, "mark 3 of a sentence's fingerprint");
+	tap_ok(nsd_nshash_mark(1, 2) != nsd_nshash_mark(1, 3) &&
+	    nsd_nshash_mark(1, 2) != nsd_nshash_mark(2, 2) &&
+	    nsd_nshash_mark(1, 2) != 1, "marks differ by level and by "
+	    "fingerprint");
+}
+
 int
 main(void)
 {
@@ -207,6 +252,8 @@ main(void)
 	check_golden();
 	check_selection();
 	check_nothing_to_compare();
+	check_code_like();
+	check_marks();
 	nsd_nshash_free(&nh);
 	return (tap_done());
 }
