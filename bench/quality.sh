@@ -24,6 +24,18 @@
 # each kind their SimHash distance from the source beside what the angle
 # between the two texts' feature vectors predicts.
 #
+# Then it measures the same on real text: nsd-repost draws --originals
+# documents of the shared Chinese corpora (Sina, Simplified; Citizen News,
+# Traditional) and as many of the English ones (Reuters, BBC, 20
+# Newsgroups), makes about one labelled near-copy of each with 1 to 3 of
+# the edits reposting sites make, and each configuration of real_configs
+# is scored on them as above: precision, recall and F1 per language,
+# recall per kind of edit and per length.  The same two sets again with a
+# site's boilerplate block (a long disclaimer footer, or a leaked
+# JavaScript/CSS snippet) in 30% of the originals show what shared
+# boilerplate costs: originals matched through it, and copies of documents
+# with a block missed.
+#
 # Then, on the shared real corpora (no truth there), it counts each
 # method's duplicates, how far the two agree, and how many of each
 # corpus's exact repeats (same text once white space is removed, at least
@@ -34,14 +46,16 @@
 #
 # Run it from the top of the build tree:
 #
-#     bench/quality.sh [--size 32M] [--seed 1] [--out bench/QUALITY.md]
+#     bench/quality.sh [--size 32M] [--seed 1] [--originals 3000]
+#         [--out bench/QUALITY.md]
 #
 # Environment:
 #     NSDEDUP          the program under test (default ./src/nsdedup)
 #     GENCORPUS        the corpus generator (default ./bench/nsd-gencorpus)
+#     NSD_REPOST       the repost generator (default ./bench/nsd-repost)
 #     NSD_SHARED_DATA  folder of *.jsonl.gz corpora and labeled_dev/
 #                      (default: shared/data beside the source tree);
-#                      skipped when absent
+#                      the parts that need it are skipped when absent
 #     TMPDIR           where the corpora go (default /tmp)
 #
 # Needs bash, jq (1.6 or later), awk and GNU coreutils.  Exits 0 when every
@@ -55,17 +69,22 @@ set -euo pipefail
 prog=bench/quality.sh
 size=32M
 seed=1
+real_originals=3000
 out=bench/QUALITY.md
 distances=(2 3 4)
 shingles=(1 2 3)
 ngrams=(2 3)
 usage() {
 	cat <<EOF
-usage: $prog [--size SIZE] [--seed N] [--out FILE]
+usage: $prog [--size SIZE] [--seed N] [--originals N] [--out FILE]
 
-  --size SIZE   size of each generated corpus, K/M/G suffixes (default 32M)
-  --seed N      corpus seed (default 1)
-  --out FILE    where to write the Markdown report (default bench/QUALITY.md)
+  --size SIZE      size of each generated corpus, K/M/G suffixes
+                   (default 32M)
+  --seed N         corpus seed, and nsd-repost's (default 1)
+  --originals N    real documents per language for the labelled
+                   reposts (default 3000)
+  --out FILE       where to write the Markdown report
+                   (default bench/QUALITY.md)
 EOF
 }
 
@@ -74,11 +93,11 @@ EOF
 
 while [ $# -gt 0 ]; do
 	case $1 in
-	--size|--seed|--out)
+	--size|--seed|--originals|--out)
 		[ $# -ge 2 ] || usage_error "option '$1' needs a value"
 		opt=$1 val=$2
 		shift 2 ;;
-	--size=*|--seed=*|--out=*)
+	--size=*|--seed=*|--originals=*|--out=*)
 		opt=${1%%=*} val=${1#*=}
 		shift ;;
 	-h|--help)
@@ -89,23 +108,27 @@ while [ $# -gt 0 ]; do
 	case $opt in
 	--size) size=$val ;;
 	--seed) seed=$val ;;
+	--originals) real_originals=$val ;;
 	--out) out=$val ;;
 	esac
 done
 
 [[ $size =~ ^[1-9][0-9]*[KMGkmg]?$ ]] || usage_error "invalid --size '$size'"
 [[ $seed =~ ^[0-9]+$ ]] || usage_error "invalid --seed '$seed'"
+[[ $real_originals =~ ^[1-9][0-9]*$ ]] ||
+	usage_error "invalid --originals '$real_originals'"
 [ -n "$out" ] || usage_error "empty --out"
 
 script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 src_top=$(dirname "$script_dir")
 NSDEDUP=${NSDEDUP:-./src/nsdedup}
 GENCORPUS=${GENCORPUS:-./bench/nsd-gencorpus}
+NSD_REPOST=${NSD_REPOST:-./bench/nsd-repost}
 NSD_SHARED_DATA=${NSD_SHARED_DATA:-$src_top/../shared/data}
 tmproot=${TMPDIR:-/tmp}
 
 command -v jq >/dev/null 2>&1 || die "jq not found"
-for p in "$NSDEDUP" "$GENCORPUS"; do
+for p in "$NSDEDUP" "$GENCORPUS" "$NSD_REPOST"; do
 	[ -x "$p" ] || die "$p: not an executable (see the environment in $prog)"
 done
 "$NSDEDUP" --version >/dev/null 2>&1 || die "$NSDEDUP --version failed"
@@ -118,7 +141,7 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-freeze_programs "$tmp" NSDEDUP GENCORPUS
+freeze_programs "$tmp" NSDEDUP GENCORPUS NSD_REPOST
 nsd_version=$("$NSDEDUP" --version 2>&1 | head -n 1)
 nsd_sum=$(sha256sum <"$NSDEDUP" | cut -c 1-16)
 
@@ -337,27 +360,250 @@ jq -r '
 	die "the pairs' features do not match the pairs"
 paste -d ' ' "$tmp/hist.meta" "$tmp/hist.cos" >"$tmp/hist"
 
+# --- Labelled reposts of real documents ----------------------------------
+
+# The configurations scored on the real reposts: "label|nsdedup arguments",
+# one a line; add a line to add a column.  Those that need options nsdedup
+# does not have yet are added below only when its --help names them.
+real_configs=(
+	"nshash|-m nshash"
+	"simhash k=3|-m simhash --distance 3"
+	"simhash k=4|-m simhash --distance 4"
+)
+nsd_help=$("$NSDEDUP" --help 2>&1 || true)
+if grep -q -- '--min-match' <<<"$nsd_help"; then
+	real_configs+=("nshash min-match=2|-m nshash --min-match 2")
+	if grep -q -- '--common' <<<"$nsd_help"; then
+		real_configs+=("nshash min-match=2 common=3|-m nshash --min-match 2 --common 3")
+	fi
+fi
+# The two sets, their shared corpora, and the boilerplate kinds.
+real_langs=(zh en)
+declare -A REAL_FILES REAL_LOG
+REAL_FILES[zh]="zh_sina_news_2018 zh_hant_hkcnews_2018"
+REAL_FILES[en]="en_reuters21578 en_bbc_news en_20newsgroups_bydate"
+bp_kinds=(footer script)
+bp_rate=0.3
+edit_kinds=(drop-sentence add-sentence reorder truncate insert-ad char-edit
+    whitespace source-prefix footer html)
+real_len_names=("under 500" "500 to 1500" "1500 to 3000" "3000 and more")
+
+# Score $tmp/dups against truth $1 and record info $2 ("id<TAB>lang<TAB>
+# code points<TAB>block", block 1 for an original with a site's block or
+# a copy of one).  Prints tagged lines: "main copies TP FP FP-originals
+# FP-wrong-group", "edit KIND copies TP" for each edit kind, the same
+# as "alone KIND copies TP" for the copies with that edit only, "len CLASS
+# copies TP" for each class of length, and "block copies-with-block
+# TP-among-them originals-with-block flagged-among-them
+# flagged-onto-another-block-original".
+real_score() {
+	awk -F '\t' -v truth="$1" -v info="$2" -v kinds="${edit_kinds[*]}" '
+	function cls(n) {
+		return n < 500 ? 1 : n < 1500 ? 2 : n < 3000 ? 3 : 4
+	}
+	BEGIN {
+		while ((getline l < truth) > 0) {
+			split(l, f, "\t")
+			src[f[1]] = f[2]
+			ne = split(f[3], e, ",")
+			for (i = 1; i <= ne; i++)
+				has[f[1], e[i]] = 1
+			if (ne == 1)
+				alone[f[1]] = e[1]
+		}
+		while ((getline l < info) > 0) {
+			split(l, f, "\t")
+			len[f[1]] = f[3]
+			blk[f[1]] = f[4]
+			if (!(f[1] in src) && f[4] == 1)
+				borig++
+		}
+		nk = split(kinds, kind, " ")
+		for (c in src) {
+			copies++
+			nc[cls(len[c])]++
+			for (i = 1; i <= nk; i++)
+				if ((c, kind[i]) in has)
+					nek[kind[i]]++
+			if (blk[c] == 1)
+				bcopies++
+			if (c in alone)
+				nalone[alone[c]]++
+		}
+	}
+	{
+		id = $1; sim = $2
+		# (sim in src) first: a reference to src[sim] would add it.
+		if ((id in src) && (sim == src[id] ||
+		    ((sim in src) && src[sim] == src[id]))) {
+			tp++
+			tpc[cls(len[id])]++
+			for (i = 1; i <= nk; i++)
+				if ((id, kind[i]) in has)
+					tek[kind[i]]++
+			if (blk[id] == 1)
+				btp++
+			if (id in alone)
+				talone[alone[id]]++
+		} else {
+			fp++
+			if (id in src)
+				wrong++
+			else {
+				orig++
+				if (blk[id] == 1) {
+					bflag++
+					if (!(sim in src) && blk[sim] == 1)
+						bonto++
+				}
+			}
+		}
+	}
+	END {
+		printf "main %d %d %d %d %d\n", copies, tp, fp, orig, wrong
+		for (i = 1; i <= nk; i++)
+			printf "edit %s %d %d\n", kind[i], nek[kind[i]],
+			    tek[kind[i]]
+		for (i = 1; i <= nk; i++)
+			printf "alone %s %d %d\n", kind[i], nalone[kind[i]],
+			    talone[kind[i]]
+		for (c = 1; c <= 4; c++)
+			printf "len %d %d %d\n", c, nc[c], tpc[c]
+		printf "block %d %d %d %d %d\n", bcopies, btp, borig, bflag,
+		    bonto
+	}' "$tmp/dups"
+}
+
+# Rows: set|boilerplate|label|tagged line, into $tmp/real.rows; the
+# boilerplate sets' block lines scored on the set without blocks too, as
+# set|kind|label|plainblock ....
+have_real=0
+real_skip=""
+: >"$tmp/real.rows"
+if [ -d "$NSD_SHARED_DATA" ]; then
+	mkdir "$tmp/real"
+	for lang in "${real_langs[@]}"; do
+		inputs=()
+		for b in ${REAL_FILES[$lang]}; do
+			gz=$NSD_SHARED_DATA/$b.jsonl.gz
+			if [ ! -f "$gz" ]; then
+				inputs=()
+				real_skip="$real_skip $lang ($b.jsonl.gz missing)"
+				break
+			fi
+			gzip -dc "$gz" >"$tmp/real/$b.jsonl" ||
+				die "cannot decompress $gz"
+			inputs+=("$tmp/real/$b.jsonl")
+		done
+		[ ${#inputs[@]} -gt 0 ] || continue
+		have_real=1
+		for kind in none "${bp_kinds[@]}"; do
+			set=$lang
+			bp_args=()
+			if [ "$kind" != none ]; then
+				set=$lang-$kind
+				bp_args=(--boilerplate "$kind"
+				    --boilerplate-rate "$bp_rate")
+			fi
+			note "real reposts: generating the $set set"
+			"$NSD_REPOST" --seed "$seed" --originals "$real_originals" \
+			    "${bp_args[@]}" --truth "$tmp/real/$set.truth" \
+			    --verbose "${inputs[@]}" >"$tmp/real/$set.jsonl" \
+			    2>"$tmp/real/$set.gen" ||
+				die "nsd-repost failed: $(cat "$tmp/real/$set.gen")"
+			REAL_LOG[$set]=$(sed 's/^[^:]*: //' "$tmp/real/$set.gen")
+			jq -r '[.id, .lang, (.text | length)] | @tsv' \
+			    "$tmp/real/$set.jsonl" >"$tmp/real/$set.len" ||
+				die "jq failed on $set"
+		done
+		for b in ${REAL_FILES[$lang]}; do
+			rm -f "$tmp/real/$b.jsonl"
+		done
+		# Block: 1 when the record is longer than in the set without
+		# blocks (the sets are the same records in the same order).
+		for kind in none "${bp_kinds[@]}"; do
+			set=$lang
+			[ "$kind" = none ] || set=$lang-$kind
+			awk -F '\t' 'NR == FNR { l[FNR] = $3; id[FNR] = $1; next }
+			    id[FNR] != $1 { print "records differ at " FNR \
+				>"/dev/stderr"; exit 1 }
+			    { print $1 "\t" $2 "\t" l[FNR] "\t" \
+				($3 != l[FNR] ? 1 : 0) }' \
+			    "$tmp/real/$lang.len" "$tmp/real/$set.len" \
+			    >"$tmp/real/$set.info" ||
+				die "the $set set does not match the $lang set"
+		done
+		n=0
+		for cf in "${real_configs[@]}"; do
+			n=$((n + 1))
+			label=${cf%%|*}
+			args=${cf#*|}
+			for kind in none "${bp_kinds[@]}"; do
+				set=$lang
+				[ "$kind" = none ] || set=$lang-$kind
+				note "real reposts, $set set: $label"
+				# shellcheck disable=SC2086
+				judge "$tmp/real/$set.jsonl" $args
+				cp "$tmp/dups" "$tmp/real/$set.$n.dups"
+				real_score "$tmp/real/$set.truth" \
+				    "$tmp/real/$set.info" |
+				    sed "s/^/$lang|$kind|$label|/" \
+				    >>"$tmp/real.rows"
+				[ "$kind" != none ] || continue
+				# The same copies in the set without blocks.
+				cp "$tmp/real/$lang.$n.dups" "$tmp/dups"
+				real_score "$tmp/real/$set.truth" \
+				    "$tmp/real/$set.info" |
+				    sed -n "s/^block /$lang|$kind|$label|plainblock /p" \
+				    >>"$tmp/real.rows"
+			done
+		done
+	done
+fi
+[ "$have_real" = 1 ] || note "no shared corpora for the real reposts; skipping them"
+
 # --- The shared real corpora ---------------------------------------------
 
 # Records of corpus $1 whose text, white space removed, is at least 50
-# bytes and the same as an earlier record's: one id a line into $2.
+# characters and the same as an earlier record's: one id a line into $2,
+# and "id<TAB>id of the first record with that text" lines into $2.first.
 exact_repeats() {
 	# @tsv writes tabs and newlines as \t and \n; those go too, and
-	# U+3000 and U+00A0.
+	# U+3000 and U+00A0.  Characters are counted as the bytes that do
+	# not continue one.
 	jq -r '[.id, (.text // "")] | @tsv' "$1" |
-	    LC_ALL=C awk -F '\t' '{ t = $2
+	    LC_ALL=C awk -F '\t' -v first="$2.first" '{ t = $2
 		gsub(/\\[tnr]|[ \t]|\343\200\200|\302\240/, "", t)
-		if (length(t) < 50) next
-		if (t in seen) print $1; else seen[t] = 1 }' >"$2"
+		c = t
+		if (gsub(/[\200-\277]/, "", c) >= 0 && length(c) < 50)
+			next
+		if (t in seen) {
+			print $1
+			print $1 "\t" seen[t] > first
+		} else
+			seen[t] = $1 }' >"$2"
+	[ -f "$2.first" ] || : >"$2.first"
+}
+
+# Of the exact repeats ($1.first), those that $tmp/idpairs (id<TAB>
+# similar_id of the duplicates of one run) puts in the group of the
+# first record with their text: that record's own group, which is named
+# by its similar_id when it is a duplicate itself, else by its id.
+exact_right() {
+	awk -F '\t' 'NR == FNR { sim[$1] = $2; next }
+	    ($1 in sim) && sim[$1] == (($2 in sim) ? sim[$2] : $2) { n++ }
+	    END { print n + 0 }' "$tmp/idpairs" "$1.first"
 }
 
 # The ids judged duplicates by nsdedup with the arguments after $1, sorted,
-# into $tmp/ids.
+# into $tmp/ids, and with their similar_id into $tmp/idpairs.
 dup_ids() {
 	local c=$1
 	shift
 	"$NSDEDUP" "$@" --only-dups --stats --on-error=skip -q "$c" \
-	    2>"$tmp/stats" | jq -r '.id' | sort >"$tmp/ids" || true
+	    2>"$tmp/stats" | jq -r '[.id, (.similar_id | tostring)] | @tsv' \
+	    >"$tmp/idpairs" || true
+	cut -f 1 "$tmp/idpairs" | sort >"$tmp/ids"
 	grep -q '^nsdedup: records' "$tmp/stats" ||
 		die "nsdedup $* $c failed: $(tail -n 1 "$tmp/stats")"
 	RUN_MBPS=$(awk '/^nsdedup: throughput/ { print $3 }' "$tmp/stats")
@@ -365,7 +611,29 @@ dup_ids() {
 	RUN_CAND=${RUN_CAND:--}
 }
 
+# One cell of the exact-repeat table for the last dup_ids run: recall on
+# the exact repeats of $tmp/exact, the counts, and how many are in the
+# right group.
+exact_cell() {
+	local found right
+	found=$(comm -12 "$tmp/exact" "$tmp/ids" | wc -l)
+	right=$(exact_right "$tmp/exact")
+	awk -v f="$found" -v r="$right" -v n="$nexact" 'BEGIN {
+		printf "%s (%d of %d; %d in the right group)",
+		    (n > 0 ? sprintf("%.3f", f / n) : "-"), f, n, r }'
+}
+
+# The configurations of the exact-repeat table: nshash and simhash at each
+# distance, then those of real_configs beyond its first three.
+exact_labels=(nshash)
+for k in "${distances[@]}"; do
+	exact_labels+=("simhash k=$k")
+done
+for cf in "${real_configs[@]:3}"; do
+	exact_labels+=("${cf%%|*}")
+done
 shared_rows=()
+exact_rows=()
 mf_rows=()
 min_features=(8 16 32)
 pair_rows=()
@@ -384,13 +652,21 @@ if [ -d "$NSD_SHARED_DATA" ]; then
 		sort -o "$tmp/exact" "$tmp/exact"
 		nexact=$(wc -l <"$tmp/exact")
 		dup_ids "$f" -m nshash
+		erow="| $base | $nexact | $(exact_cell)"
 		mv "$tmp/ids" "$tmp/ids.nshash"
 		n_mbps=$RUN_MBPS
 		for k in "${distances[@]}"; do
 			dup_ids "$f" -m simhash --distance "$k"
+			erow="$erow | $(exact_cell)"
 			mv "$tmp/ids" "$tmp/ids.simhash$k"
 			eval "s_mbps$k=\$RUN_MBPS s_cand$k=\$RUN_CAND"
 		done
+		for cf in "${real_configs[@]:3}"; do
+			# shellcheck disable=SC2086
+			dup_ids "$f" ${cf#*|}
+			erow="$erow | $(exact_cell)"
+		done
+		exact_rows+=("$erow |")
 		nn=$(wc -l <"$tmp/ids.nshash")
 		row="| $base | $recs | $nexact | $nn"
 		row="$row ($(comm -12 "$tmp/exact" "$tmp/ids.nshash" | wc -l))"
@@ -441,7 +717,9 @@ if [ -d "$NSD_SHARED_DATA" ]; then
 			ov=$(printf '%s\n' "$line" | jq -r '.overall')
 			res="$ov"
 			for m in "-m nshash" "-m simhash --distance 2" \
-			    "-m simhash --distance 3" "-m simhash --distance 4"; do
+			    "-m simhash --distance 3" "-m simhash --distance 4" \
+			    "${real_configs[@]:3}"; do
+				m=${m#*|}
 				# shellcheck disable=SC2086
 				d=$("$NSDEDUP" $m --only-dups "$tmp/pair.jsonl" |
 				    grep -c . || true)
@@ -452,18 +730,127 @@ if [ -d "$NSD_SHARED_DATA" ]; then
 		# Rows by the annotators' overall score, rounded.
 		while IFS= read -r r; do
 			pair_rows+=("$r")
-		done < <(awk '{ b = sprintf("%.0f", $1); n[b]++
-		    for (j = 2; j <= 5; j++) d[b, j] += $j }
-		    END { for (b = 1; b <= 4; b++)
-			printf "| %d | %d | %d | %d | %d | %d |\n", b, n[b],
-			    d[b, 2], d[b, 3], d[b, 4], d[b, 5] }' \
-		    "$tmp/pairs.out")
+		done < <(awk '{ b = sprintf("%.0f", $1); n[b]++; n["all"]++
+		    for (j = 2; j <= NF; j++) { d[b, j] += $j; d["all", j] += $j }
+		    nf = NF }
+		    END { for (b = 1; b <= 5; b++) {
+			k = b == 5 ? "all" : b
+			printf "| %s | %d", k, n[k]
+			for (j = 2; j <= nf; j++)
+				printf " | %d", d[k, j]
+			printf " |\n" } }' "$tmp/pairs.out")
 	fi
 else
 	note "no shared corpora at $NSD_SHARED_DATA; skipping them"
 fi
 
 # --- The report ----------------------------------------------------------
+
+# --- The real reposts' tables --------------------------------------------
+
+# A note written by hand under a table: the lines between "<!-- note: $1
+# -->" and "<!-- end note -->" of the report being replaced, kept as they
+# are (a placeholder the first time).
+kept_note() {
+	local text=""
+	[ ! -f "$out" ] || text=$(awk -v n="<!-- note: $1 -->" '
+	    $0 == n { on = 1; next }
+	    on && $0 == "<!-- end note -->" { exit }
+	    on { print }' "$out")
+	printf '<!-- note: %s -->\n' "$1"
+	if [ -n "$text" ]; then
+		printf '%s\n' "$text"
+	else
+		printf '(No note yet: write one here; it is kept.)\n'
+	fi
+	printf '<!-- end note -->\n\n'
+}
+
+# Precision, recall and F1 of every configuration on the sets without
+# blocks.
+real_main_table() {
+	printf '| set | method | copies | TP | FP | FP on originals '
+	printf '| FP in the wrong group | precision %% | recall %% | F1 |\n'
+	printf '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n'
+	awk -F '|' '$2 == "none" { split($4, s, " ")
+		if (s[1] != "main")
+			next
+		p = s[3] + s[4] > 0 ? sprintf("%.1f", 100 * s[3] / \
+		    (s[3] + s[4])) : "-"
+		r = s[2] > 0 ? sprintf("%.1f", 100 * s[3] / s[2]) : "-"
+		f = s[3] > 0 ? sprintf("%.3f", 2 * s[3] / \
+		    (2 * s[3] + s[4] + s[2] - s[3])) : "0.000"
+		printf "| %s | %s | %d | %d | %d | %d | %d | %s | %s | %s |\n",
+		    $1, $3, s[2], s[3], s[4], s[5], s[6], p, r, f }' \
+	    "$tmp/real.rows"
+}
+
+# Recall by tag $2 (edit, alone or len) on set $1 without blocks: one
+# row per edit kind or class of length, one column per configuration.
+real_by() {
+	local names
+	if [ "$2" = len ]; then
+		names=$(IFS='|'; echo "${real_len_names[*]}")
+	else
+		names=$(IFS='|'; echo "${edit_kinds[*]}")
+	fi
+	awk -F '|' -v set="$1" -v tag="$2" -v names="$names" '
+	$1 == set && $2 == "none" { split($4, s, " ")
+		if (s[1] != tag)
+			next
+		if (!($3 in seen)) { seen[$3] = 1; meth[++m] = $3 }
+		if (!(s[2] in kseen)) { kseen[s[2]] = 1; key[++nk] = s[2] }
+		n[s[2]] = s[3]
+		r[s[2], $3] = s[3] > 0 ? sprintf("%.1f", 100 * s[4] / s[3]) \
+		    : "-" }
+	END { split(names, nm, "|")
+		printf "| %s | copies", (tag == "len" ? "code points" : "edit")
+		for (j = 1; j <= m; j++)
+			printf " | %s", meth[j]
+		printf " |\n|---|---:"
+		for (j = 1; j <= m; j++)
+			printf "|---:"
+		printf "|\n"
+		for (i = 1; i <= nk; i++) {
+			printf "| %s | %d", tag == "len" ? nm[key[i]] : key[i],
+			    n[key[i]]
+			for (j = 1; j <= m; j++)
+				printf " | %s", r[key[i], meth[j]]
+			printf " |\n"
+		} }' "$tmp/real.rows"
+}
+
+# The sets with blocks: precision, the originals with a block flagged,
+# and the recall of the copies of documents with a block, with the block
+# and without it.
+real_bp_table() {
+	printf '| set | method | originals with a block | precision %% '
+	printf '| FP | FP on originals with a block | of them matched to '
+	printf 'another such original | copies of them | recall with the '
+	printf 'block %% | recall of the same copies without blocks %% |\n'
+	printf '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n'
+	awk -F '|' '$2 != "none" { split($4, s, " ")
+		k = $1 "-" $2 "|" $3
+		if (!(k in seen)) { seen[k] = 1; order[++n] = k }
+		if (s[1] == "main") {
+			p[k] = s[3] + s[4] > 0 ? sprintf("%.1f", 100 * s[3] / \
+			    (s[3] + s[4])) : "-"
+			fp[k] = s[4]
+		} else if (s[1] == "block") {
+			bo[k] = s[4]; bf[k] = s[5]; bb[k] = s[6]; bc[k] = s[2]
+			br[k] = s[2] > 0 ? sprintf("%.1f", 100 * s[3] / s[2]) \
+			    : "-"
+		} else if (s[1] == "plainblock")
+			pr[k] = s[2] > 0 ? sprintf("%.1f", 100 * s[3] / s[2]) \
+			    : "-" }
+	END { for (i = 1; i <= n; i++) { k = order[i]
+		split(k, a, "|")
+		printf "| %s | %s | %d | %s | %d | %d | %d | %d | %s | %s |\n",
+		    a[1], a[2], bo[k], p[k], fp[k], bf[k], bb[k], bc[k],
+		    br[k], pr[k] } }' "$tmp/real.rows" |
+	    sort -t '|' -k 2,2 -s
+}
+
 
 cpu_model=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo \
     2>/dev/null || true)
@@ -570,8 +957,12 @@ by_length() {
 mkdir -p "$(dirname "$out")"
 {
 	printf '# nsdedup: how well the methods find near-copies\n\n'
-	printf 'Written by `bench/quality.sh --size %s --seed %s` ' "$size" "$seed"
-	printf '(`make bench-quality`; `make bench` runs it too).\n\n'
+	printf 'Written by `bench/quality.sh --size %s --seed %s ' "$size" "$seed"
+	printf -- '--originals %s` (`make quality` or `make bench-quality`; ' \
+	    "$real_originals"
+	printf '`make bench` runs it too). Notes between `<!-- note: ... -->` '
+	printf 'and `<!-- end note -->`, and everything below the findings '
+	printf 'marker, are written by hand and kept when it runs again.\n\n'
 	printf '## Machine\n\n'
 	printf -- '- Date: %s\n' "$(date -u '+%Y-%m-%d %H:%M UTC')"
 	printf -- '- System: %s; CPU: %s, %s cores online\n' "$(uname -srm)" \
@@ -701,6 +1092,93 @@ mkdir -p "$(dirname "$out")"
 	grid 12
 	printf '\n'
 
+	printf '## Real documents, labelled reposts\n\n'
+	if [ "$have_real" = 0 ]; then
+		printf 'Skipped: no shared corpora at %s.\n\n' "$NSD_SHARED_DATA"
+	else
+		[ -z "$real_skip" ] ||
+			printf 'Skipped:%s.\n\n' "$real_skip"
+		printf 'Real news and usenet text, with near-copies whose '
+		printf 'edits are known. `nsd-repost --seed %s --originals %s ' \
+		    "$seed" "$real_originals"
+		printf -- '--truth SET.truth FILE...` draws %s documents of ' \
+		    "$real_originals"
+		printf 'at least 200 code points from the shared corpora of '
+		printf 'one language (exact repeats, white space removed, '
+		printf 'left out), in a random order, and after each, up to 20 '
+		printf 'originals later, 0 to 2 copies (1 on average) with 1 to '
+		printf '3 of these edits: %s (see `nsd-repost --help`). ' \
+		    "$(printf '`%s`, ' "${edit_kinds[@]}" | sed 's/, $//')"
+		printf 'The sets:\n\n'
+		for lang in "${real_langs[@]}"; do
+			[ -n "${REAL_LOG[$lang]:-}" ] || continue
+			printf -- '- **%s** (%s): %s.\n' "$lang" \
+			    "$(sed 's/[^ ][^ ]*/&.jsonl.gz/g; s/ /, /g' \
+			    <<<"${REAL_FILES[$lang]}")" "${REAL_LOG[$lang]}"
+		done
+		printf '\nScored as above: a record judged a duplicate is a '
+		printf 'TP when it is a copy and its `similar_id` is its source '
+		printf 'or another copy of the same source; else an FP, "on '
+		printf 'originals" when the record is no copy, "in the wrong '
+		printf 'group" when it is; recall = TP / copies. The originals '
+		printf 'are real text, so some FPs on originals are near-copies '
+		printf 'the corpora already held (Reuters corrections, stories '
+		printf 'republished under another id) that no truth labels.\n\n'
+		printf 'Configurations (`real_configs` in `bench/quality.sh`):'
+		printf ' %s.\n\n' "$(for cf in "${real_configs[@]}"; do
+		    printf '*%s* `%s`, ' "${cf%%|*}" "${cf#*|}"; done |
+		    sed 's/, $//')"
+		real_main_table
+		printf '\n'
+		kept_note real-main
+		for lang in "${real_langs[@]}"; do
+			[ -n "${REAL_LOG[$lang]:-}" ] || continue
+			printf '### %s: recall by edit\n\n' "$lang"
+			printf 'Each copy counts under every edit it received '
+			printf '(1 to 3), so a column mixes each edit with '
+			printf 'others; recall in percent.\n\n'
+			real_by "$lang" edit
+			printf '\nThe copies that received that edit alone:\n\n'
+			real_by "$lang" alone
+			printf '\n'
+			kept_note "real-edit-$lang"
+			printf '### %s: recall by length\n\n' "$lang"
+			printf 'Copies by the length of their text in code '
+			printf 'points; recall in percent.\n\n'
+			real_by "$lang" len
+			printf '\n'
+			kept_note "real-len-$lang"
+		done
+		printf '### Shared boilerplate\n\n'
+		printf 'The same sets made again with `--boilerplate KIND '
+		printf -- '--boilerplate-rate %s`: each original, with ' \
+		    "$bp_rate"
+		printf 'probability %s, carries the block of one of three ' \
+		    "$bp_rate"
+		printf '"sites" of its language, and its copies carry it too '
+		printf '(the originals, copies and edits are the same as '
+		printf 'without blocks). *footer*: a disclaimer of several '
+		printf 'sentences, each longer than most sentences of news, '
+		printf 'appended. *script*: a leaked JavaScript and CSS ad '
+		printf 'snippet of 500 to 600 characters, one line, put first '
+		printf 'or last. Unrelated originals then share a long '
+		printf 'identical passage: any match between two of them is a '
+		printf 'false positive. "Recall of the same copies without '
+		printf 'blocks" scores the copies of documents with a block on '
+		printf 'the set without blocks.\n\n'
+		for lang in "${real_langs[@]}"; do
+			for kind in "${bp_kinds[@]}"; do
+				[ -n "${REAL_LOG[$lang-$kind]:-}" ] || continue
+				printf -- '- **%s-%s**: %s.\n' "$lang" "$kind" \
+				    "${REAL_LOG[$lang-$kind]}"
+			done
+		done
+		printf '\n'
+		real_bp_table
+		printf '\n'
+		kept_note real-boilerplate
+	fi
+
 	printf '## Shared real corpora\n\n'
 	if [ "$have_shared" = 0 ]; then
 		printf 'Not measured: no corpora at %s.\n\n' "$NSD_SHARED_DATA"
@@ -722,6 +1200,18 @@ mkdir -p "$(dirname "$out")"
 		printf '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|'
 		printf -- '---:|---:|---:|---|\n'
 		printf '%s\n' "${shared_rows[@]}"
+		printf '\n### Exact repeats found\n\n'
+		printf 'Every exact repeat should be found, in the group of the '
+		printf 'first record with its text (recall 1.000). Each cell: '
+		printf 'the share of the exact repeats judged duplicates, the '
+		printf 'counts, and how many of them have a `similar_id` that '
+		printf 'names the group of that first record.\n\n'
+		printf '| corpus | exact repeats'
+		printf ' | %s' "${exact_labels[@]}"
+		printf ' |\n|---|---:'
+		printf '|---:%.0s' "${exact_labels[@]}"
+		printf '|\n'
+		printf '%s\n' "${exact_rows[@]}"
 		printf '\n`--min-features`: records judged duplicates by '
 		printf '`nsdedup -m simhash --min-features N` (k = 3), the '
 		printf 'exact repeats among them in brackets, and the records '
@@ -759,9 +1249,11 @@ mkdir -p "$(dirname "$out")"
 			printf '(`text_a` then `text_b`); the columns count '
 			printf 'the pairs whose second text was judged a '
 			printf 'duplicate.\n\n'
-			printf '| overall (rounded) | pairs | nshash '
-			printf '| simhash k=2 | simhash k=3 | simhash k=4 |\n'
-			printf '|---:|---:|---:|---:|---:|---:|\n'
+			printf '| overall (rounded) | pairs'
+			printf ' | %s' "${exact_labels[@]}"
+			printf ' |\n|---:|---:'
+			printf '|---:%.0s' "${exact_labels[@]}"
+			printf '|\n'
 			printf '%s\n' "${pair_rows[@]}"
 			printf '\n'
 		fi
