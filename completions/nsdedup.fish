@@ -11,7 +11,7 @@ complete -c nsdedup -l db-info \
 complete -c nsdedup -l db-verify \
     -d 'Check every invariant of the index and exit'
 complete -c nsdedup -l distance -x -a '0 1 2 3 4 5 6 7 8' \
-    -d 'simhash: most bits that may differ (default 3)'
+    -d 'simhash: most bits that may differ (default 2)'
 complete -c nsdedup -s d -l drop-dups \
     -d 'Write only the originals, as read'
 complete -c nsdedup -l dup-field -x \

@@ -98,6 +98,13 @@ struct nsd_worker {
 	struct nsd_tsv_fields	 fields;
 };
 
+/*
+ * A text with no more letters and digits than this has nothing to compare
+ * with simhash either, however many features it has: a site's slogan that
+ * is all a failed crawl kept is no copy of the next failed crawl.
+ */
+#define NSD_SIMHASH_MIN_CHARS	30
+
 /* The sentences fingerprinted per one of --sentences, but with --compat. */
 #define NSD_SPARE_FACTOR	3
 
@@ -551,7 +558,9 @@ stage_scan(const struct nsd_config *cfg, struct nsd_worker *w,
 			continue;
 		if (cfg->method == NSD_METHOD_SIMHASH)
 			n = nsd_simhash_compute(&w->simhash, w->text.data,
-			    w->text.len, fps) >= cfg->min_features;
+			    w->text.len, fps) >= cfg->min_features &&
+			    nsd_text_more_word_chars(w->nshash.text,
+			    w->text.data, w->text.len, NSD_SIMHASH_MIN_CHARS);
 		else
 			n = nsd_nshash_compute(&w->nshash, w->text.data,
 			    w->text.len, fps, cfg->compat ? NULL : code);
@@ -616,14 +625,15 @@ count_presenter(struct nsd_index *ix, uint64_t fp, unsigned common,
  * The nshash decision for r: look its fingerprints up, longest first,
  * passing over boilerplate, until it has --sentences of them; they go to
  * use[0..r->usable), and the groups that hold them to held[]. *best is the
- * oldest group that holds enough of them, or 0.
+ * oldest group that holds enough of them, or 0: --min-match, or as many
+ * as r has among its first --sentences fingerprints, if fewer.
  */
 static int
 lookup_nshash(const struct nsd_config *cfg, struct nsd_index *ix,
     const uint64_t *fps, const unsigned char *code, struct record *r,
     uint64_t *use, uint64_t *held, uint64_t *best, struct nsd_error *err)
 {
-	unsigned	 k, i, j, n = 0, need, count;
+	unsigned	 k, i, j, n = 0, need, count, top = 0;
 	int		 common, prose = 0;
 
 	/* A text that is all code (a program posted twice) is compared. */
@@ -647,9 +657,19 @@ lookup_nshash(const struct nsd_config *cfg, struct nsd_index *ix,
 			}
 		}
 		use[n++] = fps[k];
+		top += k < cfg->sentences;
 	}
 	r->usable = n;
-	need = n < cfg->min_match ? n : cfg->min_match;
+	/*
+	 * Spares were never claimed for an earlier record: count only the
+	 * fingerprints that it would have had too, so that a record seen
+	 * again after some of its sentences became common still matches.
+	 */
+	need = cfg->min_match;
+	if (need > top)
+		need = top > 0 ? top : 1;
+	if (need > n)
+		need = n;
 	*best = 0;
 	for (i = 0; i < n; i++) {
 		if (held[i] == 0 || (*best != 0 && held[i] >= *best))

@@ -6,6 +6,7 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 
 #include <pcre2.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #ifdef __SSE2__
@@ -342,14 +343,29 @@ nsd_text_has_word_char(struct nsd_text *t, const char *s, size_t len)
 	return (pattern_next(&t->word, s, len, 0, &ms, &me));
 }
 
-size_t
-nsd_text_count_word_chars(struct nsd_text *t, const char *s, size_t len)
+/* The letters and digits of s, counted until there are more than limit. */
+static size_t
+count_word_chars(struct nsd_text *t, const char *s, size_t len, size_t limit)
 {
 	size_t	 pos = 0, ms, me, count = 0;
 
-	while (pos < len && pattern_next(&t->word, s, len, pos, &ms, &me)) {
+	while (count <= limit && pos < len &&
+	    pattern_next(&t->word, s, len, pos, &ms, &me)) {
 		count += nsd_utf8_count(s + ms, me - ms);
 		pos = me;
 	}
 	return (count);
+}
+
+size_t
+nsd_text_count_word_chars(struct nsd_text *t, const char *s, size_t len)
+{
+	return (count_word_chars(t, s, len, SIZE_MAX));
+}
+
+int
+nsd_text_more_word_chars(struct nsd_text *t, const char *s, size_t len,
+    size_t n)
+{
+	return (count_word_chars(t, s, len, n) > n);
 }

@@ -58,4 +58,8 @@ int	 nsd_text_has_word_char(struct nsd_text *, const char *, size_t);
 /* The number of letters and digits (Unicode L or N) in s. */
 size_t	 nsd_text_count_word_chars(struct nsd_text *, const char *, size_t);
 
+/* Whether s has more than n letters and digits; reads no further. */
+int	 nsd_text_more_word_chars(struct nsd_text *, const char *, size_t,
+	    size_t);
+
 #endif /* NSD_TEXT_H */

@@ -70,7 +70,7 @@ make_three() {
 }
 
 @test "a record matching several groups joins the oldest" {
-	# One shared sentence makes a match here (--min-match=1), so that
+	# One shared sentence makes a match here (--min-match=1, --common=0), so that
 	# each record can lead to several groups.
 	{
 		printf '{"id":"old","text":"%s."}\n' "$(sentence 1)"
@@ -79,7 +79,7 @@ make_three() {
 		printf '{"id":"later","text":"%s. %s."}\n' "$(sentence 2)" "$(sentence 9)"
 		printf '{"id":"nine","text":"%s."}\n' "$(sentence 9)"
 	} > in.jsonl
-	run_nsd --min-match=1 in.jsonl
+	run_nsd --min-match=1 --common=0 in.jsonl
 	[ "$status" -eq 0 ]
 	[[ "${lines[2]}" == *'"similar_id":"old","is_dup":true}' ]]
 	# sentence 9 was first claimed by "later", which is in group "new".

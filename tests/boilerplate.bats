@@ -122,22 +122,22 @@ footed_stories() {
 
 @test "a failed run commits none of its counts" {
 	footed_stories 2
-	"$NSDEDUP" --db x.nsd in.jsonl >/dev/null
+	"$NSDEDUP" --db x.nsd --common=3 in.jsonl >/dev/null
 	# The third story would make the footer common; the run then stops
 	# at a bad record and commits nothing.
 	record s3 "$(story 3 "$FOOTER")" >more.jsonl
 	printf '{"id":\n' >>more.jsonl
-	run_nsd --db x.nsd --on-error=fail more.jsonl
+	run_nsd --db x.nsd --common=3 --on-error=fail more.jsonl
 	[ "$status" -eq 5 ]
 	record f1 "$FOOTER" >f.jsonl
-	run_nsd --db x.nsd --no-update f.jsonl
+	run_nsd --db x.nsd --common=3 --no-update f.jsonl
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	expect_eq "$(groups_of "$output")" "f1 s1"
 	# The same run without the bad record does commit it.
 	head -n 1 more.jsonl >good.jsonl
-	"$NSDEDUP" --db x.nsd good.jsonl >/dev/null
-	run_nsd --db x.nsd --no-update f.jsonl
+	"$NSDEDUP" --db x.nsd --common=3 good.jsonl >/dev/null
+	run_nsd --db x.nsd --common=3 --no-update f.jsonl
 	[ "$status" -eq 0 ]
 	expect_eq "$(groups_of "$output")" "f1 f1"
 }
@@ -146,7 +146,7 @@ footed_stories() {
 	record a "$(story 1 '')" >in.jsonl
 	record b "$(line 1 1) $(line 2 1) $(line 2 2) $(line 2 3) $(line 2 4)" >>in.jsonl
 	record c "$(line 1 1) $(line 1 2) $(line 3 1) $(line 3 2) $(line 3 3)" >>in.jsonl
-	run_nsd --common=0 in.jsonl
+	run_nsd --common=0 --min-match=2 in.jsonl
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	expect_eq "$(groups_of "$output")" "$(printf 'a a\nb b\nc a')"

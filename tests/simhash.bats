@@ -225,24 +225,45 @@ info_field() {
 
 # --- --min-features ---
 
+@test "a text of 30 letters and digits or fewer has nothing to compare" {
+	# A site's slogan, all that two failed crawls kept: 9 bigrams pass
+	# --min-features 8, but 10 letters are too few to compare.
+	local slogan='精度知天下，新闻更悦己' long
+	long="$slogan$slogan$slogan$slogan"
+	{
+		record a "$slogan"
+		record b "$slogan"
+		record c "$long"
+		record d "$long"
+	} >in.jsonl
+	run_nsd -m simhash --stats in.jsonl
+	[ "$status" -eq 0 ]
+	[[ "${lines[1]}" == *'"similar_id":"b","is_dup":false}' ]]
+	[[ "${lines[3]}" == *'"similar_id":"c","is_dup":true}' ]]
+	[[ "$stderr" == *'originals   3 (2 with nothing to compare)'* ]]
+}
+
 @test "texts of fewer than --min-features features are never duplicates" {
-	nine='one two three four five six seven eight nine'
-	ten="$nine ten"
+	local han30 han31
+	nine='alpha bravo charlie delta echo foxtrot golf hotel india'
+	ten="$nine juliet"
+	# 31 and 32 Han characters (other ones): 30 and 31 2-grams.
+	han30='一二三四五六七八九十甲乙丙丁戊己庚辛壬癸子丑寅卯辰巳午未申酉戌'
+	han31='春夏秋冬东南西北上下左右前后天地人和日月星辰山川河海风雨雷电金木'
 	{
 		record a "too short"; record b "too short"
 		record c "$nine"; record d "$nine"
 		record e "$ten"; record f "$ten"
-		record g '一二三四五六七八'; record h '一二三四五六七八'
-		record i '一二三四五六七八九'; record j '一二三四五六七八九'
+		record g "$han30"; record h "$han30"
+		record i "$han31"; record j "$han31"
 	} > in.jsonl
-	# 2 words: 1 feature; 9 words: 7 shingles; 10 words: 8; 8 and 9 Han
-	# characters: 7 and 8 2-grams.
+	# 2 words: 1 feature; 9 words: 7 shingles; 10 words: 8.
 	run_nsd -m simhash --stats in.jsonl
 	[ "$status" -eq 0 ]
 	expect_eq "$(printf '%s\n' "$output" | grep -o '"similar_id".*')" \
 	    "$(printf '"similar_id":"%s","is_dup":%s}\n' a false b false \
-	    c false d false e false e true g false h false i false i true)"
-	[[ "$stderr" == *"originals   8 (6 with nothing to compare)"* ]]
+	    c false d false e false e true g false g true i false i true)"
+	[[ "$stderr" == *"originals   7 (4 with nothing to compare)"* ]]
 	# Fewer features needed: now nine words are enough, and two are not.
 	run_nsd -m simhash --min-features=7 in.jsonl
 	[ "$status" -eq 0 ]
@@ -250,6 +271,12 @@ info_field() {
 	expect_eq "$(printf '%s\n' "$output" | grep -o '"is_dup":[a-z]*' |
 	    tr '\n' ' ')" \
 	    '"is_dup":false "is_dup":false "is_dup":false "is_dup":true "is_dup":false "is_dup":true "is_dup":false "is_dup":true "is_dup":false "is_dup":true '
+	# More needed: 30 2-grams are too few for 31, 31 are enough.
+	run_nsd -m simhash --min-features=31 in.jsonl
+	[ "$status" -eq 0 ]
+	expect_eq "$(printf '%s\n' "$output" | grep -o '"is_dup":[a-z]*' |
+	    tr '\n' ' ')" \
+	    '"is_dup":false "is_dup":false "is_dup":false "is_dup":false "is_dup":false "is_dup":false "is_dup":false "is_dup":false "is_dup":false "is_dup":true '
 }
 
 # --- The index ---
