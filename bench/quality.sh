@@ -363,20 +363,19 @@ paste -d ' ' "$tmp/hist.meta" "$tmp/hist.cos" >"$tmp/hist"
 # --- Labelled reposts of real documents ----------------------------------
 
 # The configurations scored on the real reposts: "label|nsdedup arguments",
-# one a line; add a line to add a column.  Those that need options nsdedup
-# does not have yet are added below only when its --help names them.
+# one a line; add a line to add a column.  The first nshash line has the
+# reference's rules (one shared fingerprint makes a copy, nothing counted
+# as boilerplate); "nshash" alone is the defaults.
 real_configs=(
+	"nshash min-match=1 common=0|-m nshash --min-match 1 --common 0"
+	"nshash min-match=2 common=0|-m nshash --min-match 2 --common 0"
 	"nshash|-m nshash"
+	"nshash min-match=2 common=2|-m nshash --min-match 2 --common 2"
+	"nshash min-match=3|-m nshash --min-match 3"
+	"nshash min-match=4|-m nshash --min-match 4"
 	"simhash k=3|-m simhash --distance 3"
 	"simhash k=4|-m simhash --distance 4"
 )
-nsd_help=$("$NSDEDUP" --help 2>&1 || true)
-if grep -q -- '--min-match' <<<"$nsd_help"; then
-	real_configs+=("nshash min-match=2|-m nshash --min-match 2")
-	if grep -q -- '--common' <<<"$nsd_help"; then
-		real_configs+=("nshash min-match=2 common=3|-m nshash --min-match 2 --common 3")
-	fi
-fi
 # The two sets, their shared corpora, and the boilerplate kinds.
 real_langs=(zh en)
 declare -A REAL_FILES REAL_LOG
