@@ -38,7 +38,12 @@ struct nsd_index_params {
 	unsigned	 sentences;
 	unsigned	 min_length;
 	int		 compat;
-	unsigned	 norm_version;
+	unsigned	 norm_version;		/* a new index's; one made
+						   with an older version, from
+						   norm_oldest on, keeps it,
+						   and after opening, params
+						   says which */
+	unsigned	 norm_oldest;
 	uint64_t	 seed;
 	unsigned	 distance;		/* SimHash; 0 for nshash */
 	unsigned	 ngram;			/* SimHash; 0 for nshash */

@@ -1231,12 +1231,17 @@ check_params(const struct file_index *fi, const struct nsd_index_params *p,
 		return (nsd_error_set(err, NSD_EXIT_INDEX,
 		    "%s: the index was made with --method %s, not %s",
 		    fi->path, h->method, p->method));
+	if (h->norm_version > p->norm_version)
+		return (nsd_error_set(err, NSD_EXIT_INDEX,
+		    "%s: the index was made with normalization version %u, "
+		    "newer than this nsdedup knows (%u); use a newer nsdedup",
+		    fi->path, h->norm_version, p->norm_version));
 	if (h->sentences != p->sentences)
 		what = "--sentences", was = h->sentences, now = p->sentences;
 	else if (h->min_length != p->min_length)
 		what = "--min-length", was = h->min_length,
 		    now = p->min_length;
-	else if (h->norm_version != p->norm_version)
+	else if (h->norm_version < p->norm_oldest)
 		what = "normalization version", was = h->norm_version,
 		    now = p->norm_version;
 	else if (h->seed != p->seed)
@@ -1477,6 +1482,8 @@ open_table(struct file_index *fi, const struct nsd_index_params *p,
 		    (unsigned long long)nsd_index_file_size(fi->hdr.nslots)));
 	if (check_params(fi, p, err) == -1)
 		return (-1);
+	/* An older version is read, and the run fingerprints by it. */
+	fi->base.params.norm_version = fi->hdr.norm_version;
 	if (!fi->readonly && reserve(fi, fi->fd, sb.st_size, "the table",
 	    err) == -1)
 		return (-1);

@@ -197,7 +197,7 @@ print_stats(const struct nsd_stats *st, struct nsd_index *ix, double elapsed)
 	    "nsdedup: blank       %" PRIu64 "\n"
 	    "nsdedup: elapsed     %.3f s\n"
 	    "nsdedup: throughput  %.1f MB/s\n"
-	    "nsdedup: index       %" PRIu64 " fingerprints, %" PRIu64
+	    "nsdedup: index       %" PRIu64 " entries, %" PRIu64
 	    " groups, "
 	    "%.1f MiB of memory (%.1f MiB at peak), %.1f MiB mapped\n",
 	    st->records, st->bytes, st->originals, st->no_text, st->duplicates,
@@ -275,7 +275,7 @@ print_report(const char *path, const struct nsd_index_report *r)
 	    "parameters:    %s, normalization %u\n"
 	    "records:       %" PRIu64 "\n"
 	    "groups:        %" PRIu64 "\n"
-	    "fingerprints:  %" PRIu64 "\n"
+	    "entries:       %" PRIu64 "\n"
 	    "load:          %.1f%% of %" PRIu64 " slots (grows past %u%%)\n"
 	    "file size:     %" PRIu64 " bytes, and %" PRIu64
 	    " in %s.ids (%" PRIu64 " committed)\n"

@@ -8,19 +8,34 @@
  * one hash. Lookups are exact, O(1) per fingerprint, and a text yields at
  * most n of them.
  *
- * Definition, version 1 (the default):
+ * Definition, version 2 (the default for new indexes):
  *  1. Normalize the text (text.c): drop '\r', fold full-width ASCII,
- *     collapse white space to ' ' or '\n', trim.
- *  2. Split at ': ; ? ! 。 】 \n' and at '.' before white space or the end;
- *     trim each piece; drop empty pieces.
- *  3. A sentence qualifies when it has more than min_length code points and
- *     at least one letter or digit (a row of dashes is not a sentence).
+ *     collapse white space to ' ' or '\n', trim. Then read every markup
+ *     tag ("<p>", "</div>", "<br>") as a space.
+ *  2. Split at ': ; ? ! 。 】' and at '.' before white space or the end;
+ *     drop empty pieces. A line break ends no sentence: a text wrapped at
+ *     other places, or with its paragraphs run together, keeps its
+ *     sentences.
+ *  3. A sentence is what is left of a piece without its white space, so
+ *     that hard-wrapped Chinese (a newline inside a sentence) and spaced
+ *     or indented copies give the same sentences. It qualifies when it has
+ *     more than min_length code points and at least one letter or digit
+ *     (a row of dashes is not a sentence).
  *  4. Take the n longest distinct qualifying sentences, ties in text order;
  *     each fingerprint is XXH3-64 of the sentence's UTF-8 bytes.
- *  5. When none qualifies, a text with more than min_length letters and
- *     digits gets one fingerprint of its whole normalized form (so that
- *     exact copies of a text made of short lines still match); anything
- *     less has nothing to compare and gets no fingerprint at all.
+ *  5. When none qualifies, a text (without white space) with more than
+ *     min_length letters and digits gets one fingerprint of its whole;
+ *     anything less has nothing to compare and gets no fingerprint at all.
+ *
+ * Exact repeats.  A text that has something to compare also gets the hash
+ * of its whole (tags read as spaces, white space dropped). The pipeline
+ * keeps it under a key of its own, so that a text seen again is found in
+ * its group whatever --min-match and --common say of its sentences.
+ *
+ * Version 1, which indexes made before version 2 keep: the same, except
+ * that step 1 leaves tags as they are, step 2 also splits at every line
+ * break, step 3 keeps a piece's inner spaces (the piece itself is the
+ * sentence) and there is no hash of the whole.
  *
  * Beside each fingerprint, the caller may learn whether its sentence looks
  * like program code or markup (code_like()): script and CSS that a
@@ -54,8 +69,12 @@ nsd_nshash_init(struct nsd_nshash *h, const struct nsd_nshash_params *p,
 		return (nsd_error_set(err, NSD_EXIT_USAGE,
 		    "sentences must be between 1 and %d",
 		    NSD_NSHASH_MAX_SENTENCES));
-	h->text = nsd_text_new(p->compat ? NSD_SPLIT_COMPAT : NSD_SPLIT_DEFAULT,
-	    err);
+	if (!p->compat && (p->version < NSD_NORM_OLDEST ||
+	    p->version > NSD_NORM_VERSION))
+		return (nsd_error_set(err, NSD_EXIT_USAGE,
+		    "no normalization version %u", p->version));
+	h->text = nsd_text_new(p->compat ? NSD_SPLIT_COMPAT :
+	    p->version == 1 ? NSD_SPLIT_DEFAULT : NSD_SPLIT_PROSE, err);
 	return (h->text == NULL ? -1 : 0);
 }
 
@@ -64,6 +83,7 @@ nsd_nshash_free(struct nsd_nshash *h)
 {
 	nsd_text_free(h->text);
 	nsd_buf_free(&h->norm);
+	nsd_buf_free(&h->flat);
 	free(h->pieces);
 	memset(h, 0, sizeof *h);
 }
@@ -80,16 +100,22 @@ nsd_nshash_free(struct nsd_nshash *h)
 static int
 code_like(const char *s, size_t len, size_t cps)
 {
-	static const char	 symbol[] = "{}[]()<>=;&|$\\/*+\"'_#@^~`%";
-	size_t			 i, symbols = 0;
+	static const unsigned char symbol[256] = {
+		['{'] = 1, ['}'] = 1, ['['] = 1, [']'] = 1, ['('] = 1,
+		[')'] = 1, ['<'] = 1, ['>'] = 1, ['='] = 1, [';'] = 1,
+		['&'] = 1, ['|'] = 1, ['$'] = 1, ['\\'] = 1, ['/'] = 1,
+		['*'] = 1, ['+'] = 1, ['"'] = 1, ['\''] = 1, ['_'] = 1,
+		['#'] = 1, ['@'] = 1, ['^'] = 1, ['~'] = 1, ['`'] = 1,
+		['%'] = 1
+	};
+	size_t		 i, count = 0;
 
 	for (i = 0; i < len; i++)
-		symbols += s[i] != '\0' && strchr(symbol, s[i]) != NULL;
-	return (symbols * NSD_CODE_RATIO >= cps);
+		count += symbol[(unsigned char)s[i]];
+	return (count * NSD_CODE_RATIO >= cps);
 }
 
 struct candidate {
-	size_t		 start;
 	size_t		 len;
 	size_t		 cps;
 	uint64_t	 hash;
@@ -101,13 +127,17 @@ nsd_nshash_compute(struct nsd_nshash *h, const char *text, size_t len,
     uint64_t *fps, unsigned char *code)
 {
 	struct candidate best[NSD_NSHASH_MAX_SENTENCES], c;
-	const char	*s = text;
+	const char	*s = text, *sentence;
 	size_t		 npieces, i, j, nbest = 0, want = h->p.sentences;
 	size_t		 min = h->p.min_length;
 	int		 compat = h->p.compat;
+	int		 flat = !compat && h->p.version >= 2;
 
+	h->has_whole = 0;
 	if (!compat) {
 		nsd_text_normalize(text, len, &h->norm);
+		if (flat)
+			nsd_text_strip_tags(&h->norm);
 		s = h->norm.data;
 		len = h->norm.len;
 	}
@@ -120,26 +150,28 @@ nsd_nshash_compute(struct nsd_nshash *h, const char *text, size_t len,
 	 * its bytes, which lets most short pieces be passed over uncounted.
 	 */
 	for (i = 0; i < npieces; i++) {
-		c.start = h->pieces[i].start;
 		c.len = h->pieces[i].len;
 		if (c.len <= min ||
 		    (nbest == want && c.len <= best[nbest - 1].cps))
 			continue;
-		c.cps = nsd_utf8_count(s + c.start, c.len);
+		sentence = s + h->pieces[i].start;
+		if (flat)
+			sentence = nsd_text_flatten(sentence, c.len, &h->flat,
+			    &c.len);
+		c.cps = nsd_utf8_count(sentence, c.len);
 		if (c.cps <= min ||
 		    (nbest == want && c.cps <= best[nbest - 1].cps))
 			continue;
-		c.hash = XXH3_64bits_withSeed(s + c.start, c.len, h->p.seed);
+		c.hash = XXH3_64bits_withSeed(sentence, c.len, h->p.seed);
 		if (!compat) {
 			for (j = 0; j < nbest && best[j].hash != c.hash; j++)
 				;
 			if (j < nbest)
 				continue;	/* the same sentence again */
-			if (!nsd_text_has_word_char(h->text, s + c.start,
-			    c.len))
+			if (!nsd_text_has_word_char(h->text, sentence, c.len))
 				continue;
 		}
-		c.code = code != NULL && code_like(s + c.start, c.len, c.cps);
+		c.code = code != NULL && code_like(sentence, c.len, c.cps);
 		if (nbest < want)
 			nbest++;
 		for (j = nbest - 1; j > 0 && best[j - 1].cps < c.cps; j--)
@@ -151,20 +183,28 @@ nsd_nshash_compute(struct nsd_nshash *h, const char *text, size_t len,
 		if (code != NULL)
 			code[i] = best[i].code;
 	}
-	if (nbest > 0)
-		return (nbest);
-	if (code != NULL)
-		code[0] = 0;
-
-	if (compat) {
+	if (compat && nbest == 0) {
 		fps[0] = XXH3_64bits_withSeed("", 0, h->p.seed);
-		return (1);
+		nbest = 1;
 	}
-	if (nsd_text_count_word_chars(h->text, s, len) > min) {
+	if (compat)
+		return (nbest);
+
+	if (flat)
+		s = nsd_text_flatten(s, len, &h->flat, &len);
+	if (nbest == 0) {
+		if (code != NULL)
+			code[0] = 0;
+		if (nsd_text_count_word_chars(h->text, s, len) <= min)
+			return (0);
 		fps[0] = XXH3_64bits_withSeed(s, len, h->p.seed);
-		return (1);
+		nbest = 1;
 	}
-	return (0);
+	if (flat) {
+		h->whole = XXH3_64bits_withSeed(s, len, h->p.seed);
+		h->has_whole = 1;
+	}
+	return (nbest);
 }
 
 uint64_t
@@ -176,4 +216,10 @@ nsd_nshash_mark(uint64_t fp, unsigned level)
 	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
 	x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
 	return (x ^ (x >> 31));
+}
+
+uint64_t
+nsd_nshash_whole_key(uint64_t whole)
+{
+	return (nsd_nshash_mark(whole, 1));
 }

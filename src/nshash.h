@@ -27,14 +27,21 @@ struct nsd_nshash_params {
 					   points */
 	int		 compat;	/* reproduce the reference nshash */
 	uint64_t	 seed;		/* XXH3 seed */
+	unsigned	 version;	/* of the definition, from
+					   NSD_NORM_OLDEST to NSD_NORM_VERSION
+					   (the index's); not with compat */
 };
 
 struct nsd_nshash {
 	struct nsd_nshash_params p;
 	struct nsd_text		*text;
 	struct nsd_buf		 norm;		/* the normalized text */
+	struct nsd_buf		 flat;		/* version 2: a sentence without
+						   its white space */
 	struct nsd_piece	*pieces;
 	size_t			 pieces_cap;
+	int			 has_whole;	/* version 2, after compute: */
+	uint64_t		 whole;		/* the hash of the whole text */
 };
 
 int	 nsd_nshash_init(struct nsd_nshash *, const struct nsd_nshash_params *,
@@ -44,12 +51,20 @@ void	 nsd_nshash_free(struct nsd_nshash *);
 /*
  * Fingerprint text[0..len) (valid UTF-8) into fps, which has room for
  * p.sentences entries, longest sentence first. Returns how many were
- * written; 0 means the text has nothing to compare. Unless code is NULL,
+ * written; 0 means the text has nothing to compare. With version 2, a
+ * text that has something to compare also gets the hash of its whole
+ * (h->has_whole, h->whole). Unless code is NULL,
  * code[i] says whether the sentence of fps[i] looks like program code or
  * markup (one in eight of its code points an ASCII symbol such as { } = ;).
  */
 size_t	 nsd_nshash_compute(struct nsd_nshash *, const char *, size_t,
 	    uint64_t *, unsigned char *);
+
+/*
+ * The key under which the index keeps the group of a whole text (version
+ * 2; see "Exact repeats" in nshash.c): nsd_nshash_mark(whole, 1).
+ */
+uint64_t nsd_nshash_whole_key(uint64_t);
 
 /*
  * The key of mark level (2 and up) of fingerprint fp: an index entry that

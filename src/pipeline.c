@@ -43,6 +43,9 @@ struct record {
 	unsigned	 usable;	/* decided: fingerprints compared */
 	unsigned	 common;	/* nshash: sentences passed over as
 					   boilerplate */
+	int		 has_whole;	/* nshash version 2: */
+	uint64_t	 whole_key;	/* the key of the whole text */
+	int		 exact;		/* decided by the whole text */
 };
 
 /* A batch of lines and what the stages wrote about them. */
@@ -95,6 +98,7 @@ struct nsd_worker {
 	struct nsd_nshash	 nshash;
 	struct nsd_simhash	 simhash;
 	struct nsd_buf		 text;
+	char			 joiner;	/* between the fields of text */
 	struct nsd_tsv_fields	 fields;
 };
 
@@ -126,7 +130,7 @@ nshash_candidates(const struct nsd_config *cfg)
 
 static int
 worker_init(struct nsd_worker *w, const struct nsd_config *cfg,
-    struct nsd_error *err)
+    const struct nsd_index *ix, struct nsd_error *err)
 {
 	struct nsd_nshash_params np;
 	struct nsd_simhash_params sp;
@@ -164,6 +168,9 @@ worker_init(struct nsd_worker *w, const struct nsd_config *cfg,
 	np.min_length = cfg->min_length;
 	np.compat = cfg->compat;
 	np.seed = 0;
+	np.version = ix->params.norm_version;
+	w->joiner = cfg->method == NSD_METHOD_NSHASH && !cfg->compat &&
+	    np.version >= 2 ? NSD_FIELD_END : '\n';
 	return (nsd_nshash_init(&w->nshash, &np, err));
 }
 
@@ -484,7 +491,7 @@ scan_json(const struct nsd_config *cfg, struct nsd_worker *w, struct work *wk,
 			return;
 		}
 		if (i > 0)
-			nsd_buf_putc(&w->text, '\n');
+			nsd_buf_putc(&w->text, w->joiner);
 		nsd_json_decode_string(s + f->start, f->len, &w->text);
 	}
 	{
@@ -523,7 +530,7 @@ scan_tsv(const struct nsd_config *cfg, struct nsd_worker *w,
 		const struct nsd_tsv_field *f = &w->fields.f[in->key_cols[i]];
 
 		if (i > 0)
-			nsd_buf_putc(&w->text, '\n');
+			nsd_buf_putc(&w->text, w->joiner);
 		nsd_tsv_decode(s + f->start, f->len, &w->text);
 	}
 	if (in->id_col >= 0 && w->fields.f[in->id_col].len > 0) {
@@ -565,6 +572,10 @@ stage_scan(const struct nsd_config *cfg, struct nsd_worker *w,
 			n = nsd_nshash_compute(&w->nshash, w->text.data,
 			    w->text.len, fps, cfg->compat ? NULL : code);
 		add_fps(wk, r, fps, code, n);
+		r->has_whole = cfg->method == NSD_METHOD_NSHASH &&
+		    w->nshash.has_whole;
+		if (r->has_whole)
+			r->whole_key = nsd_nshash_whole_key(w->nshash.whole);
 	}
 }
 
@@ -635,6 +646,11 @@ lookup_nshash(const struct nsd_config *cfg, struct nsd_index *ix,
 {
 	unsigned	 k, i, j, n = 0, need, count, top = 0;
 	int		 common, prose = 0;
+	uint64_t	 exact = 0;
+
+	if (r->has_whole &&
+	    nsd_index_lookup(ix, r->whole_key, &exact, err) == -1)
+		return (-1);
 
 	/* A text that is all code (a program posted twice) is compared. */
 	for (k = 0; k < r->nfps && !prose; k++)
@@ -678,6 +694,17 @@ lookup_nshash(const struct nsd_config *cfg, struct nsd_index *ix,
 			count += held[j] == held[i];
 		if (count >= need)
 			*best = held[i], r->evidence = count;
+	}
+	/*
+	 * A text seen before joins the group of its first record, unless
+	 * it has nothing left to compare (a page of nothing but a footer).
+	 */
+	r->exact = exact != 0 && n > 0;
+	if (r->exact) {
+		for (i = 0, count = 0; i < n; i++)
+			count += held[i] == exact;
+		*best = exact;
+		r->evidence = count;
 	}
 	return (0);
 }
@@ -724,6 +751,8 @@ stage_decide(const struct nsd_config *cfg, const struct input *in,
 		    wk->recs[i].nfps : cfg->sentences;
 		for (k = 0; k < nprefetch; k++)
 			nsd_index_prefetch(ix, wk->fps[wk->recs[i].fp_off + k]);
+		if (wk->recs[i].has_whole)
+			nsd_index_prefetch(ix, wk->recs[i].whole_key);
 	}
 	for (i = 0; i < wk->lines.nlines; i++) {
 		struct record		*r = &wk->recs[i];
@@ -773,6 +802,10 @@ stage_decide(const struct nsd_config *cfg, const struct input *in,
 		if (cfg->method == NSD_METHOD_SIMHASH && r->nfps == 1 &&
 		    !(r->dup && r->evidence == 0) &&
 		    nsd_index_add(ix, wk->fps[r->fp_off], best, err) == -1)
+			return (-1);
+		if (cfg->method == NSD_METHOD_NSHASH && r->has_whole &&
+		    !r->exact && r->usable > 0 &&
+		    nsd_index_claim(ix, r->whole_key, best, err) == -1)
 			return (-1);
 		for (k = 0; cfg->method == NSD_METHOD_NSHASH && k < r->usable;
 		    k++) {
@@ -825,8 +858,9 @@ write_judged(const struct nsd_config *cfg, struct nsd_index *ix,
 		else
 			snprintf(evidence, sizeof evidence,
 			    "{\"method\":\"nshash\",\"matched\":%u,"
-			    "\"fingerprints\":%u,\"common\":%u}", r->evidence,
-			    r->usable, r->common);
+			    "\"fingerprints\":%u,\"common\":%u,"
+			    "\"exact\":%s}", r->evidence, r->usable, r->common,
+			    r->exact ? "true" : "false");
 		a.explain = evidence;
 	}
 	if (in->format == NSD_FORMAT_TSV)
@@ -977,6 +1011,7 @@ nsd_pipeline_index_params(const struct nsd_config *cfg,
 {
 	memset(ip, 0, sizeof *ip);
 	ip->norm_version = NSD_NORM_VERSION;
+	ip->norm_oldest = NSD_NORM_OLDEST;
 	if (cfg->method == NSD_METHOD_SIMHASH) {
 		ip->method = "simhash";
 		ip->distance = cfg->distance;
@@ -1008,7 +1043,7 @@ nsd_pipeline_run(const struct nsd_config *cfg, struct nsd_index *ix,
 
 	memset(st, 0, sizeof *st);
 	memset(&wk, 0, sizeof wk);
-	if (worker_init(&w, cfg, err) == -1) {
+	if (worker_init(&w, cfg, ix, err) == -1) {
 		worker_free(&w);
 		return (-1);
 	}

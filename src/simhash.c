@@ -3,7 +3,7 @@
  *
  * The definition (pinned by tests/unit/simhash_test.c):
  *
- *  1. The text is normalized as for nshash (normalization version 1:
+ *  1. The text is normalized as for nshash (the same in versions 1 and 2:
  *     full-width ASCII folded, white space runs collapsed).
  *  2. It is cut into features. Each code point is of one of three kinds:
  *     - CJK: Han (U+3400..4DBF, U+4E00..9FFF, U+F900..FAFF,

@@ -4,7 +4,7 @@
  *
  * A text's SimHash is the bitwise majority vote of the XXH3-64 hashes of
  * its features: character n-grams of Han, Kana and Hangul runs, and word
- * shingles of everything else, after nsdedup's normalization version 1.
+ * shingles of everything else, after nsdedup's normalization (any version).
  * Texts that share most features get fingerprints a few bits apart. The
  * exact definition is the design essay at the top of simhash.c and the
  * FINGERPRINTS section of nsdedup(1); golden vectors in

@@ -36,6 +36,8 @@ struct nsd_text {
  */
 static const char delim_default[] =
     "[:;?!\\n\\x{3002}\\x{3011}]|\\.(?=[ \\n]|\\z)";
+static const char delim_prose[] =
+    "[:;?!\\x{1F}\\x{3002}\\x{3011}]|\\.(?=[ \\n]|\\z)";
 static const char delim_compat[] =
     "[:\\x{FF1A}\\x{FF1B}\\x{FF1F}\\x{3002}\\x{FF01}\\x{3011}\\n]";
 static const char word_run[] = "[\\p{L}\\p{N}]+";
@@ -99,7 +101,8 @@ nsd_text_new(enum nsd_split_rule rule, struct nsd_error *err)
 	t = xcalloc(1, sizeof *t);
 	t->rule = rule;
 	if (pattern_compile(&t->delim, rule == NSD_SPLIT_COMPAT ?
-	    delim_compat : delim_default, err) == -1 ||
+	    delim_compat : rule == NSD_SPLIT_PROSE ? delim_prose :
+	    delim_default, err) == -1 ||
 	    pattern_compile(&t->word, word_run, err) == -1) {
 		nsd_text_free(t);
 		return (NULL);
@@ -296,6 +299,66 @@ nsd_text_normalize(const char *in, size_t len, struct nsd_buf *out)
 	out->len = o - start;
 }
 
+/* The length of the tag at s[0..len), which starts with '<', or 0. */
+static size_t
+tag_length(const char *s, size_t len)
+{
+	size_t	 i, max = len < NSD_TAG_MAX ? len : NSD_TAG_MAX;
+	char	 c = len > 1 ? s[1] : '\0';
+
+	if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '/' ||
+	    c == '!'))
+		return (0);
+	for (i = 2; i < max; i++) {
+		if (s[i] == '>')
+			return (i + 1);
+		if (s[i] == '<')
+			return (0);
+	}
+	return (0);
+}
+
+void
+nsd_text_strip_tags(struct nsd_buf *buf)
+{
+	char	*s = buf->data, *o, *p, *end = s + buf->len;
+	size_t	 n;
+
+	if (buf->len == 0 || (p = memchr(s, '<', buf->len)) == NULL)
+		return;
+	for (o = p; p < end; ) {
+		if (*p == '<' && (n = tag_length(p, end - p)) > 0) {
+			*o++ = ' ';
+			p += n;
+		} else
+			*o++ = *p++;
+	}
+	buf->len = o - s;
+}
+
+const char *
+nsd_text_flatten(const char *s, size_t len, struct nsd_buf *scratch,
+    size_t *flat_len)
+{
+	size_t	 i, n = 0;
+	char	*o;
+
+	if (memchr(s, ' ', len) == NULL && memchr(s, '\n', len) == NULL) {
+		*flat_len = len;
+		return (s);
+	}
+	scratch->len = 0;
+	nsd_buf_reserve(scratch, len);
+	o = scratch->data;
+	/* Every byte is stored; only those that are not white space stay. */
+	for (i = 0; i < len; i++) {
+		o[n] = s[i];
+		n += s[i] != ' ' && s[i] != '\n';
+	}
+	*flat_len = n;
+	return (o);
+}
+
 static void
 piece_push(struct nsd_piece **pieces, size_t *cap, size_t n, size_t start,
     size_t len)
@@ -321,10 +384,10 @@ nsd_text_split(struct nsd_text *t, const char *s, size_t len,
 			ms = me = len;
 		a = pos;
 		b = ms;
-		if (t->rule == NSD_SPLIT_DEFAULT) {
-			while (a < b && s[a] == ' ')
+		if (t->rule != NSD_SPLIT_COMPAT) {
+			while (a < b && (s[a] == ' ' || s[a] == '\n'))
 				a++;
-			while (b > a && s[b - 1] == ' ')
+			while (b > a && (s[b - 1] == ' ' || s[b - 1] == '\n'))
 				b--;
 			if (a < b)
 				piece_push(pieces, cap, n++, a, b - a);

@@ -1,9 +1,10 @@
 /*
  * text.h: text normalization, sentence splitting and character classes.
  *
- * Normalization version 1 (NSD_NORM_VERSION) is documented in nsdedup(1)
- * under FINGERPRINTS; any change to it must bump the version, since
- * fingerprints (and later, index files) depend on it. Splitting and the
+ * Normalization (NSD_NORM_VERSION, with what nshash.c does after it) is
+ * documented in nsdedup(1) under FINGERPRINTS; any change to it must bump
+ * the version, since fingerprints, and so index files, depend on it.
+ * Splitting and the
  * letter-or-digit tests use PCRE2 with Unicode properties, compiled once
  * (with the JIT where available) by nsd_text_new().
  *
@@ -18,10 +19,24 @@
 
 #include "util.h"
 
-#define NSD_NORM_VERSION 1
+/*
+ * The newest version, which new indexes record, and the oldest one still
+ * read: an index keeps the version it was made with (see nshash.c).
+ */
+#define NSD_NORM_VERSION	2
+#define NSD_NORM_OLDEST		1
+
+/*
+ * Version 2 joins the text fields of a record (-k) with this character,
+ * which ends a sentence, since a line break no longer does. Version 1
+ * joins them with a newline.
+ */
+#define NSD_FIELD_END	'\x1f'
 
 enum nsd_split_rule {
-	NSD_SPLIT_DEFAULT,	/* nsdedup's rule, on normalized text */
+	NSD_SPLIT_DEFAULT,	/* nsdedup's rule, version 1, on normalized
+				   text */
+	NSD_SPLIT_PROSE,	/* version 2: line breaks end no sentence */
 	NSD_SPLIT_COMPAT	/* the reference nshash rule, on raw text */
 };
 
@@ -37,15 +52,33 @@ struct nsd_text	*nsd_text_new(enum nsd_split_rule, struct nsd_error *);
 void		 nsd_text_free(struct nsd_text *);
 
 /*
- * Replace out's contents with the version-1 normalization of in.
+ * Replace out's contents with the normalization of in (the same in every
+ * version).
  * simhash.c cuts text without normalizing it where that changes no
  * feature, knowing what normalization changes: keep the two in step.
  */
 void	 nsd_text_normalize(const char *, size_t, struct nsd_buf *);
 
 /*
+ * Read every markup tag of normalized text in buf (a '<', then a letter,
+ * '/' or '!', up to the next '>' within NSD_TAG_MAX bytes, with no '<'
+ * between) as one space, in place: "<p>One.</p><p>Two" becomes " One.  Two".
+ */
+#define NSD_TAG_MAX	1024
+void	 nsd_text_strip_tags(struct nsd_buf *);
+
+/*
+ * s[0..len) of normalized text without its white space (spaces and
+ * newlines): s itself when it has none, else a copy in scratch. *flat_len
+ * gets the length.
+ */
+const char *nsd_text_flatten(const char *, size_t, struct nsd_buf *,
+	    size_t *);
+
+/*
  * Split s into pieces at the rule's delimiters (which are dropped). With
- * the default rule, pieces are trimmed of spaces and empty ones dropped;
+ * the default and prose rules, pieces are trimmed of white space and empty
+ * ones dropped;
  * with the compat rule, every piece is kept as it is, empty ones too.
  * Returns the number of pieces, stored in *pieces (grown as needed).
  */

@@ -209,7 +209,8 @@ make_three() {
 	[[ "$stderr" == *"nsdedup: bad         1"* ]]
 	[[ "$stderr" == *"nsdedup: blank       2"* ]]
 	[[ "$stderr" == *"nsdedup: throughput  "*" MB/s"* ]]
-	[[ "$stderr" == *"nsdedup: index       2 fingerprints, 2 groups, "*" MiB of memory"* ]]
+	# 2 fingerprints, and the keys of the 3 whole texts
+	[[ "$stderr" == *"nsdedup: index       5 entries, 2 groups, "*" MiB of memory"* ]]
 	[ "${#lines[@]}" -eq 4 ]
 }
 

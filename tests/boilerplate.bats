@@ -24,16 +24,6 @@ story() {
 	printf '%s' "$2"
 }
 
-# A record as JSON: id $1, text $2.
-record() {
-	printf '{"id":"%s","text":"%s"}\n' "$1" "$2"
-}
-
-# The ids and similar_ids of nsdedup's JSON output $1, one pair a line.
-groups_of() {
-	sed 's/.*"id":"\([^"]*\)".*"similar_id":"\([^"]*\)".*/\1 \2/' <<<"$1"
-}
-
 # Stories 1..$1 with the footer, as in.jsonl.
 footed_stories() {
 	local i
@@ -70,7 +60,7 @@ footed_stories() {
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	expect_eq "$output" "$(record c2 "$(story 2 "$FOOTER")" |
-	    sed 's/}$/,"similar_id":"s2","is_dup":true,"explain":{"method":"nshash","matched":4,"fingerprints":5,"common":1}}/')"
+	    sed 's/}$/,"similar_id":"s2","is_dup":true,"explain":{"method":"nshash","matched":4,"fingerprints":5,"common":1,"exact":true}}/')"
 }
 
 @test "--common=0: the footer is compared, and its one match is not enough" {
@@ -79,7 +69,7 @@ footed_stories() {
 	run_nsd --explain --only-dups --common=0 in.jsonl
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
-	[[ "$output" == *'"similar_id":"s2"'*'"matched":4,"fingerprints":5,"common":0}}' ]]
+	[[ "$output" == *'"similar_id":"s2"'*'"matched":4,"fingerprints":5,"common":0,"exact":true}}' ]]
 	[ "${#lines[@]}" -eq 1 ]
 }
 
@@ -112,7 +102,7 @@ footed_stories() {
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	expect_eq "$(groups_of "$output")" "$(printf 'f1 f1\nc3 s3')"
-	[[ "${lines[1]}" == *'"common":1}}' ]]
+	[[ "${lines[1]}" == *'"common":1,"exact":true}}' ]]
 	# Without the index the footer is new again, and c3 shares only
 	# the footer with f1.
 	run_nsd f.jsonl
@@ -166,7 +156,7 @@ footed_stories() {
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	expect_eq "$(groups_of "$output")" "$(printf 'a a\none a\ntwo two')"
-	[[ "${lines[1]}" == *'"matched":1,"fingerprints":1,"common":0}}' ]]
+	[[ "${lines[1]}" == *'"matched":1,"fingerprints":1,"common":0,"exact":false}}' ]]
 }
 
 @test "sentences that look like code are passed over" {
@@ -203,7 +193,7 @@ footed_stories() {
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	expect_eq "$(groups_of "$output")" "$(printf 'a a\nb b\nc a')"
-	[[ "${lines[2]}" == *'"matched":5,"fingerprints":5,"common":0}}' ]]
+	[[ "${lines[2]}" == *'"matched":5,"fingerprints":5,"common":0,"exact":true}}' ]]
 }
 
 @test "--compat=nshash turns --min-match and --common off unless given" {

@@ -24,6 +24,17 @@ sentence() {
 	printf 'Sentence number %s is long enough to be fingerprinted by nshash' "$1"
 }
 
+# A JSON record with id $1 and text $2 (given as JSON string content).
+record() {
+	printf '{"id":"%s","text":"%s"}\n' "$1" "$2"
+}
+
+# The ids and similar_ids of nsdedup's JSON output $1, one pair a line.
+groups_of() {
+	printf '%s\n' "$1" |
+	    sed 's/.*"id":"\([^"]*\)".*"similar_id":"\([^"]*\)".*/\1 \2/'
+}
+
 # Fail with a message showing what was expected and what came out.
 expect_eq() {
 	if [ "$1" != "$2" ]; then

@@ -300,7 +300,7 @@ size_of() {
 	news_halves
 	"$NSDEDUP" --db x day1.jsonl > /dev/null
 	fps=$("$NSDEDUP" --stats day1.jsonl 2>&1 >/dev/null |
-	    sed -n 's/^nsdedup: index *\([0-9]*\) fingerprints.*/\1/p')
+	    sed -n 's/^nsdedup: index *\([0-9]*\) entries.*/\1/p')
 	[ "$fps" -gt 50 ]
 	# The table is as made: no slot is filled.
 	[ -z "$(first_filled_slot x)" ]
@@ -312,7 +312,7 @@ size_of() {
 	expect_eq "$output" "$(tail -n +21 <("$NSDEDUP" "$NEWS"))"
 	run_nsd --db x --db-verify
 	[ "$status" -eq 0 ]
-	expect_eq "$(info_field fingerprints)" "$fps"
+	expect_eq "$(info_field entries)" "$fps"
 }
 
 @test "a full log is merged into the table, and the results do not change" {
@@ -411,7 +411,7 @@ size_of() {
 	end=$(date +%s)
 	groups=$(cat out1.jsonl out2.jsonl | grep -c '"is_dup":false}$')
 	fps=$("$NSDEDUP" -n 4 --min-length=25 --stats "$NEWS" 2>&1 >/dev/null |
-	    sed -n 's/^nsdedup: index *\([0-9]*\) fingerprints.*/\1/p')
+	    sed -n 's/^nsdedup: index *\([0-9]*\) entries.*/\1/p')
 	[ "$groups" -gt 20 ]
 	[ "$fps" -gt 100 ]
 	run_nsd --db x --db-info
@@ -420,10 +420,10 @@ size_of() {
 	[ "${lines[0]}" = "index:         x" ]
 	[[ "${lines[1]}" =~ ^format:\ +version\ 2\ \(header\ copy\ [AB]\ in\ use\)$ ]]
 	expect_eq "$(info_field parameters)" \
-	    "--method nshash --sentences 4 --min-length 25, normalization 1"
+	    "--method nshash --sentences 4 --min-length 25, normalization 2"
 	expect_eq "$(info_field records)" 40
 	expect_eq "$(info_field groups)" "$groups"
-	expect_eq "$(info_field fingerprints)" "$fps"
+	expect_eq "$(info_field entries)" "$fps"
 	expect_eq "$(info_field load)" \
 	    "$(awk -v n="$fps" 'BEGIN { printf "%.1f", 100 * n / 4096 }')% of 4096 slots (grows past 75%)"
 	# Every id is a JSON string of 10 bytes: 12 + 10, padded to 24.
@@ -451,7 +451,7 @@ size_of() {
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	expect_eq "$(info_field parameters)" \
-	    "--method nshash --sentences 5 --min-length 30 --compat=nshash, normalization 1"
+	    "--method nshash --sentences 5 --min-length 30 --compat=nshash, normalization 2"
 	# Parameters given with --db-info are not compared: it only describes.
 	run_nsd --db x --db-info -n 3
 	[ "$status" -eq 0 ]
@@ -491,7 +491,7 @@ size_of() {
 	[ -z "$stderr" ]
 	# A small table grows eightfold.
 	[[ "$(info_field load)" == *"of 32768 slots (grows past 75%)" ]]
-	[ "$(info_field fingerprints)" -gt 3072 ]
+	[ "$(info_field entries)" -gt 3072 ]
 	[ "${lines[-1]}" = "verified:      no problems found" ]
 	[ "$(stat -c %s x)" -eq $((8192 + 32768 * 16)) ]
 	[ ! -e x.new ]

@@ -27,11 +27,6 @@ near() {
 	printf '%s %s' "${NEAR[$1]}" "$REST"
 }
 
-# A record as JSON: id $1, text $2.
-record() {
-	printf '{"id":"%s","text":"%s"}\n' "$1" "$2"
-}
-
 # What nsdedup --explain writes for record $1 with text $2: an original
 # (no $3), or a duplicate of group $3 at SimHash distance $4.
 judged() {
@@ -202,15 +197,17 @@ info_field() {
 		record b "$s1. $s2. $s3."
 		record c "$s3. Tiny."
 		record d "$s2! $s1?"
+		record e "$s1.\\n  $s2."
 	} > in.jsonl
 	run_nsd --explain --min-match=1 in.jsonl
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	expect_eq "$output" "$(printf '%s\n' \
 	    "{\"id\":\"a\",\"text\":\"$s1. $s2.\",\"similar_id\":\"a\",\"is_dup\":false}" \
-	    "{\"id\":\"b\",\"text\":\"$s1. $s2. $s3.\",\"similar_id\":\"a\",\"is_dup\":true,\"explain\":{\"method\":\"nshash\",\"matched\":2,\"fingerprints\":3,\"common\":0}}" \
-	    "{\"id\":\"c\",\"text\":\"$s3. Tiny.\",\"similar_id\":\"a\",\"is_dup\":true,\"explain\":{\"method\":\"nshash\",\"matched\":1,\"fingerprints\":1,\"common\":0}}" \
-	    "{\"id\":\"d\",\"text\":\"$s2! $s1?\",\"similar_id\":\"a\",\"is_dup\":true,\"explain\":{\"method\":\"nshash\",\"matched\":2,\"fingerprints\":2,\"common\":0}}")"
+	    "{\"id\":\"b\",\"text\":\"$s1. $s2. $s3.\",\"similar_id\":\"a\",\"is_dup\":true,\"explain\":{\"method\":\"nshash\",\"matched\":2,\"fingerprints\":3,\"common\":0,\"exact\":false}}" \
+	    "{\"id\":\"c\",\"text\":\"$s3. Tiny.\",\"similar_id\":\"a\",\"is_dup\":true,\"explain\":{\"method\":\"nshash\",\"matched\":1,\"fingerprints\":1,\"common\":0,\"exact\":false}}" \
+	    "{\"id\":\"d\",\"text\":\"$s2! $s1?\",\"similar_id\":\"a\",\"is_dup\":true,\"explain\":{\"method\":\"nshash\",\"matched\":2,\"fingerprints\":2,\"common\":0,\"exact\":false}}" \
+	    "{\"id\":\"e\",\"text\":\"$s1.\\n  $s2.\",\"similar_id\":\"a\",\"is_dup\":true,\"explain\":{\"method\":\"nshash\",\"matched\":2,\"fingerprints\":2,\"common\":0,\"exact\":true}}")"
 	printf 'id\ttext\n' > in.tsv
 	printf '%s\t%s\n' a "$s1. $s2." b "$s3. $s1." c "short" >> in.tsv
 	run_nsd --explain --min-match=1 in.tsv
@@ -219,7 +216,7 @@ info_field() {
 	expect_eq "$output" "$(printf '%s\n' \
 	    'id	text	similar_id	is_dup	explain' \
 	    "a	$s1. $s2.	a	false	" \
-	    "b	$s3. $s1.	a	true	{\"method\":\"nshash\",\"matched\":1,\"fingerprints\":2,\"common\":0}" \
+	    "b	$s3. $s1.	a	true	{\"method\":\"nshash\",\"matched\":1,\"fingerprints\":2,\"common\":0,\"exact\":false}" \
 	    'c	short	c	false	')"
 }
 
@@ -338,19 +335,19 @@ info_field() {
 	record a "$BASE" > a.jsonl
 	"$NSDEDUP" -m simhash --db x a.jsonl > /dev/null
 	run_nsd --db x --db-info
-	expect_eq "$(info_field fingerprints)" 10
+	expect_eq "$(info_field entries)" 10
 	{ record b "$BASE"; record c "$(near 0)"; } > b.jsonl
 	run_nsd -m simhash --explain --db x b.jsonl
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	expect_eq "$output" "$(judged b "$BASE" a 0; judged c "$(near 0)" a 0)"
 	run_nsd --db x --db-info
-	expect_eq "$(info_field fingerprints)" 10
+	expect_eq "$(info_field entries)" 10
 	expect_eq "$(info_field records)" 3
 	record d "$(near 1)" > d.jsonl
 	"$NSDEDUP" -m simhash --db x d.jsonl > /dev/null
 	run_nsd --db x --db-info
-	expect_eq "$(info_field fingerprints)" 20
+	expect_eq "$(info_field entries)" 20
 }
 
 @test "--db-info describes a simhash index" {
@@ -360,13 +357,13 @@ info_field() {
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	expect_eq "$(info_field parameters)" \
-	    '--method simhash --distance 2 --ngram 2 --shingle 3 --min-features 8 (6 block tables), normalization 1'
+	    '--method simhash --distance 2 --ngram 2 --shingle 3 --min-features 8 (6 block tables), normalization 2'
 	"$NSDEDUP" -m simhash --ngram 3 --shingle 2 --min-features 5 --db y \
 	    a.jsonl > /dev/null
 	run_nsd --db y --db-info
 	[ "$status" -eq 0 ]
 	expect_eq "$(info_field parameters)" \
-	    '--method simhash --distance 3 --ngram 3 --shingle 2 --min-features 5 (10 block tables), normalization 1'
+	    '--method simhash --distance 3 --ngram 3 --shingle 2 --min-features 5 (10 block tables), normalization 2'
 }
 
 @test "--no-update adds nothing, finds near-copies within the run, prints what a writer prints" {
@@ -476,7 +473,7 @@ info_field() {
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	[[ "$(info_field load)" == *"of 32768 slots (grows past 75%)" ]]
-	[ "$(info_field fingerprints)" -gt 3072 ]
+	[ "$(info_field entries)" -gt 3072 ]
 	[ "${lines[-1]}" = "verified:      no problems found" ]
 	[ "$(stat -c %s x)" -eq $((8192 + 32768 * 16)) ]
 	[ ! -e x.new ]
@@ -683,12 +680,12 @@ check_recovered() {
 	[ -z "$stderr" ]
 	expect_eq "$output" "$(printf '%s\n' \
 	    "{\"id\":1,\"text\":\"$s\",\"explain\":null,\"similar_id\":1,\"is_dup\":false}" \
-	    "{\"id\":2,\"explain\":{\"method\":\"nshash\",\"matched\":1,\"fingerprints\":1,\"common\":0},\"text\":\"$s\",\"similar_id\":1,\"is_dup\":true}")"
+	    "{\"id\":2,\"explain\":{\"method\":\"nshash\",\"matched\":1,\"fingerprints\":1,\"common\":0,\"exact\":true},\"text\":\"$s\",\"similar_id\":1,\"is_dup\":true}")"
 	printf 'id\ttext\texplain\n1\t%s\told\n2\t%s\told\n' "$s" "$s" > in.tsv
 	run_nsd --explain -f tsv in.tsv
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
-	expect_eq "$output" "$(printf 'id\ttext\texplain\tsimilar_id\tis_dup\n1\t%s\t\t1\tfalse\n2\t%s\t{"method":"nshash","matched":1,"fingerprints":1,"common":0}\t1\ttrue' "$s" "$s")"
+	expect_eq "$output" "$(printf 'id\ttext\texplain\tsimilar_id\tis_dup\n1\t%s\t\t1\tfalse\n2\t%s\t{"method":"nshash","matched":1,"fingerprints":1,"common":0,"exact":true}\t1\ttrue' "$s" "$s")"
 	run_nsd --explain --field-name explain in.jsonl
 	[ "$status" -eq 2 ]
 	[[ "$stderr" == *"--explain writes the member 'explain'"* ]]

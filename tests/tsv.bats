@@ -88,8 +88,9 @@ make_tsv() {
 }
 
 @test "backslash escapes in the text column are decoded" {
-	printf 'id\ttext\na\tSentence with a\\ttab that is long enough to count\\nmore\n' > esc.tsv
-	printf 'b\tSentence with a\\ttab that is long enough to count\n' >> esc.tsv
+	# Decoded, a's text is b's first sentence, a tab for its space.
+	printf 'id\ttext\na\tSentence with a\\ttab that is long enough to count.\\nmore\n' > esc.tsv
+	printf 'b\tSentence with a tab that is long enough to count\n' >> esc.tsv
 	run_nsd esc.tsv
 	[ "$status" -eq 0 ]
 	[[ "${lines[2]}" == *"$(printf '\ta\ttrue')" ]]

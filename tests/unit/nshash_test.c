@@ -50,12 +50,13 @@ check_normalize(void)
 }
 
 static struct nsd_nshash	 nh;
+static unsigned			 version = 1;	/* the definition's */
 
 static size_t
 fingerprint(const char *text, unsigned n, unsigned min, int compat,
     uint64_t *fps)
 {
-	struct nsd_nshash_params p = { n, min, compat, 0 };
+	struct nsd_nshash_params p = { n, min, compat, 0, version };
 	struct nsd_error	 err;
 
 	nsd_nshash_free(&nh);
@@ -208,7 +209,7 @@ check_code_like(void)
 	    "window.ad_slot_1=(window.ad_slot_1||[]).concat([{slot='1001'}])\n"
 	    "The council met on Monday to discuss the budget for roads.\n"
 	    "Prose (with a bracket or two) is not code at all.";
-	struct nsd_nshash_params p = { 5, 30, 0, 0 };
+	struct nsd_nshash_params p = { 5, 30, 0, 0, 1 };
 	struct nsd_error	 err;
 	uint64_t		 fps[NSD_NSHASH_MAX_SENTENCES];
 	unsigned char		 code[NSD_NSHASH_MAX_SENTENCES];
@@ -245,6 +246,99 @@ check_marks(void)
 	    "fingerprint");
 }
 
+/* Whether two texts have the same fingerprints and whole. */
+static int
+same_fingerprints(const char *a, const char *b)
+{
+	uint64_t	 fa[NSD_NSHASH_MAX_SENTENCES];
+	uint64_t	 fb[NSD_NSHASH_MAX_SENTENCES];
+	uint64_t	 whole;
+	size_t		 na, nb;
+
+	na = fingerprint(a, 5, 30, 0, fa);
+	whole = nh.whole;
+	nb = fingerprint(b, 5, 30, 0, fb);
+	return (na > 0 && na == nb && nh.has_whole && nh.whole == whole &&
+	    memcmp(fa, fb, na * sizeof fa[0]) == 0);
+}
+
+static void
+check_version2(void)
+{
+	static const char wrapped[] =
+	    "The quick brown fox jumps over\nthe lazy dog near the river. "
+	    "Short one.\nAnother sentence that is long\n  enough to qualify "
+	    "here! Tiny";
+	uint64_t	 fps[NSD_NSHASH_MAX_SENTENCES];
+	size_t		 n;
+
+	version = 2;
+	/*
+	 * Computed with xxhsum -H3: the sentence
+	 *     "今年全国粮食总产量再创历史新高,"
+	 *     "达到一万三千亿斤以上,比上年增长百分之一点三"
+	 * and the whole,
+	 *     "据新华社报道:今年全国粮食总产量再创历史新高,"
+	 *     "达到一万三千亿斤以上,比上年增长百分之一点三。"
+	 */
+	n = fingerprint("据新华社报道：\n"
+	    "今年全国粮食总产量再创历史新高，\n"
+	    "达到一万三千亿斤以上，比上年\n"
+	    "增长百分之一点三。", 5, 30, 0, fps);
+	tap_ok(n == 1 && fps[0] == 0xf07cdd1386da4459ULL,
+	    "version 2 golden: a line break inside a sentence neither ends "
+	    "it nor is part of it");
+	tap_ok(nh.has_whole && nh.whole == 0xc04cda9356590623ULL,
+	    "version 2 golden: the whole text without white space");
+	n = fingerprint(wrapped, 5, 30, 0, fps);
+	tap_ok(n == 2 && fps[0] == h("Thequickbrownfoxjumpsoverthelazydog"
+	    "neartheriver") && fps[1] == h("Anothersentencethatislongenoughto"
+	    "qualifyhere"), "version 2: sentences without their white space, "
+	    "longest first");
+	tap_ok(same_fingerprints(wrapped,
+	    "  The quick brown fox jumps over the lazy dog near the river.  "
+	    "Short one. Another sentence that is long enough to qualify here! "
+	    "Tiny"), "version 2: a text wrapped at other places is the same");
+	tap_ok(same_fingerprints(wrapped,
+	    "<div class=\"post-body\"><p>The quick brown fox jumps over the "
+	    "lazy dog near the river.</p>\n<p>Short one.<br>Another sentence "
+	    "that is long enough to qualify here!</p> <!-- ad --> Tiny</div>"),
+	    "version 2: markup tags read as spaces");
+	tap_ok(!same_fingerprints(wrapped,
+	    "The quick brown fox jumps over the lazy dog near the river. "
+	    "Short one. Another sentence that is long enough to qualify here! "
+	    "Tiny!"), "version 2: another character makes another whole");
+	n = fingerprint("if a < b and c > d then the text keeps its signs of "
+	    "comparison", 5, 30, 0, fps);
+	tap_ok(n == 1 && fps[0] == h("ifa<bandc>dthenthetextkeepsitssignsof"
+	    "comparison"), "version 2: '<' before a space starts no tag");
+	n = fingerprint("<p>  </p><br>", 5, 30, 0, fps);
+	tap_ok(n == 0 && !nh.has_whole,
+	    "version 2: tags alone have nothing to compare, and no whole");
+	n = fingerprint("tiny text", 5, 30, 0, fps);
+	tap_ok(n == 0 && !nh.has_whole, "version 2: no whole for a short text");
+	/* The fallback is the whole text without white space. */
+	n = fingerprint("one two three\n\nfour five six\n  seven eight nine\n"
+	    "ten eleven twelve", 5, 30, 0, fps);
+	tap_ok(n == 1 && fps[0] == h("onetwothreefourfivesixseveneightnine"
+	    "teneleventwelve") && nh.has_whole && nh.whole == fps[0],
+	    "version 2: the fallback hashes the whole text without white "
+	    "space");
+	n = fingerprint(wrapped, 5, 30, 1, fps);
+	tap_ok(n == 1 && !nh.has_whole, "compat has no version 2 and no whole");
+	version = 1;
+	n = fingerprint(wrapped, 5, 30, 0, fps);
+	tap_ok(n == 1 && !nh.has_whole && fps[0] == h("The quick brown fox "
+	    "jumps over\nthe lazy dog near the river. Short one.\nAnother "
+	    "sentence that is long\nenough to qualify here! Tiny"),
+	    "version 1 still ends a sentence at every line break (none "
+	    "qualifies here), with no whole");
+	/* mark(1, 1), computed in Python from the formula. */
+	tap_ok(nsd_nshash_whole_key(1) == 0x910a2dec89025cc1ULL &&
+	    nsd_nshash_whole_key(1) == nsd_nshash_mark(1, 1),
+	    "the key of a whole is its mark 1");
+}
+
 int
 main(void)
 {
@@ -254,6 +348,7 @@ main(void)
 	check_nothing_to_compare();
 	check_code_like();
 	check_marks();
+	check_version2();
 	nsd_nshash_free(&nh);
 	return (tap_done());
 }
