@@ -1378,10 +1378,24 @@ edit_punct(struct buf *b, size_t from, enum lang lang)
 	buf_splice(b, from + k, 0, ",");
 }
 
+/* The code points of s[0..n) that are not white space. */
+static size_t
+count_cps_unspaced(const char *s, size_t n)
+{
+	size_t i, cps = 0;
+
+	for (i = 0; i < n; i++)
+		if (((unsigned char)s[i] & 0xc0) != 0x80 && s[i] != ' ' &&
+		    s[i] != '\n' && s[i] != '\t')
+			cps++;
+	return (cps);
+}
+
 /*
  * Set sel[i] for the sentences of d that nshash fingerprints with its
- * defaults, the NS_SENTENCES longest of more than NS_MIN_CPS code points,
- * ties going to the earlier one, in the same way as nshash.c picks them.
+ * defaults, the NS_SENTENCES longest of more than NS_MIN_CPS code points
+ * (white space not counted, as in its version 2), ties going to the
+ * earlier one, in the same way as nshash.c picks them.
  * Our sentences are its sentences with their end mark (a full stop, "。",
  * "！", "？" or "；"), which it drops.  When none is that long, nshash
  * hashes the whole text, and the first sentence is set.
@@ -1393,8 +1407,8 @@ select_longest(const struct doc *d, unsigned char *sel)
 
 	memset(sel, 0, d->n);
 	for (i = 0; i < d->n; i++) {
-		c = count_cps(d->text.p + d->off[i], d->off[i + 1] -
-		    d->off[i]);
+		c = count_cps_unspaced(d->text.p + d->off[i],
+		    d->off[i + 1] - d->off[i]);
 		c = c > 0 ? c - 1 : 0;
 		if (c <= NS_MIN_CPS ||
 		    (nbest == NS_SENTENCES && c <= cps[nbest - 1]))

@@ -224,7 +224,7 @@ elapsed() {
 
 # The fingerprints committed in the index at $1.
 fingerprints() {
-	"$NSDEDUP" --db "$1" --db-info | awk '/^fingerprints:/ { print $2 }'
+	"$NSDEDUP" --db "$1" --db-info | awk '/^entries:/ { print $2 }'
 }
 
 # The records the log of the index at $1 takes before it is merged.

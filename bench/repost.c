@@ -48,7 +48,10 @@
  *                  <br>-separated sentence blocks
  *
  * Sentences end at 。！？；, at . ! ? ; before white space, and at line
- * breaks, with any closing quote and the white space after them.
+ * breaks (in English, where texts are often hard-wrapped, at the end of a
+ * paragraph: a blank line or an indented line), with any closing quote and
+ * the white space after them.  A paragraph of hard-wrapped text ends
+ * there too, so a reorder moves paragraphs, not wrapped lines.
  *
  * Hard negatives.  With --boilerplate-rate R, each original is given with
  * probability R the block of one of three "sites" of its language, which
@@ -509,9 +512,32 @@ is_close_quote(uint32_t c)
 }
 
 /*
+ * Whether the line break at s[i] ends a paragraph of hard-wrapped text:
+ * a blank line follows, or a line indented by a tab or two spaces.
+ */
+static int
+paragraph_break(const char *s, size_t len, size_t i)
+{
+	size_t	 j, indent = 0;
+
+	for (j = i + 1; j < len; j++) {
+		if (s[j] == '\n')
+			return (1);
+		if (s[j] == '\t')
+			indent += 2;
+		else if (s[j] == ' ')
+			indent++;
+		else if (s[j] != '\r')
+			break;
+	}
+	return (j < len && indent >= 2);
+}
+
+/*
  * Split s into sentences that cover it: each ends after its end mark, any
  * closing quotes and the white space that follows.  A line break ends a
- * sentence in Chinese; in English only a blank line does.
+ * sentence in Chinese; in English only the end of a paragraph does (a
+ * blank line, or an indented line).
  */
 static void
 split_sentences(const char *s, size_t len, enum lang lang, struct spans *sp)
@@ -528,13 +554,8 @@ split_sentences(const char *s, size_t len, enum lang lang, struct spans *sp)
 			end = 1;
 		else if (c == '\n' && lang != LANG_EN)
 			end = 1;
-		else if (c == '\n') {
-			/* English is often hard-wrapped: a blank line. */
-			for (k2 = i + 1; k2 < len && (s[k2] == ' ' ||
-			    s[k2] == '\t' || s[k2] == '\r'); k2++)
-				;
-			end = k2 < len && s[k2] == '\n';
-		}
+		else if (c == '\n')	/* English is often hard-wrapped */
+			end = paragraph_break(s, len, i);
 		else if (c == '.' || c == '!' || c == '?' || c == ';') {
 			next = i + k < len ? cp_at(s, len, i + k, &k2) : ' ';
 			end = is_space(next) || is_close_quote(next);
@@ -557,12 +578,14 @@ split_sentences(const char *s, size_t len, enum lang lang, struct spans *sp)
 
 /*
  * Split s into paragraphs, each with the line breaks after it: at blank
- * lines when there are at least 3 such paragraphs, else at line breaks.
+ * lines and indented lines (hard-wrapped text: Reuters indents its
+ * paragraphs, Usenet leaves a blank line) when there are at least 3 such
+ * paragraphs, else at line breaks.
  */
 static void
 split_paragraphs(const char *s, size_t len, struct spans *sp)
 {
-	size_t i, j, start, blank;
+	size_t i, j, start;
 	int pass;
 
 	for (pass = 0; pass < 2; pass++) {
@@ -572,13 +595,10 @@ split_paragraphs(const char *s, size_t len, struct spans *sp)
 			j = i + 1;
 			if (s[i] != '\n')
 				continue;
-			blank = 1;
 			while (j < len && (s[j] == '\n' || s[j] == ' ' ||
-			    s[j] == '\t' || s[j] == '\r')) {
-				blank += s[j] == '\n';
+			    s[j] == '\t' || s[j] == '\r'))
 				j++;
-			}
-			if (pass == 0 && blank < 2)
+			if (pass == 0 && !paragraph_break(s, len, i))
 				continue;
 			if (j < len) {
 				spans_add(sp, start, j);
