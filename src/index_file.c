@@ -373,8 +373,8 @@ create_reserved(const char *path, uint64_t size, mode_t mode, int exact,
 
 	(void)unlink(path);
 	*what = "cannot create";
-	if ((fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC,
-	    mode)) == -1)
+	if ((fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, mode)) == -1)
 		return (-1);
 	if (exact)
 		(void)fchmod(fd, mode);
@@ -1306,7 +1306,15 @@ create_index(struct file_index *fi, const struct nsd_index_params *p,
 
 	memcpy(ids, NSD_IDS_MAGIC, 8);
 	nsd_put_le64(ids + 8, h.file_id);
-	fd = open(fi->ids_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	/*
+	 * There is no index, so an id file here is one a killed creation
+	 * left, or something planted: it goes (unlink(2) does not follow a
+	 * symbolic link), and O_EXCL makes sure that what is written is a new
+	 * file of our own.
+	 */
+	(void)unlink(fi->ids_path);
+	fd = open(fi->ids_path, O_RDWR | O_CREAT | O_EXCL | NSD_WRITE_FLAGS,
+	    0666);
 	if (fd == -1)
 		return (nsd_error_errno(err, NSD_EXIT_INDEX, fi->ids_path,
 		    "cannot create"));
@@ -1388,10 +1396,10 @@ open_ids(struct file_index *fi, struct nsd_error *err)
 	struct stat	 sb;
 	void		*p;
 
-	fi->ids_fd = open(fi->ids_path, (fi->readonly ? O_RDONLY : O_RDWR) |
-	    NSD_OPEN_FLAGS);
+	fi->ids_fd = fi->readonly ? open(fi->ids_path, O_RDONLY |
+	    NSD_OPEN_FLAGS) : open(fi->ids_path, O_RDWR | NSD_WRITE_FLAGS);
 	if (fi->ids_fd == -1)
-		return (nsd_error_errno(err, NSD_EXIT_INDEX, fi->ids_path,
+		return (nsd_index_open_error(err, fi->ids_path,
 		    "cannot open the index's id file"));
 	if (nsd_index_fstat(fi->ids_fd, fi->ids_path, &sb, err) == -1)
 		return (-1);
@@ -1519,10 +1527,11 @@ open_log(struct file_index *fi, struct nsd_error *err)
 	if (fi->readonly && fi->hdr.log_records == 0)
 		return (0);
 	/* Made only while nothing in it counts: a lost log is an error. */
-	fi->log_fd = open(fi->log_path, (fi->readonly ? O_RDONLY : O_RDWR |
-	    (fi->hdr.log_records == 0 ? O_CREAT : 0)) | NSD_OPEN_FLAGS, 0666);
+	fi->log_fd = fi->readonly ? open(fi->log_path, O_RDONLY |
+	    NSD_OPEN_FLAGS) : open(fi->log_path, O_RDWR |
+	    (fi->hdr.log_records == 0 ? O_CREAT : 0) | NSD_WRITE_FLAGS, 0666);
 	if (fi->log_fd == -1)
-		return (nsd_error_errno(err, NSD_EXIT_INDEX, fi->log_path,
+		return (nsd_index_open_error(err, fi->log_path,
 		    "cannot open the index's log"));
 	if (nsd_index_fstat(fi->log_fd, fi->log_path, &sb, err) == -1)
 		return (-1);

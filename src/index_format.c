@@ -212,6 +212,21 @@ nsd_index_header_problem(enum nsd_header_state st)
 }
 
 int
+nsd_index_open_error(struct nsd_error *err, const char *path,
+    const char *what)
+{
+	struct stat	 sb;
+	int		 e = errno;
+
+	if (e == ELOOP && lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode))
+		return (nsd_error_set(err, NSD_EXIT_INDEX,
+		    "%s: is a symbolic link, which nsdedup does not follow "
+		    "there; remove it", path));
+	errno = e;
+	return (nsd_error_errno(err, NSD_EXIT_INDEX, path, what));
+}
+
+int
 nsd_index_fstat(int fd, const char *path, struct stat *sb,
     struct nsd_error *err)
 {
@@ -273,15 +288,16 @@ nsd_index_lock(const char *path, int readonly, long wait_ms, int *fdp,
 	 * A reader makes no files: without the lock file there is no index
 	 * to read, unless it was copied without one.
 	 */
-	fd = open(lock_path, (readonly ? O_RDONLY : O_RDWR | O_CREAT) |
-	    NSD_OPEN_FLAGS, 0666);
+	fd = readonly ? open(lock_path, O_RDONLY | NSD_OPEN_FLAGS) :
+	    open(lock_path, O_RDWR | O_CREAT | NSD_WRITE_FLAGS, 0666);
 	if (fd == -1 && readonly && errno == ENOENT) {
 		if (access(path, F_OK) == -1 && errno == ENOENT) {
 			free(lock_path);
 			return (nsd_error_set(err, NSD_EXIT_INDEX,
 			    "%s: no such index", path));
 		}
-		fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+		fd = open(lock_path, O_RDWR | O_CREAT | O_NOFOLLOW |
+		    O_CLOEXEC, 0666);
 		/*
 		 * A reader that cannot make the lock file reads unlocked:
 		 * what a writer changes meanwhile is beyond the committed
@@ -299,6 +315,11 @@ nsd_index_lock(const char *path, int readonly, long wait_ms, int *fdp,
 		return (nsd_error_set(err, NSD_EXIT_INDEX,
 		    "%s: cannot create the index: its directory does not exist",
 		    path));
+	}
+	if (fd == -1 && errno == ELOOP) {
+		nsd_index_open_error(err, lock_path, "cannot open");
+		free(lock_path);
+		return (-1);
 	}
 	if (fd == -1) {
 		nsd_error_set(err, NSD_EXIT_INDEX,

@@ -81,6 +81,12 @@
 
 /* How index files are opened: never blocking on a FIFO, never a tty. */
 #define NSD_OPEN_FLAGS		(O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+/*
+ * How a run that updates the index opens a file beside it (PATH.ids,
+ * PATH.log, PATH.lock) that it may create or write: a symbolic link planted
+ * at that predictable name is never followed.
+ */
+#define NSD_WRITE_FLAGS		(NSD_OPEN_FLAGS | O_NOFOLLOW)
 
 #define NSD_IDS_MAGIC		"NSDIDS\0\1"
 #define NSD_IDS_HEADER_SIZE	16
@@ -251,6 +257,13 @@ int	 nsd_index_read_header(int, const char *, struct nsd_index_header *,
 	    int *, struct nsd_error *);
 
 struct stat;
+
+/*
+ * The error of an open(2) of path with NSD_WRITE_FLAGS that failed: a
+ * symbolic link found there is named as such, anything else is reported as
+ * "path: what: strerror(errno)". Returns -1 (NSD_EXIT_INDEX).
+ */
+int	 nsd_index_open_error(struct nsd_error *, const char *, const char *);
 
 /* fstat() an index file open at fd, which must be a regular file. */
 int	 nsd_index_fstat(int, const char *, struct stat *, struct nsd_error *);
