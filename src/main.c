@@ -212,8 +212,8 @@ print_stats(const struct nsd_stats *st, struct nsd_index *ix, double elapsed)
 }
 
 /*
- * On SIGINT, SIGTERM or SIGHUP: remove the temporary output, then die of the
- * signal.
+ * On SIGINT, SIGTERM, SIGHUP or SIGPIPE: remove the temporary output, then
+ * die of the signal.
  */
 static void
 on_signal(int sig)
@@ -224,21 +224,28 @@ on_signal(int sig)
 	raise(sig);
 }
 
+/*
+ * Catch the signals that end a run; one that is ignored (nohup ignores
+ * SIGHUP, a shell SIGINT for a background job, a caller may SIGPIPE) stays
+ * ignored.
+ */
 static void
 catch_signals(sigset_t *set)
 {
-	struct sigaction	 sa;
+	static const int	 sigs[] = { SIGHUP, SIGINT, SIGPIPE, SIGTERM };
+	struct sigaction	 sa, was;
+	size_t			 i;
 
 	sigemptyset(set);
-	sigaddset(set, SIGINT);
-	sigaddset(set, SIGTERM);
-	sigaddset(set, SIGHUP);
+	for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+		sigaddset(set, sigs[i]);
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_signal;
 	sa.sa_mask = *set;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+		if (sigaction(sigs[i], NULL, &was) == 0 &&
+		    was.sa_handler != SIG_IGN)
+			sigaction(sigs[i], &sa, NULL);
 }
 
 /* A Unix time as UTC, ISO 8601. */
