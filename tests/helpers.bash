@@ -42,3 +42,58 @@ expect_eq() {
 		return 1
 	fi
 }
+
+# Shared by the tests of runs that fail or are killed (index-crash.bats,
+# signals.bats).
+
+# Fail unless dump file $1 is the same as $2, showing how they differ.
+same_dump() {
+	if ! cmp -s "$1" "$2"; then
+		echo "the index is not as in $2:"
+		diff "$2" "$1" | head -n 20
+		return 1
+	fi
+}
+
+need_fiu() {
+	if ! command -v fiu-run > /dev/null ||
+	    ! command -v fiu-ctrl > /dev/null; then
+		skip "fiu-run is not installed (package fiu-utils)"
+	fi
+}
+
+# Fail unless process $1 has the file $2 open, within 10 seconds.
+wait_open() {
+	local f
+
+	for _ in $(seq 200); do
+		for f in /proc/"$1"/fd/*; do
+			[ "$(readlink "$f")" = "$2" ] && return 0
+		done
+		sleep 0.05
+	done
+	echo "process $1 never opened $2"
+	return 1
+}
+
+# Wait (10 seconds at most) until a run over the index db has begun: its
+# header is no longer the one kept in pre/db.
+wait_begun() {
+	for _ in $(seq 200); do
+		cmp -s -n 8192 db pre/db || return 0
+		sleep 0.05
+	done
+	echo "run 2 never began"
+	return 1
+}
+
+# Make the FIFO feed, the input of process $1, and open it for writing as
+# fd 8 once that process has opened it: its input is then what is written
+# to fd 8, and closing fd 8 ends it.
+feed_open() {
+	# Read-write, so that this open never waits.
+	exec 7<> feed
+	wait_open "$1" "$PWD/feed"
+	exec 8> feed
+	exec 7<&-
+}

@@ -70,15 +70,6 @@ prepare_again() {
 	"$NSD_INDEX_DUMP" again/db > again.dump
 }
 
-# Fail unless dump file $1 is the same as $2, showing how they differ.
-same_dump() {
-	if ! cmp -s "$1" "$2"; then
-		echo "the index is not as in $2:"
-		diff "$2" "$1" | head -n 20
-		return 1
-	fi
-}
-
 # After a failed run 2: the index is as in $1.dump (pre or post) and
 # nothing else, --db-verify passes (its report kept in verify.out), and run
 # 2 again writes what an uninterrupted run writes and leaves what it
@@ -329,53 +320,11 @@ fiu_fail() {
 	    -c "enable name=$point,failinfo=$errno" "$NSDEDUP" "$@"
 }
 
-need_fiu() {
-	if ! command -v fiu-run > /dev/null ||
-	    ! command -v fiu-ctrl > /dev/null; then
-		skip "fiu-run is not installed (package fiu-utils)"
-	fi
-}
-
 # The message of a failure that leaves run 2 uncommitted: $1 is the step.
 commit_failed() {
 	expect_eq "$status" 9
 	expect_eq "$stderr" \
 	    "nsdedup: db: $1; nothing of this run was committed"
-}
-
-# Fail unless process $1 has the file $2 open, within 10 seconds.
-wait_open() {
-	local f
-
-	for _ in $(seq 200); do
-		for f in /proc/"$1"/fd/*; do
-			[ "$(readlink "$f")" = "$2" ] && return 0
-		done
-		sleep 0.05
-	done
-	echo "process $1 never opened $2"
-	return 1
-}
-
-# Wait (10 seconds at most) until run 2 has begun: its header says so.
-wait_begun() {
-	for _ in $(seq 200); do
-		cmp -s -n 8192 db pre/db || return 0
-		sleep 0.05
-	done
-	echo "run 2 never began"
-	return 1
-}
-
-# Make the FIFO feed, the input of process $1, and open it for writing as
-# fd 8 once that process has opened it: its input is then what is written
-# to fd 8, and closing fd 8 ends it.
-feed_open() {
-	# Read-write, so that this open never waits.
-	exec 7<> feed
-	wait_open "$1" "$PWD/feed"
-	exec 8> feed
-	exec 7<&-
 }
 
 # Run 2 over file $4 read through a FIFO, under fiu-run; the failure point
