@@ -142,6 +142,36 @@ check_between() {
 	head -n 2 in.jsonl | cmp - out.jsonl
 }
 
+@test "an over-long first line still decides the format" {
+	# Found by this catalogue: the line after an over-long first line was
+	# taken as the TSV header, or decided the format.
+	{ printf 'id\ttext\t'; head -c 3145728 /dev/zero | tr '\0' c
+	    printf '\n1\t%s\t\n' "$(sentence 1)"; } > in.tsv
+	run_nsd --max-line=64K in.tsv
+	[ "$status" -eq 3 ]
+	[ -z "$output" ]
+	expect_eq "$stderr" \
+	    "nsdedup: in.tsv:1: bad header: line longer than 65536 bytes (--max-line)"
+	# Without a header the long row is only a bad record.
+	run --separate-stderr bash -c \
+	    '"$NSDEDUP" --max-line=64K -H -k 2 in.tsv > out.tsv'
+	[ "$status" -eq 1 ]
+	expect_eq "$stderr" \
+	    "nsdedup: in.tsv:1: line longer than 65536 bytes (--max-line)"
+	{ head -n 1 in.tsv; printf '1\t%s\t\t1\tfalse\n' "$(sentence 1)"; } |
+	    cmp - out.tsv
+	# An over-long JSON record first: the next line is JSON, not a header.
+	{ printf '{"text":"%s"}\n' "$(head -c 100 /dev/zero | tr '\0' j)"
+	    printf 'id\ttext\n'; good 1 1; } > in.jsonl
+	run_nsd --max-line=100 in.jsonl
+	[ "$status" -eq 1 ]
+	[ "${#lines[@]}" -eq 3 ]
+	[ "${lines[1]}" = "$(printf 'id\ttext')" ]
+	expect_eq "${lines[2]}" "$(annotated 1 1 1 false)"
+	expect_eq "${stderr_lines[1]}" \
+	    "nsdedup: in.jsonl:2: invalid JSON: expected a JSON object at byte 1"
+}
+
 @test "nesting 100,000 deep: accepted beside the text, bad as the text" {
 	# badinput.bats has 100,000 arrays beside the text; here objects.
 	local open close
@@ -508,4 +538,9 @@ nsdedup: in.tsv:9: invalid UTF-8 at byte 66"
 	[ "$status" -eq 3 ]
 	expect_eq "$stderr" \
 	    "nsdedup: in.tsv:1: no column 4: the first row has 3 columns"
+	printf 'one\n' > one.tsv
+	run_nsd -f tsv -H -k 2 one.tsv
+	[ "$status" -eq 3 ]
+	expect_eq "$stderr" \
+	    "nsdedup: one.tsv:1: no column 2: the first row has 1 column"
 }
