@@ -298,9 +298,10 @@ tsv_column(const struct nsd_config *cfg, struct input *in, const char *field,
 		return (0);
 	if (field[0] != '\0' && field[strspn(field, "0123456789")] == '\0')
 		return (nsd_error_set(err, NSD_EXIT_INPUT,
-		    "%s:%llu: no column %s: %s has %zu columns", in->name,
+		    "%s:%llu: no column %s: %s has %zu column%s", in->name,
 		    (unsigned long long)lineno, field,
-		    cfg->no_header ? "the first row" : "the header", hf->n));
+		    cfg->no_header ? "the first row" : "the header", hf->n,
+		    hf->n == 1 ? "" : "s"));
 	if (cfg->no_header)
 		return (nsd_error_set(err, NSD_EXIT_USAGE,
 		    "%s: with --no-header, columns are numbers, not '%s'",
@@ -375,9 +376,21 @@ stage_frame(const struct nsd_config *cfg, struct input *in, struct work *wk,
 			continue;
 		}
 		if (l->kind != NSD_LINE_WHOLE) {
+			/*
+			 * Its first bytes still decide the format, and a
+			 * TSV header too long to read leaves no columns.
+			 */
+			if (in->format == NSD_FORMAT_AUTO)
+				in->format = detect_format(s, l->len);
 			set_bad(wk, r,
 			    "line longer than %zu bytes (--max-line)",
 			    cfg->max_line);
+			if (in->format == NSD_FORMAT_TSV && !in->header_seen &&
+			    !cfg->no_header)
+				return (nsd_error_set(err, NSD_EXIT_INPUT,
+				    "%s:%llu: bad header: %s",
+				    in->name, (unsigned long long)l->lineno,
+				    wk->reasons.data + r->reason));
 			continue;
 		}
 		if (is_blank(in->format, s, l->len)) {

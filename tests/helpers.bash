@@ -35,6 +35,11 @@ groups_of() {
 	    sed 's/.*"id":"\([^"]*\)".*"similar_id":"\([^"]*\)".*/\1 \2/'
 }
 
+# The JSONTestSuite parsing files in the shared data (tests skip without).
+suite_dir() {
+	printf '%s/jsontestsuite/test_parsing' "$NSD_SHARED_DATA"
+}
+
 # Fail with a message showing what was expected and what came out.
 expect_eq() {
 	if [ "$1" != "$2" ]; then

@@ -6,10 +6,6 @@
 
 load helpers
 
-suite_dir() {
-	printf '%s/jsontestsuite/test_parsing' "$NSD_SHARED_DATA"
-}
-
 # Wrap every one-line file of the given prefix into records.jsonl.
 wrap() {
 	local f
