@@ -1,7 +1,10 @@
 #!/usr/bin/env bats
 # Memory errors and leaks under valgrind's memcheck, on runs that go
 # through every stage and the odd paths: bad records, long lines streamed
-# in pieces, input arriving in small pieces, failing runs.
+# in pieces, input arriving in small pieces, failing runs, and an index
+# made, grown, updated, read and checked. Leaks of every kind but memory
+# still reachable at exit are errors. (-m simhash has its memcheck test in
+# simhash.bats.)
 
 load helpers
 
@@ -15,7 +18,8 @@ valgrind_usable() {
 
 memcheck() {
 	valgrind_usable
-	run --separate-stderr valgrind -q --leak-check=full --errors-for-leak-kinds=definite \
+	run --separate-stderr valgrind -q --leak-check=full \
+	    --errors-for-leak-kinds=definite,indirect,possible \
 	    --error-exitcode=99 "$NSDEDUP" "$@"
 	[ "$status" -ne 99 ] || { printf '%s\n' "$stderr"; false; }
 	[[ "$stderr" != *"=="* ]] || { printf '%s\n' "$stderr"; false; }
@@ -53,4 +57,32 @@ memcheck() {
 	[[ "$stderr" != *"=="* ]]
 	[ "${#lines[@]}" -eq 2 ]
 	[[ "${lines[1]}" == *'"similar_id":1,"is_dup":true}' ]]
+}
+
+@test "memcheck: an index made, grown, updated, read and checked" {
+	: "${GENCORPUS:?run the tests through make check}"
+	valgrind_usable
+	# 1000 records after 100 grow the table (see index-crash.bats).
+	"$GENCORPUS" --records 100 --seed 1 > a.jsonl
+	"$GENCORPUS" --records 1000 --seed 2 > b.jsonl
+	memcheck --db db a.jsonl
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	memcheck --db db --stats -o out.jsonl b.jsonl
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"nsdedup: index "* ]]
+	memcheck --db db -f tsv "$TOP_SRCDIR/examples/news.tsv"
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	memcheck --db db --no-update -D --explain b.jsonl
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[ "$(wc -l < out.jsonl)" -eq 1000 ]
+	[ "$(printf '%s\n' "$output" | wc -l)" -eq 1000 ]
+	memcheck --db db --db-info
+	[ "$status" -eq 0 ]
+	memcheck --db db --db-verify
+	[ "$status" -eq 0 ]
+	memcheck --db missing --no-update a.jsonl
+	[ "$status" -eq 7 ]
 }
