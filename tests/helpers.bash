@@ -102,3 +102,20 @@ feed_open() {
 	exec 8> feed
 	exec 7<&-
 }
+
+# What fiu-run runs nsdedup through. fiu-run preloads libfiu, which wraps
+# malloc among others; a program built with AddressSanitizer needs its
+# runtime loaded before that, so the runtime is put first in LD_PRELOAD
+# (sh execs, so nsdedup keeps the pid fiu-ctrl is given), and LeakSanitizer
+# passes over the string that libfiu's preload library never frees.
+# shellcheck disable=SC2034  # used by the files that load this one
+fiu_nsdedup=("$NSDEDUP")
+asan_lib=$(ldd "$NSDEDUP" 2> /dev/null | awk '$1 ~ /^libasan/ { print $3 }')
+if [ -n "$asan_lib" ]; then
+	printf 'leak:fiu_run_preload.so\n' > "$BATS_FILE_TMPDIR/fiu.supp"
+	lsan="suppressions=$BATS_FILE_TMPDIR/fiu.supp:print_suppressions=0"
+	# shellcheck disable=SC2016,SC2034  # $0 and $@ are the child's
+	fiu_nsdedup=(env "LSAN_OPTIONS=$lsan"
+	    sh -c 'LD_PRELOAD="$0 $LD_PRELOAD" exec "$@"' "$asan_lib"
+	    "$NSDEDUP")
+fi

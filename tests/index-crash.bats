@@ -309,21 +309,6 @@ entries() {
 
 # --- Failed system calls, injected with fiu-run ---
 
-# What fiu-run runs nsdedup through. fiu-run preloads libfiu, which wraps
-# malloc among others; a program built with AddressSanitizer needs its
-# runtime loaded before that, so the runtime is put first in LD_PRELOAD
-# (sh execs, so nsdedup keeps the pid fiu-ctrl is given), and LeakSanitizer
-# passes over the string that libfiu's preload library never frees.
-fiu_nsdedup=("$NSDEDUP")
-asan_lib=$(ldd "$NSDEDUP" 2> /dev/null | awk '$1 ~ /^libasan/ { print $3 }')
-if [ -n "$asan_lib" ]; then
-	printf 'leak:fiu_run_preload.so\n' > "$BATS_FILE_TMPDIR/fiu.supp"
-	lsan="suppressions=$BATS_FILE_TMPDIR/fiu.supp:print_suppressions=0"
-	fiu_nsdedup=(env "LSAN_OPTIONS=$lsan"
-	    sh -c 'LD_PRELOAD="$0 $LD_PRELOAD" exec "$@"' "$asan_lib"
-	    "$NSDEDUP")
-fi
-
 # fiu-run -x makes the named POSIX function fail with errno $2 (its
 # failinfo; without one, libfiu picks an errno at random among those the
 # function may return). The rest is the command line of nsdedup.

@@ -207,7 +207,7 @@ signal_midrun() {
 	[ -d /proc/self/fd ] || skip "no /proc/PID/fd to follow the run"
 	make_index
 	mkfifo feed
-	fiu-run -x -f "$PWD/ctl" "$NSDEDUP" --db db feed > got.out \
+	fiu-run -x -f "$PWD/ctl" "${fiu_nsdedup[@]}" --db db feed > got.out \
 	    2> run.err 3>&- &
 	pid=$!
 	feed_open "$pid"
