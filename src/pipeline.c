@@ -816,8 +816,8 @@ stage_decide(const struct nsd_config *cfg, const struct input *in,
 		    !(r->dup && r->evidence == 0) &&
 		    nsd_index_add(ix, wk->fps[r->fp_off], best, err) == -1)
 			return (-1);
-		if (cfg->method == NSD_METHOD_NSHASH && r->has_whole &&
-		    !r->exact && r->usable > 0 &&
+		/* Only nshash records have a whole text (stage_scan()). */
+		if (r->has_whole && !r->exact && r->usable > 0 &&
 		    nsd_index_claim(ix, r->whole_key, best, err) == -1)
 			return (-1);
 		for (k = 0; cfg->method == NSD_METHOD_NSHASH && k < r->usable;
