@@ -11,10 +11,18 @@
 # script; make bench BENCH_FLAGS=--no-scale leaves the scale part out, and
 # make bench-scale runs only that part.
 #
+# With --baseline PROGRAM or --baseline-rev REV (a git revision, built here
+# with the build tree's configure options), the nsdedup commands on the
+# generated corpus are also timed with that program, a run of one and a run
+# of the other in turn, and the report says whether this nsdedup keeps at
+# least 95% of the baseline's throughput: the check that a change which is
+# not meant to touch speed (hardening, a refactoring) did not.
+#
 # Run it from the top of the build tree:
 #
 #     bench/run.sh [--size 1G] [--runs 5] [--seed 1] [--out bench/RESULTS.md]
 #                  [--keep-corpus] [--no-scale]
+#                  [--baseline PROGRAM | --baseline-rev REV]
 #
 # Environment:
 #     NSDEDUP          the program under test (default ./src/nsdedup)
@@ -49,11 +57,14 @@ seed=1
 out=bench/RESULTS.md
 keep=0
 scale=1
+baseline=
+baseline_rev=
+baseline_flag=
 
 usage() {
 	cat <<EOF
 usage: $prog [--size SIZE] [--runs N] [--seed N] [--out FILE] [--keep-corpus]
-                    [--no-scale]
+                    [--no-scale] [--baseline PROGRAM | --baseline-rev REV]
 
   --size SIZE     corpus size for nsd-gencorpus, K/M/G suffixes (default 1G)
   --runs N        timed runs per command (default 5)
@@ -62,6 +73,12 @@ usage: $prog [--size SIZE] [--runs N] [--seed N] [--out FILE] [--keep-corpus]
   --keep-corpus   keep the corpus as \$TMPDIR/bench/corpus-SEED-SIZE.jsonl
   --no-scale      leave out bench/index-scale.sh (the index at 10^8
                   fingerprints), keeping the report's section of it
+  --baseline PROGRAM
+                  also time PROGRAM, an earlier nsdedup, in turn with this
+                  one, and check that this one keeps 95% of its throughput
+  --baseline-rev REV
+                  the same, with the baseline built from git revision REV
+                  of the source tree (with this build's configure options)
 EOF
 }
 
@@ -70,11 +87,11 @@ EOF
 
 while [ $# -gt 0 ]; do
 	case $1 in
-	--size|--runs|--seed|--out)
+	--size|--runs|--seed|--out|--baseline|--baseline-rev)
 		[ $# -ge 2 ] || usage_error "option '$1' needs a value"
 		opt=$1 val=$2
 		shift 2 ;;
-	--size=*|--runs=*|--seed=*|--out=*)
+	--size=*|--runs=*|--seed=*|--out=*|--baseline=*|--baseline-rev=*)
 		opt=${1%%=*} val=${1#*=}
 		shift ;;
 	--keep-corpus)
@@ -91,6 +108,8 @@ while [ $# -gt 0 ]; do
 	--runs) runs=$val ;;
 	--seed) seed=$val ;;
 	--out) out=$val ;;
+	--baseline) baseline=$val baseline_flag=" --baseline $val" ;;
+	--baseline-rev) baseline_rev=$val baseline_flag=" --baseline-rev $val" ;;
 	esac
 done
 
@@ -98,6 +117,8 @@ done
 [[ $runs =~ ^[1-9][0-9]*$ ]] || usage_error "invalid --runs '$runs'"
 [[ $seed =~ ^[0-9]+$ ]] || usage_error "invalid --seed '$seed'"
 [ -n "$out" ] || usage_error "empty --out"
+[ -z "$baseline" ] || [ -z "$baseline_rev" ] ||
+	usage_error "--baseline and --baseline-rev exclude each other"
 
 # Bytes in a size with an optional K/M/G suffix (powers of 1024).
 to_bytes() {
@@ -150,6 +171,45 @@ nsd_version=$("$NSDEDUP" --version 2>&1 | head -n 1)
 nsd_sum=$(sha256sum <"$NSDEDUP" | cut -c 1-16)
 nsd_mtime=$(date -u -r "$NSDEDUP" '+%Y-%m-%d %H:%M:%S UTC')
 
+# The baseline: the program given, or one built from a git revision of the
+# source tree, configured as this build tree was (config.status --config).
+baseline_shown=
+if [ -n "$baseline_rev" ]; then
+	command -v git >/dev/null 2>&1 || die "--baseline-rev needs git"
+	rev_id=$(git -C "$src_top" rev-parse --verify -q \
+	    "$baseline_rev^{commit}") ||
+		die "--baseline-rev: '$baseline_rev' is not a revision of $src_top"
+	note "building the baseline from $baseline_rev ($rev_id)"
+	mkdir "$tmp/baseline"
+	git -C "$src_top" archive "$rev_id" | tar -x -C "$tmp/baseline" ||
+		die "cannot extract $baseline_rev from $src_top"
+	config_args=
+	[ ! -x ./config.status ] || config_args=$(./config.status --config)
+	(
+		cd "$tmp/baseline" &&
+		autoreconf -fi &&
+		eval "./configure $config_args" &&
+		make src/nsdedup
+	) >"$tmp/baseline.log" 2>&1 || {
+		tail -n 20 "$tmp/baseline.log" >&2
+		die "building the baseline from $baseline_rev failed"
+	}
+	baseline=$tmp/baseline/src/nsdedup
+	baseline_shown="built from git revision $baseline_rev ($(git -C \
+	    "$src_top" log -1 --format='%h, "%s"' "$rev_id"))"
+	baseline_shown="$baseline_shown with configure $config_args"
+elif [ -n "$baseline" ]; then
+	[ -x "$baseline" ] || die "$baseline: not an executable (--baseline)"
+	baseline_shown=$baseline
+	freeze_programs "$tmp" baseline
+fi
+if [ -n "$baseline" ]; then
+	"$baseline" --version >/dev/null 2>&1 ||
+		die "$baseline --version failed"
+	baseline_version=$("$baseline" --version 2>&1 | head -n 1)
+	baseline_sum=$(sha256sum <"$baseline" | cut -c 1-16)
+fi
+
 # The corpus generator: the one given, or built from source if missing.
 if [ ! -x "$GENCORPUS" ]; then
 	[ -f "$script_dir/gencorpus.c" ] ||
@@ -194,7 +254,7 @@ corpus() {
 # status 1 (bad records passed through) is accepted and reported in T_NOTE.
 # A prepare command, when given, runs untimed before each run.
 time_cmd() {
-	local cmd=$1 allow1=${2:-0} prep=${3:-} st=0 i t0 t1 json="$tmp/hf.json"
+	local cmd=$1 allow1=${2:-0} prep=${3:-} st=0 i json="$tmp/hf.json"
 	T_NOTE=
 	note "timing: $cmd"
 	[ -z "$prep" ] || sh -c "$prep" || die "command failed: $prep"
@@ -222,24 +282,85 @@ time_cmd() {
 		T_SYS=$(jq '.results[0].system' "$json" |
 		    awk '{ printf "%.3f\n", $1 }')
 	else
+		# Status 1 is accepted in the timed runs if the first run had it.
+		local seen1=0
+		[ -z "$T_NOTE" ] || seen1=1
 		: >"$tmp/times"
 		for ((i = 0; i < runs; i++)); do
-			[ -z "$prep" ] || sh -c "$prep" ||
-				die "command failed: $prep"
-			t0=$(date +%s.%N)
-			st=0
-			sh -c "$cmd" 2>/dev/null || st=$?
-			t1=$(date +%s.%N)
-			if [ "$st" -ne 0 ] &&
-			    ! { [ -n "$T_NOTE" ] && [ "$st" -eq 1 ]; }; then
-				die "command failed (exit $st): $cmd"
-			fi
-			awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }' \
-			    >>"$tmp/times"
+			time_once "$cmd" "$prep" "$tmp/times" "$seen1"
 		done
-		T_MEDIAN=$(median <"$tmp/times")
+		T_MEDIAN=$(awk '{ print $1 }' "$tmp/times" | median)
 		T_USER=n/a
 		T_SYS=n/a
+	fi
+}
+
+# One timed run of a shell command, after an untimed prepare command when
+# given; appends "wall user sys" seconds to file $3 (user and sys "n/a"
+# without hyperfine).  Exit status 1 is accepted when allow1 ($4) is set.
+time_once() {
+	local cmd=$1 prep=$2 to=$3 allow1=${4:-0} json="$tmp/hf1.json" t0 t1
+	local st=0
+	if [ "$use_hyperfine" = 1 ]; then
+		local opts=()
+		[ "$allow1" = 0 ] || opts=(--ignore-failure)
+		[ -z "$prep" ] || opts+=(--prepare "$prep")
+		hyperfine --runs 1 --style none "${opts[@]}" \
+		    --export-json "$json" -- "$cmd" >"$tmp/hf.log" 2>&1 || {
+			cat "$tmp/hf.log" >&2
+			die "command failed under hyperfine: $cmd"
+		}
+		jq -r '.results[0] | "\(.times[0]) \(.user) \(.system)"' \
+		    "$json" >>"$to"
+	else
+		[ -z "$prep" ] || sh -c "$prep" || die "command failed: $prep"
+		t0=$(date +%s.%N)
+		sh -c "$cmd" 2>/dev/null || st=$?
+		t1=$(date +%s.%N)
+		[ "$st" -eq 0 ] || { [ "$allow1" = 1 ] && [ "$st" -eq 1 ]; } ||
+			die "command failed (exit $st): $cmd"
+		awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a, "n/a n/a" }' \
+		    >>"$to"
+	fi
+}
+
+# Time the same shell command with this nsdedup and with the baseline
+# ($NSDEDUP in it replaced by $baseline), $runs runs each.  The runs take
+# turns, in the order ABBA ABBA..., so that a machine whose speed drifts
+# during the benchmark (shared machines do) slows both alike, and neither
+# always runs right after the other has filled the caches.  Each command
+# runs once untimed first.  Sets P_MED_A and P_MED_B (median wall seconds)
+# and P_USR_A and P_USR_B (median user CPU seconds, or "n/a").
+time_pair() {
+	local a=$1 prep=${2:-} b c i
+	b=${a//"$(q "$NSDEDUP")"/"$(q "$baseline")"}
+	note "timing in turn with the baseline: $a"
+	for c in "$a" "$b"; do
+		[ -z "$prep" ] || sh -c "$prep" || die "command failed: $prep"
+		sh -c "$c" 2>"$tmp/err" || {
+			tail -n 5 "$tmp/err" >&2
+			die "command failed: $c"
+		}
+	done
+	: >"$tmp/pair-a"
+	: >"$tmp/pair-b"
+	for ((i = 0; i < runs; i++)); do
+		if [ $((i % 2)) = 0 ]; then
+			time_once "$a" "$prep" "$tmp/pair-a"
+			time_once "$b" "$prep" "$tmp/pair-b"
+		else
+			time_once "$b" "$prep" "$tmp/pair-b"
+			time_once "$a" "$prep" "$tmp/pair-a"
+		fi
+	done
+	P_MED_A=$(awk '{ print $1 }' "$tmp/pair-a" | median)
+	P_MED_B=$(awk '{ print $1 }' "$tmp/pair-b" | median)
+	if [ "$use_hyperfine" = 1 ]; then
+		P_USR_A=$(awk '{ print $2 }' "$tmp/pair-a" | median)
+		P_USR_B=$(awk '{ print $2 }' "$tmp/pair-b" | median)
+	else
+		P_USR_A=n/a
+		P_USR_B=n/a
 	fi
 }
 
@@ -345,6 +466,19 @@ for n in "${names[@]}"; do
 	USR[$n]=$T_USER
 	SYS[$n]=$T_SYS
 done
+
+# The same nsdedup commands with the baseline, in turn with this nsdedup.
+pair_names=(annotate db drop simhash simhash_db)
+declare -A PAIR_A PAIR_B PUSR_A PUSR_B
+if [ -n "$baseline" ]; then
+	for n in "${pair_names[@]}"; do
+		time_pair "${CMD[$n]}" "${PREP[$n]:-}"
+		PAIR_A[$n]=$P_MED_A
+		PAIR_B[$n]=$P_MED_B
+		PUSR_A[$n]=$P_USR_A
+		PUSR_B[$n]=$P_USR_B
+	done
+fi
 
 # What the --db run leaves: one more run, with --stats and the syncs timed.
 sh -c "${PREP[db]}"
@@ -463,6 +597,22 @@ t_simhash=$(met "$mb_simhash" 150)
 t_simhash_jq=$(met "$ratio_simhash" 2)
 ratio_simhash_db=$(awk -v a="${MED[simhash]}" -v b="${MED[simhash_db]}" \
     'BEGIN { printf "%.2f\n", a / b }')
+# Against the baseline: this nsdedup's throughput as a share of the
+# baseline's (baseline seconds / these seconds), and the lowest share.
+declare -A SHARE
+share_min=
+if [ -n "$baseline" ]; then
+	for n in "${pair_names[@]}"; do
+		SHARE[$n]=$(awk -v a="${PAIR_A[$n]}" -v b="${PAIR_B[$n]}" \
+		    'BEGIN { printf "%.3f\n", b / a }')
+		if [ -z "$share_min" ] || awk -v x="${SHARE[$n]}" \
+		    -v y="$share_min" 'BEGIN { exit !(x < y) }'; then
+			share_min=${SHARE[$n]}
+			share_min_name=$n
+		fi
+	done
+	t_baseline=$(met "$share_min" 0.95)
+fi
 if [ "$own_small" -le 16384 ] && [ "$own_big" -le 16384 ]; then
 	t_mem=MET
 else
@@ -497,12 +647,19 @@ else
 	rsstool="VmHWM polled from /proc/PID/status"
 fi
 
+# Command $1 of CMD as the report shows it, with the paths named.
+shown_cmd() {
+	local c=${CMD[$1]//"$big"/\$CORPUS}
+	c=${c//"$(q "$NSDEDUP")"/\$NSDEDUP}
+	echo "${c//"$(q "$db")"/\$TMP/x.nsd}"
+}
+
 # The report, written beside its destination and renamed into place.
 mkdir -p "$(dirname "$out")"
 {
 	printf '# nsdedup benchmark results\n\n'
-	printf 'Written by `bench/run.sh --size %s --runs %s --seed %s`.\n\n' \
-	    "$size" "$runs" "$seed"
+	printf 'Written by `bench/run.sh --size %s --runs %s --seed %s%s`.\n\n' \
+	    "$size" "$runs" "$seed" "$baseline_flag"
 	printf '## Machine\n\n'
 	printf -- '- Date: %s\n' "$(date -u '+%Y-%m-%d %H:%M UTC')"
 	printf -- '- System: %s\n' "$(uname -srm)"
@@ -528,11 +685,8 @@ mkdir -p "$(dirname "$out")"
 	printf '| command | median s | MB/s | user s | sys s |\n'
 	printf '|---|---:|---:|---:|---:|\n'
 	for n in "${names[@]}"; do
-		shown=${CMD[$n]//"$big"/\$CORPUS}
-		shown=${shown//"$(q "$NSDEDUP")"/\$NSDEDUP}
-		shown=${shown//"$(q "$db")"/\$TMP/x.nsd}
 		printf '| `%s` | %s | %s | %s | %s |\n' \
-		    "$shown" "${MED[$n]}" \
+		    "$(shown_cmd "$n")" "${MED[$n]}" \
 		    "$(mbps "$big_bytes" "${MED[$n]}")" "${USR[$n]}" \
 		    "${SYS[$n]}"
 	done
@@ -559,6 +713,31 @@ mkdir -p "$(dirname "$out")"
 	printf 'its table as it fills, and commits once at the end; it '
 	printf 'runs at %s of the in-memory run'"'"'s throughput. ' "$ratio_db"
 	printf 'The index it leaves: %s.\n\n' "$db_stats"
+
+	if [ -n "$baseline" ]; then
+		printf '## Against a baseline\n\n'
+		printf 'Baseline: `%s`, %s (sha256 %s...).\n\n' \
+		    "$baseline_version" "$baseline_shown" "$baseline_sum"
+		printf 'Each nsdedup command above, timed again with this '
+		printf 'nsdedup and with the baseline in its place, in turn: '
+		printf '%s runs of each, in the order ABBA ABBA..., each run ' \
+		    "$runs"
+		printf 'on its own (`hyperfine --runs 1` or the fallback loop), '
+		printf 'after one untimed run of each. The share is this '
+		printf 'nsdedup'"'"'s throughput as a part of the baseline'"'"'s '
+		printf '(baseline median / this median); user s is the median '
+		printf 'of the runs'"'"' user CPU seconds.\n\n'
+		printf '| command | this median s | baseline median s | share '
+		printf '| this user s | baseline user s |\n'
+		printf '|---|---:|---:|---:|---:|---:|\n'
+		for n in "${pair_names[@]}"; do
+			printf '| `%s` | %s | %s | %s | %s | %s |\n' \
+			    "$(shown_cmd "$n")" \
+			    "${PAIR_A[$n]}" "${PAIR_B[$n]}" "${SHARE[$n]}" \
+			    "${PUSR_A[$n]}" "${PUSR_B[$n]}"
+		done
+		printf '\n'
+	fi
 
 	printf '## Memory\n\n'
 	printf 'Peak resident set of '
@@ -624,6 +803,11 @@ mkdir -p "$(dirname "$out")"
 	printf ' (growth %s; with the index %s and %s)%s | %s |\n' \
 	    "$(signed_mib "$own_growth_kib")" "$(mib "$rss_small")" \
 	    "$(mib "$rss_big")" "$size_note" "$t_mem"
+	if [ -n "$baseline" ]; then
+		printf '| throughput >= 95%% of the baseline'"'"'s, every '
+		printf 'command | lowest share %s (%s) | %s |\n' \
+		    "$share_min" "$share_min_name" "$t_baseline"
+	fi
 	# bench/index-scale.sh's section, kept until it writes a new one.
 	if [ -f "$out" ]; then
 		sed -n '/^<!-- index-scale: begin -->$/,/^<!-- index-scale: end/p' \
