@@ -10,10 +10,20 @@
  * read-only with the parameters the header names, with lookups of the keys
  * in the first slots, the names of the groups found, and a claim (kept in
  * memory). Nothing may read or write out of bounds; errors are fine.
+ *
+ * With flag 2 the index is then also updated, as a run without
+ * --no-update would: opened for writing, given 32 << (flags >> 2 & 7) new
+ * fingerprints (up to 4096: enough to fill the log, rebuild the table from
+ * it and grow it, from a small index), committed and closed. When that
+ * commit succeeds, every fingerprint it claimed must be found by a
+ * read-only open afterwards, and an index that --db-verify passed before
+ * must pass after. The scratch files are in /dev/shm where there is one,
+ * so that the update's syncs cost nothing.
  */
 #include "config.h"
 
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <string.h>
 #include <unistd.h>
@@ -29,15 +39,15 @@
 #define SEP_LEN		(sizeof SEP - 1)
 #define NKEYS		64
 
-static char	 dir[] = "/tmp/nsd-fuzz-index.XXXXXX";
-static char	*paths[4];	/* PATH, PATH.ids, PATH.log, PATH.lock */
+static char	 dir[64];
+static char	*paths[5];	/* PATH, .ids, .log, .lock, .new */
 
 static void
 cleanup(void)
 {
 	size_t	 i;
 
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < 5; i++)
 		unlink(paths[i]);
 	rmdir(dir);
 }
@@ -45,12 +55,17 @@ cleanup(void)
 static void
 init(void)
 {
-	static const char *suffix[4] = { "", ".ids", ".log", ".lock" };
+	static const char *suffix[5] = { "", ".ids", ".log", ".lock",
+	    ".new" };
 	size_t	 i;
 
-	if (mkdtemp(dir) == NULL)
-		FUZZ_FAIL("mkdtemp");
-	for (i = 0; i < 4; i++) {
+	snprintf(dir, sizeof dir, "/dev/shm/nsd-fuzz-index.XXXXXX");
+	if (mkdtemp(dir) == NULL) {
+		snprintf(dir, sizeof dir, "/tmp/nsd-fuzz-index.XXXXXX");
+		if (mkdtemp(dir) == NULL)
+			FUZZ_FAIL("mkdtemp");
+	}
+	for (i = 0; i < 5; i++) {
 		paths[i] = xmalloc(sizeof dir + 8 + strlen(suffix[i]));
 		snprintf(paths[i], sizeof dir + 8 + strlen(suffix[i]),
 		    "%s/x.nsd%s", dir, suffix[i]);
@@ -176,6 +191,73 @@ exercise(struct nsd_index *ix, const uint8_t *table, size_t n, int simhash,
 	(void)sink;
 }
 
+/* Whether fp is in the index (for simhash: within distance 0 of it). */
+static int
+holds(struct nsd_index *ix, uint64_t fp, int simhash)
+{
+	struct nsd_index_near	 near;
+	struct nsd_error	 err;
+	uint64_t		 group;
+
+	if (simhash) {
+		FUZZ_CHECK(nsd_index_near(ix, fp, 0, &near, &err) == 0);
+		return (near.group != 0);
+	}
+	FUZZ_CHECK(nsd_index_lookup(ix, fp, &group, &err) == 0);
+	return (group != 0);
+}
+
+/*
+ * Update the index as a run would, with n fingerprints made from seed, a
+ * new group for every 16; then, if the commit held, check that a reader
+ * finds them all, and that an index which verified still does.
+ */
+static void
+update(const struct nsd_index_params *p, int simhash, uint64_t seed,
+    size_t n, int verified)
+{
+	struct nsd_index_open	 o = { .path = paths[0] };
+	struct nsd_index_report	 r;
+	struct nsd_index	*ix;
+	struct nsd_error	 err;
+	uint64_t		 fp, group = 0, problems = 0;
+	size_t			 i;
+	int			 st = 0;
+
+	if (nsd_index_open_file(&ix, &o, p, &err) == -1)
+		return;
+	for (i = 0; i < n && st == 0; i++) {
+		if (i % 16 == 0)
+			st = nsd_index_group_new(ix, "\"u\"", 3, &group, &err);
+		fp = XXH3_64bits_withSeed(&i, sizeof i, seed);
+		if (st == 0)
+			st = simhash ? nsd_index_add(ix, fp, group, &err) :
+			    nsd_index_claim(ix, fp, group, &err);
+	}
+	if (st == 0)
+		st = nsd_index_commit(ix, n, &err);
+	nsd_index_close(ix);
+	if (st == -1)
+		return;
+
+	o.readonly = 1;
+	FUZZ_CHECK(nsd_index_open_file(&ix, &o, p, &err) == 0);
+	for (i = 0; i < n; i++) {
+		fp = XXH3_64bits_withSeed(&i, sizeof i, seed);
+		if (!holds(ix, fp, simhash))
+			FUZZ_FAIL("fingerprint %zu of %zu lost by the commit",
+			    i, n);
+	}
+	nsd_index_close(ix);
+	if (verified) {
+		FUZZ_CHECK(nsd_index_verify(paths[0], 0, problem, NULL, 50, &r,
+		    &problems, &err) == 0);
+		if (problems != 0)
+			FUZZ_FAIL("a verified index has %" PRIu64
+			    " problems after an update", problems);
+	}
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -190,6 +272,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint64_t		 problems;
 	char			 method[sizeof r.method + 1];
 	size_t			 i, len, table_len = 0;
+	int			 described, verified, simhash = 0;
 
 	if (!ready) {
 		init();
@@ -197,7 +280,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (size == 0)
 		return (0);
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < 5; i++)
 		unlink(paths[i]);
 	part = data + 1;
 	end = data + size;
@@ -216,20 +299,24 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		part = sep ? sep + SEP_LEN : NULL;
 	}
 
-	if (nsd_index_describe(paths[0], 0, &r, &err) == 0) {
+	described = nsd_index_describe(paths[0], 0, &r, &err) == 0;
+	if (described) {
 		params_of(&r, &p, method);
+		simhash = strcmp(method, "simhash") == 0;
 		o.path = paths[0];
 		o.readonly = 1;
 		o.wait_ms = 0;
 		if (nsd_index_open_file(&ix, &o, &p, &err) == 0) {
-			exercise(ix, copy, table_len,
-			    strcmp(method, "simhash") == 0, r.distance);
+			exercise(ix, copy, table_len, simhash, r.distance);
 			nsd_index_close(ix);
 		}
 	}
 	problems = 0;
-	(void)nsd_index_verify(paths[0], 0, problem, NULL, 50, &r, &problems,
-	    &err);
+	verified = nsd_index_verify(paths[0], 0, problem, NULL, 50, &r,
+	    &problems, &err) == 0 && problems == 0;
+	if (described && (data[0] & 2))
+		update(&p, simhash, XXH3_64bits(data, size),
+		    (size_t)32 << (data[0] >> 2 & 7), verified);
 	free(copy);
 	return (0);
 }
