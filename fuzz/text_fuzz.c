@@ -7,7 +7,9 @@
  * text is valid UTF-8 and normalizing it again changes nothing; stripping
  * tags keeps it valid UTF-8 and never makes it longer; the pieces of every
  * split rule lie in order within the text, on character boundaries, and
- * (but for the compat rule) are trimmed and not empty; fingerprinting,
+ * (but for the compat rule) are trimmed and not empty; flattening gives
+ * the text and each piece without white space, byte for byte as a plain
+ * loop does, and valid UTF-8; fingerprinting,
  * with versions 1 and 2 and the compat definition, returns no more
  * fingerprints than asked for.
  */
@@ -24,7 +26,7 @@
 
 static struct nsd_text		*texts[NRULES];
 static struct nsd_nshash	 hashes[3];
-static struct nsd_buf		 in, norm, again, scratch;
+static struct nsd_buf		 in, norm, again, flat, plain;
 static struct nsd_piece		*pieces;
 static size_t			 pieces_cap;
 
@@ -50,8 +52,9 @@ init(void)
 		if (nsd_nshash_init(&hashes[i], &p, &err) == -1)
 			FUZZ_FAIL("%s", err.msg);
 	}
-	/* The text is never a null pointer, even when empty. */
+	/* The text, and the oracle's, are never null, even when empty. */
 	nsd_buf_reserve(&in, 1);
+	nsd_buf_reserve(&plain, 1);
 }
 
 static int
@@ -89,14 +92,52 @@ check_split(const char *s, size_t len)
 	}
 }
 
+/* s[0..len) without spaces and newlines, into plain: the oracle. */
+static void
+flatten_plainly(const char *s, size_t len)
+{
+	size_t	 i;
+
+	plain.len = 0;
+	for (i = 0; i < len; i++)
+		if (s[i] != ' ' && s[i] != '\n')
+			nsd_buf_append(&plain, s + i, 1);
+}
+
+/* Flatten s with its prose pieces, and check both against the oracle. */
+static void
+check_flatten(const char *s, size_t len)
+{
+	struct nsd_piece	*orig;
+	size_t			 i, n;
+
+	n = nsd_text_split(texts[1], s, len, &pieces, &pieces_cap);
+	orig = xreallocarray(NULL, n + 1, sizeof *orig);
+	if (n > 0)
+		memcpy(orig, pieces, n * sizeof *orig);
+	nsd_text_flatten(s, len, pieces, n, &flat);
+	flatten_plainly(s, len);
+	FUZZ_CHECK(flat.len == plain.len &&
+	    memcmp(flat.data, plain.data, plain.len) == 0);
+	FUZZ_CHECK(valid(flat.data, flat.len));
+	for (i = 0; i < n; i++) {
+		FUZZ_CHECK(pieces[i].start <= flat.len &&
+		    pieces[i].len <= flat.len - pieces[i].start);
+		flatten_plainly(s + orig[i].start, orig[i].len);
+		FUZZ_CHECK(pieces[i].len == plain.len &&
+		    memcmp(flat.data + pieces[i].start, plain.data,
+		    plain.len) == 0);
+	}
+	free(orig);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static int	 ready;
 	uint64_t	 fps[5];
 	unsigned char	 code[5];
-	const char	*flat;
-	size_t		 i, k, flat_len;
+	size_t		 i, k;
 
 	if (!ready) {
 		init();
@@ -119,8 +160,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_split(norm.data, norm.len);
 	check_split(in.data, in.len);
 
-	flat = nsd_text_flatten(norm.data, norm.len, &scratch, &flat_len);
-	FUZZ_CHECK(flat_len <= norm.len && valid(flat, flat_len));
+	check_flatten(norm.data, norm.len);
+	check_flatten(in.data, in.len);
 
 	nsd_text_strip_tags(&again);
 	FUZZ_CHECK(again.len <= norm.len && valid(again.data, again.len));

@@ -116,10 +116,10 @@ code_like(const char *s, size_t len, size_t cps)
 }
 
 struct candidate {
+	const char	*s;
 	size_t		 len;
 	size_t		 cps;
 	uint64_t	 hash;
-	int		 code;
 };
 
 size_t
@@ -127,7 +127,7 @@ nsd_nshash_compute(struct nsd_nshash *h, const char *text, size_t len,
     uint64_t *fps, unsigned char *code)
 {
 	struct candidate best[NSD_NSHASH_MAX_SENTENCES], c;
-	const char	*s = text, *sentence;
+	const char	*s = text;
 	size_t		 npieces, i, j, nbest = 0, want = h->p.sentences;
 	size_t		 min = h->p.min_length;
 	int		 compat = h->p.compat;
@@ -142,6 +142,12 @@ nsd_nshash_compute(struct nsd_nshash *h, const char *text, size_t len,
 		len = h->norm.len;
 	}
 	npieces = nsd_text_split(h->text, s, len, &h->pieces, &h->pieces_cap);
+	if (flat) {
+		/* The sentences, and the whole, without their white space. */
+		nsd_text_flatten(s, len, h->pieces, npieces, &h->flat);
+		s = h->flat.data;
+		len = h->flat.len;
+	}
 
 	/*
 	 * Keep the best candidates sorted by length, longest first; a new one
@@ -150,38 +156,36 @@ nsd_nshash_compute(struct nsd_nshash *h, const char *text, size_t len,
 	 * its bytes, which lets most short pieces be passed over uncounted.
 	 */
 	for (i = 0; i < npieces; i++) {
+		c.s = s + h->pieces[i].start;
 		c.len = h->pieces[i].len;
 		if (c.len <= min ||
 		    (nbest == want && c.len <= best[nbest - 1].cps))
 			continue;
-		sentence = s + h->pieces[i].start;
-		if (flat)
-			sentence = nsd_text_flatten(sentence, c.len, &h->flat,
-			    &c.len);
-		c.cps = nsd_utf8_count(sentence, c.len);
+		c.cps = nsd_utf8_count(c.s, c.len);
 		if (c.cps <= min ||
 		    (nbest == want && c.cps <= best[nbest - 1].cps))
 			continue;
-		c.hash = XXH3_64bits_withSeed(sentence, c.len, h->p.seed);
+		c.hash = XXH3_64bits_withSeed(c.s, c.len, h->p.seed);
 		if (!compat) {
 			for (j = 0; j < nbest && best[j].hash != c.hash; j++)
 				;
 			if (j < nbest)
 				continue;	/* the same sentence again */
-			if (!nsd_text_has_word_char(h->text, sentence, c.len))
+			if (!nsd_text_has_word_char(h->text, c.s, c.len))
 				continue;
 		}
-		c.code = code != NULL && code_like(sentence, c.len, c.cps);
 		if (nbest < want)
 			nbest++;
 		for (j = nbest - 1; j > 0 && best[j - 1].cps < c.cps; j--)
 			best[j] = best[j - 1];
 		best[j] = c;
 	}
+	/* Only the chosen are looked at for code: s still holds them all. */
 	for (i = 0; i < nbest; i++) {
 		fps[i] = best[i].hash;
 		if (code != NULL)
-			code[i] = best[i].code;
+			code[i] = code_like(best[i].s, best[i].len,
+			    best[i].cps);
 	}
 	if (compat && nbest == 0) {
 		fps[0] = XXH3_64bits_withSeed("", 0, h->p.seed);
@@ -190,12 +194,10 @@ nsd_nshash_compute(struct nsd_nshash *h, const char *text, size_t len,
 	if (compat)
 		return (nbest);
 
-	if (flat)
-		s = nsd_text_flatten(s, len, &h->flat, &len);
 	if (nbest == 0) {
 		if (code != NULL)
 			code[0] = 0;
-		if (nsd_text_count_word_chars(h->text, s, len) <= min)
+		if (!nsd_text_more_word_chars(h->text, s, len, min))
 			return (0);
 		fps[0] = XXH3_64bits_withSeed(s, len, h->p.seed);
 		nbest = 1;

@@ -36,8 +36,8 @@ struct nsd_nshash {
 	struct nsd_nshash_params p;
 	struct nsd_text		*text;
 	struct nsd_buf		 norm;		/* the normalized text */
-	struct nsd_buf		 flat;		/* version 2: a sentence without
-						   its white space */
+	struct nsd_buf		 flat;		/* version 2: the normalized
+						   text without white space */
 	struct nsd_piece	*pieces;
 	size_t			 pieces_cap;
 	int			 has_whole;	/* version 2, after compute: */

@@ -26,6 +26,7 @@ struct nsd_text {
 	enum nsd_split_rule	 rule;
 	struct nsd_pattern	 delim;		/* sentence delimiters */
 	struct nsd_pattern	 word;		/* runs of letters and digits */
+	struct nsd_pattern	 word_char;	/* one letter or digit */
 };
 
 /*
@@ -41,6 +42,8 @@ static const char delim_prose[] =
 static const char delim_compat[] =
     "[:\\x{FF1A}\\x{FF1B}\\x{FF1F}\\x{3002}\\x{FF01}\\x{3011}\\n]";
 static const char word_run[] = "[\\p{L}\\p{N}]+";
+/* Without the '+', a match ends at the first: no need to read the run. */
+static const char word_char[] = "[\\p{L}\\p{N}]";
 
 static int
 pattern_compile(struct nsd_pattern *p, const char *src, struct nsd_error *err)
@@ -103,7 +106,8 @@ nsd_text_new(enum nsd_split_rule rule, struct nsd_error *err)
 	if (pattern_compile(&t->delim, rule == NSD_SPLIT_COMPAT ?
 	    delim_compat : rule == NSD_SPLIT_PROSE ? delim_prose :
 	    delim_default, err) == -1 ||
-	    pattern_compile(&t->word, word_run, err) == -1) {
+	    pattern_compile(&t->word, word_run, err) == -1 ||
+	    pattern_compile(&t->word_char, word_char, err) == -1) {
 		nsd_text_free(t);
 		return (NULL);
 	}
@@ -117,6 +121,7 @@ nsd_text_free(struct nsd_text *t)
 		return;
 	pattern_free(&t->delim);
 	pattern_free(&t->word);
+	pattern_free(&t->word_char);
 	free(t);
 }
 
@@ -336,27 +341,67 @@ nsd_text_strip_tags(struct nsd_buf *buf)
 	buf->len = o - s;
 }
 
-const char *
-nsd_text_flatten(const char *s, size_t len, struct nsd_buf *scratch,
-    size_t *flat_len)
+/*
+ * Copy s[0..len) to o without its spaces and newlines; returns the bytes
+ * written, and o must have room for len + 16. Sixteen bytes at a time: the
+ * run of a block up to its next space (or the block's end) is stored with
+ * one 16-byte store, and o advances by the run's length only, so that the
+ * next store writes over what the last one put past its run. Loads stay 32
+ * bytes short of the end, within s; the last bytes go one at a time.
+ */
+static size_t
+flatten_bytes(const char *s, size_t len, char *o)
 {
-	size_t	 i, n = 0;
-	char	*o;
+	size_t	 i = 0, n = 0;
+#ifdef __SSE2__
+	const __m128i	 sp = _mm_set1_epi8(' '), nl = _mm_set1_epi8('\n');
+	__m128i		 b;
+	unsigned	 mask, at, k;
 
-	if (memchr(s, ' ', len) == NULL && memchr(s, '\n', len) == NULL) {
-		*flat_len = len;
-		return (s);
+	for (; len - i >= 32; i += 16) {
+		b = _mm_loadu_si128((const __m128i *)(s + i));
+		mask = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(b, sp),
+		    _mm_cmpeq_epi8(b, nl)));
+		for (at = 0; mask != 0; mask &= mask - 1) {
+			k = __builtin_ctz(mask);
+			_mm_storeu_si128((__m128i *)(o + n),
+			    _mm_loadu_si128((const __m128i *)(s + i + at)));
+			n += k - at;
+			at = k + 1;
+		}
+		_mm_storeu_si128((__m128i *)(o + n),
+		    _mm_loadu_si128((const __m128i *)(s + i + at)));
+		n += 16 - at;
 	}
-	scratch->len = 0;
-	nsd_buf_reserve(scratch, len);
-	o = scratch->data;
+#endif
 	/* Every byte is stored; only those that are not white space stay. */
-	for (i = 0; i < len; i++) {
+	for (; i < len; i++) {
 		o[n] = s[i];
 		n += s[i] != ' ' && s[i] != '\n';
 	}
-	*flat_len = n;
-	return (o);
+	return (n);
+}
+
+void
+nsd_text_flatten(const char *s, size_t len, struct nsd_piece *pieces,
+    size_t npieces, struct nsd_buf *out)
+{
+	size_t	 i, pos = 0, n = 0;
+
+	out->len = 0;
+	nsd_buf_reserve(out, len + 16);
+	for (i = 0; i < npieces; i++) {
+		/* The bytes before the piece, then the piece. */
+		n += flatten_bytes(s + pos, pieces[i].start - pos,
+		    out->data + n);
+		pos = pieces[i].start + pieces[i].len;
+		pieces[i].start = n;
+		n += flatten_bytes(s + pos - pieces[i].len, pieces[i].len,
+		    out->data + n);
+		pieces[i].len = n - pieces[i].start;
+	}
+	n += flatten_bytes(s + pos, len - pos, out->data + n);
+	out->len = n;
 }
 
 static void
@@ -403,7 +448,7 @@ nsd_text_has_word_char(struct nsd_text *t, const char *s, size_t len)
 {
 	size_t	 ms, me;
 
-	return (pattern_next(&t->word, s, len, 0, &ms, &me));
+	return (pattern_next(&t->word_char, s, len, 0, &ms, &me));
 }
 
 /* The letters and digits of s, counted until there are more than limit. */

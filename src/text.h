@@ -68,12 +68,14 @@ void	 nsd_text_normalize(const char *, size_t, struct nsd_buf *);
 void	 nsd_text_strip_tags(struct nsd_buf *);
 
 /*
- * s[0..len) of normalized text without its white space (spaces and
- * newlines): s itself when it has none, else a copy in scratch. *flat_len
- * gets the length.
+ * Copy normalized text s[0..len) into out without its white space (spaces
+ * and newlines), and move the n pieces, which lie in s in order without
+ * overlapping (as nsd_text_split() makes them), onto the copy: each
+ * piece's start and len then say where it is in out, without its white
+ * space. One pass over the text serves the whole and every piece.
  */
-const char *nsd_text_flatten(const char *, size_t, struct nsd_buf *,
-	    size_t *);
+void	 nsd_text_flatten(const char *, size_t, struct nsd_piece *, size_t,
+	    struct nsd_buf *);
 
 /*
  * Split s into pieces at the rule's delimiters (which are dropped). With

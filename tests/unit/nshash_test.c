@@ -339,6 +339,44 @@ check_version2(void)
 	    "the key of a whole is its mark 1");
 }
 
+/*
+ * Flattening: the text and each piece without spaces and newlines, in one
+ * pass; long enough that the 16-byte path runs, with a piece that starts
+ * and ends inside a block and white space at a block's first and last
+ * byte.
+ */
+static void
+check_flatten(void)
+{
+	static const char text[] =
+	    "  One two.\nthree  four five six seven eight nine ten "
+	    "eleven\ntwelve: thirteen fourteen fifteen sixteen  ";
+	static const char want[] =
+	    "Onetwo.threefourfivesixseveneightnineteneleventwelve:"
+	    "thirteenfourteenfifteensixteen";
+	struct nsd_piece	 pieces[3] = {
+		{ 2, 8 },	/* "One two." */
+		{ 11, 55 },	/* "three ... twelve" */
+		{ 68, 0 }	/* empty, at "thirteen" */
+	};
+	struct nsd_buf		 out = { 0 };
+
+	nsd_text_flatten(text, strlen(text), pieces, 3, &out);
+	tap_ok(out.len == strlen(want) && memcmp(out.data, want, out.len) == 0,
+	    "flatten drops every space and newline of the whole");
+	tap_ok(pieces[0].start == 0 && pieces[0].len == 7 &&
+	    memcmp(out.data, "Onetwo.", 7) == 0,
+	    "flatten moves the first piece onto the copy");
+	tap_ok(pieces[1].start == 7 && pieces[1].len == 45 &&
+	    memcmp(out.data + 7, "threefourfivesixseveneightnineteneleven"
+	    "twelve", 45) == 0, "flatten moves a piece across blocks");
+	tap_ok(pieces[2].start == 53 && pieces[2].len == 0,
+	    "an empty piece stays empty, where it was");
+	nsd_text_flatten("", 0, NULL, 0, &out);
+	tap_ok(out.len == 0, "flatten of nothing is nothing");
+	nsd_buf_free(&out);
+}
+
 int
 main(void)
 {
@@ -349,6 +387,7 @@ main(void)
 	check_code_like();
 	check_marks();
 	check_version2();
+	check_flatten();
 	nsd_nshash_free(&nh);
 	return (tap_done());
 }
