@@ -40,6 +40,9 @@
 #     NSD_BENCH_NO_HYPERFINE=1, NSD_BENCH_NO_TIME=1
 #                      use the fallbacks (a date +%s.%N loop; VmHWM read
 #                      from /proc) even when hyperfine or /usr/bin/time exist
+#     NSD_BENCH_NO_STRACE=1
+#                      leave out the --db run's syscall times even when
+#                      strace exists (LeakSanitizer cannot run under it)
 #
 # Needs bash, jq and GNU coreutils; uses hyperfine and /usr/bin/time when
 # installed.  Exits 0 when every command ran (whether or not the targets
@@ -176,6 +179,10 @@ nsd_mtime=$(date -u -r "$NSDEDUP" '+%Y-%m-%d %H:%M:%S UTC')
 baseline_shown=
 if [ -n "$baseline_rev" ]; then
 	command -v git >/dev/null 2>&1 || die "--baseline-rev needs git"
+	# A tree inside another checkout (make distcheck's) is not one.
+	git_top=$(git -C "$src_top" rev-parse --show-toplevel 2>/dev/null) &&
+	    [ "$(cd "$git_top" && pwd -P)" = "$(cd "$src_top" && pwd -P)" ] ||
+		die "--baseline-rev: $src_top is not a git checkout"
 	rev_id=$(git -C "$src_top" rev-parse --verify -q \
 	    "$baseline_rev^{commit}") ||
 		die "--baseline-rev: '$baseline_rev' is not a revision of $src_top"
@@ -488,7 +495,8 @@ db_stats=$(awk '/^nsdedup: index / { sub(/,$/, "", $6)
     printf "%s %s %s %s", $3, $4, $5, $6 }' "$tmp/db-stats")
 db_stats="$db_stats; $(stat -c %s "$db") bytes in x.nsd"
 db_stats="$db_stats and $(stat -c %s "$db.ids") in x.nsd.ids"
-if command -v strace >/dev/null 2>&1; then
+if [ -z "${NSD_BENCH_NO_STRACE:-}" ] && command -v strace >/dev/null 2>&1
+then
 	sh -c "${PREP[db]}"
 	strace -f -T -o "$tmp/db-strace" \
 	    -e trace=msync,fdatasync,fsync,rename,fallocate \

@@ -34,8 +34,17 @@ EOF
 # scale; extra arguments are passed on.
 bench() {
 	run env GENCORPUS="$GENCORPUS" NSD_BENCH_NO_HYPERFINE=1 \
-	    bash "$TOP_SRCDIR/bench/run.sh" --size 2M --runs 2 --no-scale \
-	    --out "$BATS_TEST_TMPDIR/report.md" "$@"
+	    NSD_BENCH_NO_STRACE=1 \
+	    bash "${RUN_SH:-$TOP_SRCDIR/bench/run.sh}" --size 2M --runs 2 \
+	    --no-scale --out "$BATS_TEST_TMPDIR/report.md" "$@"
+}
+
+# Whether the source tree is a git checkout of its own (make distcheck's
+# copy lies inside one, and is not).
+own_checkout() {
+	local top
+	top=$(git -C "$TOP_SRCDIR" rev-parse --show-toplevel 2>/dev/null) &&
+	    [ "$(cd "$top" && pwd -P)" = "$(cd "$TOP_SRCDIR" && pwd -P)" ]
 }
 
 # The baseline section's lines of the report.
@@ -100,8 +109,7 @@ baseline_rows() {
 }
 
 @test "bench/run.sh --baseline-rev builds the revision and names it" {
-	git -C "$TOP_SRCDIR" rev-parse --git-dir > /dev/null 2>&1 ||
-		skip "the source tree is not a git checkout"
+	own_checkout || skip "the source tree is not a git checkout"
 	command -v autoreconf > /dev/null || skip "autoreconf is not installed"
 	bench --baseline-rev no-such-revision
 	[ "$status" -eq 1 ]
@@ -113,4 +121,17 @@ baseline_rows() {
 	    "$BATS_TEST_TMPDIR/report.md"
 	run baseline_rows
 	[ "${#lines[@]}" -eq 5 ]
+}
+
+@test "bench/run.sh --baseline-rev outside a git checkout says so" {
+	command -v git > /dev/null || skip "git is not installed"
+	mkdir "$BATS_TEST_TMPDIR/copy"
+	cp "$TOP_SRCDIR/bench/run.sh" "$TOP_SRCDIR/bench/common.sh" \
+	    "$BATS_TEST_TMPDIR/copy/"
+	git -C "$BATS_TEST_TMPDIR" rev-parse --git-dir > /dev/null 2>&1 &&
+		skip "the test's temporary directory is inside a checkout"
+	RUN_SH=$BATS_TEST_TMPDIR/copy/run.sh bench --baseline-rev HEAD
+	[ "$status" -eq 1 ]
+	[ "$output" = "bench/run.sh: --baseline-rev: $BATS_TEST_TMPDIR is not a git checkout" ]
+	[ ! -e "$BATS_TEST_TMPDIR/report.md" ]
 }
