@@ -180,9 +180,13 @@ baseline_shown=
 if [ -n "$baseline_rev" ]; then
 	command -v git >/dev/null 2>&1 || die "--baseline-rev needs git"
 	# A tree inside another checkout (make distcheck's) is not one.
-	git_top=$(git -C "$src_top" rev-parse --show-toplevel 2>/dev/null) &&
-	    [ "$(cd "$git_top" && pwd -P)" = "$(cd "$src_top" && pwd -P)" ] ||
+	git_top=$(git -C "$src_top" rev-parse --show-toplevel 2>/dev/null) ||
+		git_top=
+	if [ -z "$git_top" ] ||
+	    [ "$(cd "$git_top" && pwd -P)" != "$(cd "$src_top" && pwd -P)" ]
+	then
 		die "--baseline-rev: $src_top is not a git checkout"
+	fi
 	rev_id=$(git -C "$src_top" rev-parse --verify -q \
 	    "$baseline_rev^{commit}") ||
 		die "--baseline-rev: '$baseline_rev' is not a revision of $src_top"

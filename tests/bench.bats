@@ -43,8 +43,9 @@ bench() {
 # copy lies inside one, and is not).
 own_checkout() {
 	local top
-	top=$(git -C "$TOP_SRCDIR" rev-parse --show-toplevel 2>/dev/null) &&
-	    [ "$(cd "$top" && pwd -P)" = "$(cd "$TOP_SRCDIR" && pwd -P)" ]
+	top=$(git -C "$TOP_SRCDIR" rev-parse --show-toplevel 2>/dev/null) ||
+		return 1
+	[ "$(cd "$top" && pwd -P)" = "$(cd "$TOP_SRCDIR" && pwd -P)" ]
 }
 
 # The baseline section's lines of the report.
