@@ -386,18 +386,17 @@ void
 nsd_text_flatten(const char *s, size_t len, struct nsd_piece *pieces,
     size_t npieces, struct nsd_buf *out)
 {
-	size_t	 i, pos = 0, n = 0;
+	size_t	 i, pos = 0, n = 0, start;
 
 	out->len = 0;
 	nsd_buf_reserve(out, len + 16);
 	for (i = 0; i < npieces; i++) {
 		/* The bytes before the piece, then the piece. */
-		n += flatten_bytes(s + pos, pieces[i].start - pos,
-		    out->data + n);
-		pos = pieces[i].start + pieces[i].len;
+		start = pieces[i].start;
+		n += flatten_bytes(s + pos, start - pos, out->data + n);
+		pos = start + pieces[i].len;
 		pieces[i].start = n;
-		n += flatten_bytes(s + pos - pieces[i].len, pieces[i].len,
-		    out->data + n);
+		n += flatten_bytes(s + start, pos - start, out->data + n);
 		pieces[i].len = n - pieces[i].start;
 	}
 	n += flatten_bytes(s + pos, len - pos, out->data + n);
