@@ -11,7 +11,7 @@ load helpers
 : "${GENCORPUS:?run the tests through make check}"
 
 setup() {
-	command -v jq > /dev/null || skip "jq is not installed"
+	need jq
 	export TMPDIR=$BATS_TEST_TMPDIR
 	export NSD_SHARED_DATA=$BATS_TEST_TMPDIR/no-shared-data
 	calls=$BATS_TEST_TMPDIR/calls

@@ -22,7 +22,7 @@ compare_with_oracle() {
 }
 
 @test "compat mode matches the reference rule on the fixture" {
-	command -v "$PYTHON3" >/dev/null || skip "python3 is not installed"
+	need python3
 	compare_with_oracle "$TOP_SRCDIR/tests/data/compat.jsonl"
 }
 
@@ -46,7 +46,7 @@ compare_with_oracle() {
 @test "compat mode groups the Sina corpus exactly as the reference rule" {
 	f="$NSD_SHARED_DATA/zh_sina_news_2018.jsonl.gz"
 	[ -f "$f" ] || skip "zh_sina_news_2018.jsonl.gz not found in NSD_SHARED_DATA"
-	command -v "$PYTHON3" >/dev/null || skip "python3 is not installed"
+	need python3
 	gzip -dc "$f" > sina.jsonl
 	compare_with_oracle sina.jsonl
 	# Not a vacuous match: the corpus has reposts in it.

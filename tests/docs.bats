@@ -42,14 +42,14 @@ fish_options() {
 }
 
 @test "the synopsis of --help and of the man page agree" {
-	command -v "$MANDOC" >/dev/null || skip "mandoc is not installed"
+	need mandoc
 	synopsis=$("$MANDOC" -Tascii "$TOP_SRCDIR/man/nsdedup.1" | sed 's/.\x08//g' |
 	    sed -n '/^SYNOPSIS/{n;p;}' | sed 's/^ *//')
 	[ "Usage: $synopsis" = "$("$NSDEDUP" --help | head -n 1)" ]
 }
 
 @test "the man pages are clean under mandoc -Tlint -Wwarning" {
-	command -v "$MANDOC" >/dev/null || skip "mandoc is not installed"
+	need mandoc
 	for page in nsdedup.1 nsdedup-index.5; do
 		run "$MANDOC" -Tlint -Wwarning "$TOP_SRCDIR/man/$page"
 		[ "$status" -eq 0 ]
@@ -71,13 +71,35 @@ fish_options() {
 	done
 }
 
-# A scratch tree with the examples and "nsdedup" on PATH, for running docs.
+# A scratch tree with the examples, and nsdedup (and jq, when configure
+# found it) on PATH, for running docs.
 doc_sandbox() {
 	mkdir -p bin
 	ln -s "$NSDEDUP" bin/nsdedup
+	[ -z "${JQ-}" ] || ln -s "$JQ" bin/jq
 	cp -R "$TOP_SRCDIR/examples" .
 	chmod -R u+w examples
 	PATH="$PWD/bin:$PATH"
+}
+
+# Run each command of file $1 in the sandbox, in order; with $2 set, each
+# must also write something. Without jq, a command's "| jq ..." tail is
+# cut off (so that the runs after it find the index it made), and the
+# test skips at the end, saying so.
+run_examples() {
+	local cmd cut=0
+
+	while IFS= read -r cmd; do
+		if [ -z "${JQ-}" ] && [[ $cmd == *"| jq "* ]]; then
+			cmd=${cmd%%| jq *}
+			cut=$((cut + 1))
+		fi
+		run --separate-stderr bash -o pipefail -c "$cmd"
+		[ "$status" -eq 0 ] || { echo "failed ($status): $cmd: $stderr"; false; }
+		[ -z "$2" ] || [ -n "$output" ] || [ -s out.tsv ] ||
+		    [ -s fresh.jsonl ] || { echo "no output: $cmd"; false; }
+	done < "$1"
+	[ "$cut" -eq 0 ] || skip "$cut examples ran without their jq filter: jq not found by configure (Debian package jq; or configured --without-jq)"
 }
 
 @test "every example in the man page runs" {
@@ -85,22 +107,44 @@ doc_sandbox() {
 	sed -n '/^\.Sh EXAMPLES/,/^\.Sh /p' "$TOP_SRCDIR/man/nsdedup.1" |
 	    awk '/^\.Bd -literal/ { getline; print }' > examples.txt
 	[ "$(wc -l < examples.txt)" -ge 5 ]
-	while IFS= read -r cmd; do
-		run --separate-stderr bash -o pipefail -c "$cmd"
-		[ "$status" -eq 0 ] || { echo "failed ($status): $cmd: $stderr"; false; }
-		[ -n "$output" ] || [ -s out.tsv ] || [ -s fresh.jsonl ] ||
-		    { echo "no output: $cmd"; false; }
-	done < examples.txt
+	run_examples examples.txt with-output
 }
 
 @test "every usage example in the README runs" {
 	doc_sandbox
 	grep '^    \$ ' "$TOP_SRCDIR/README" | sed 's/^    \$ //' > examples.txt
 	[ "$(wc -l < examples.txt)" -ge 4 ]
-	while IFS= read -r cmd; do
-		run --separate-stderr bash -o pipefail -c "$cmd"
-		[ "$status" -eq 0 ] || { echo "failed ($status): $cmd: $stderr"; false; }
-	done < examples.txt
+	run_examples examples.txt ""
+}
+
+# configure's optional dependencies, "NAME PACKAGE" a line, sorted.
+configure_optional() {
+	sed -n 's/^NSD_OPTIONAL_[A-Z]*(\[\([a-z0-9]*\)\], \[\([^]]*\)\].*/\1 \2/p' \
+	    "$TOP_SRCDIR/configure.ac" | sort
+}
+
+@test "configure offers --without-NAME for each optional dependency" {
+	configure_optional > want
+	[ "$(wc -l < want)" -ge 10 ]
+	"$TOP_SRCDIR/configure" --help | grep -o -- '--without-[a-z0-9]\+' |
+	    sed 's/^--without-//' | sort > got
+	cut -d ' ' -f 1 want | diff -u - got
+}
+
+@test "the README lists the optional dependencies, and which the set-up installs" {
+	setup=$(grep '^    apt-get update' "$TOP_SRCDIR/README")
+	[ -n "$setup" ]
+	while read -r name package; do
+		case " $setup " in
+		*" $package "*) installed=yes ;;
+		*) installed=no ;;
+		esac
+		printf '%s %s %s\n' "$name" "$package" "$installed"
+	done < <(configure_optional) > want
+	sed -n '/^| NAME | Debian package |/,/^$/p' "$TOP_SRCDIR/README" |
+	    awk -F ' *[|] *' 'NR > 2 && NF > 4 { print $2, $3, $5 }' |
+	    sort > got
+	diff -u want got
 }
 
 @test "CI runs the README's test command" {
@@ -109,10 +153,18 @@ doc_sandbox() {
 	grep -qF -- "$cmd" "$TOP_SRCDIR/.ci/run"
 }
 
-@test "the completion files are valid for their shells" {
+@test "the bash completion is valid bash" {
 	bash -n "$TOP_SRCDIR/completions/nsdedup.bash"
-	if command -v zsh >/dev/null; then zsh -n "$TOP_SRCDIR/completions/_nsdedup"; fi
-	if command -v fish >/dev/null; then fish -n "$TOP_SRCDIR/completions/nsdedup.fish"; fi
+}
+
+@test "the zsh completion is valid zsh" {
+	need zsh
+	"$ZSH" -n "$TOP_SRCDIR/completions/_nsdedup"
+}
+
+@test "the fish completion is valid fish" {
+	need fish
+	"$FISH" -n "$TOP_SRCDIR/completions/nsdedup.fish"
 }
 
 @test "bash completion offers the options and their values" {

@@ -13,11 +13,11 @@ load helpers
 # Print "id<TAB>similar_id" for each record that nsdedup, with the
 # arguments given, judges a duplicate of another.
 dups() {
-	"$NSDEDUP" "$@" --only-dups | jq -r '[.id, .similar_id] | @tsv'
+	"$NSDEDUP" "$@" --only-dups | "$JQ" -r '[.id, .similar_id] | @tsv'
 }
 
 @test "a shorter run with the same seed is a prefix of a longer one" {
-	command -v jq > /dev/null || skip "jq is not installed"
+	need jq
 	"$GENCORPUS" --seed 4 --records 300 > short.jsonl
 	"$GENCORPUS" --seed 4 --size 2M > long.jsonl
 	[ "$(wc -l < short.jsonl)" -eq 300 ]
@@ -32,7 +32,7 @@ dups() {
 	"$GENCORPUS" --seed 5 --records 300 > other.jsonl
 	run cmp -s other.jsonl short.jsonl
 	[ "$status" -eq 1 ]
-	jq -e .text long.jsonl > /dev/null
+	"$JQ" -e .text long.jsonl > /dev/null
 }
 
 @test "at --edit-rate 0, --edit-strength and --truth change nothing" {
@@ -47,7 +47,7 @@ dups() {
 }
 
 @test "nshash finds every light repost and no longest-edited copy's source" {
-	command -v jq > /dev/null || skip "jq is not installed"
+	need jq
 	"$GENCORPUS" --seed 7 --records 2000 --edit-rate 0.5 \
 	    --edit-strength longest --truth truth > c.jsonl
 	dups c.jsonl > dups
@@ -70,13 +70,13 @@ dups() {
 }
 
 @test "a longest-edited copy changes up to 5 characters and keeps its length" {
-	command -v jq > /dev/null || skip "jq is not installed"
+	need jq
 	"$GENCORPUS" --seed 8 --records 600 --edit-rate 1 \
 	    --edit-strength longest --truth truth > c.jsonl
 	# Each copy beside its source: the number of code points that differ,
 	# or -1 when the texts differ in length or the titles differ.
-	jq -c '{(.id): .}' c.jsonl | jq -s add > byid.json
-	cut -f 1,2 truth | jq -R -r --slurpfile r byid.json '
+	"$JQ" -c '{(.id): .}' c.jsonl | "$JQ" -s add > byid.json
+	cut -f 1,2 truth | "$JQ" -R -r --slurpfile r byid.json '
 	    split("\t") as [$c, $s] | $r[0][$c] as $x | $r[0][$s] as $y |
 	    ($x.text | explode) as $a | ($y.text | explode) as $b |
 	    if ($a | length) != ($b | length) or $x.title != $y.title then -1
@@ -90,7 +90,7 @@ dups() {
 }
 
 @test "--edit-strength every changes every sentence; heavy, more" {
-	command -v jq > /dev/null || skip "jq is not installed"
+	need jq
 	for s in every heavy; do
 		"$GENCORPUS" --seed 9 --records 800 --edit-rate 1 \
 		    --edit-strength "$s" --truth "truth.$s" > "$s.jsonl"

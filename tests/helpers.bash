@@ -60,10 +60,32 @@ same_dump() {
 	fi
 }
 
-need_fiu() {
-	if ! command -v fiu-run > /dev/null ||
-	    ! command -v fiu-ctrl > /dev/null; then
-		skip "fiu-run is not installed (package fiu-utils)"
+# Skip the test unless configure found the optional dependency $1 (named
+# as in its option --without-NAME), saying why. make check passes each
+# one's path, empty when it was missing or turned off; the README lists
+# them.
+need() {
+	local path package
+
+	case $1 in
+	fiu) path=${FIU_RUN-} package=fiu-utils ;;
+	fish) path=${FISH-} package=fish ;;
+	jq) path=${JQ-} package=jq ;;
+	mandoc) path=${MANDOC-} package=mandoc ;;
+	python3) path=${PYTHON3-} package=python3 ;;
+	valgrind) path=${VALGRIND-} package=valgrind ;;
+	zsh) path=${ZSH-} package=zsh ;;
+	*) echo "need: no optional dependency named $1"; return 1 ;;
+	esac
+	[ -n "$path" ] || skip "$1 not found by configure (Debian package $package; or configured --without-$1)"
+}
+
+# Skip unless valgrind can check nsdedup: it cannot run a program built
+# with a sanitizer (which checks itself).
+need_memcheck() {
+	need valgrind
+	if ldd "$NSDEDUP" 2> /dev/null | grep -q -e libasan -e libubsan; then
+		skip "nsdedup is built with a sanitizer"
 	fi
 }
 

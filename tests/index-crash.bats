@@ -316,7 +316,7 @@ fiu_fail() {
 	local point=$1 errno=$2
 
 	shift 2
-	run --separate-stderr fiu-run -x -f '' \
+	run --separate-stderr "$FIU_RUN" -x -f '' \
 	    -c "enable name=$point,failinfo=$errno" "${fiu_nsdedup[@]}" "$@"
 }
 
@@ -335,7 +335,7 @@ fiu_midrun() {
 
 	[ -d /proc/self/fd ] || skip "no /proc/PID/fd to follow the run"
 	mkfifo feed
-	fiu-run -x -f "$PWD/ctl" "${fiu_nsdedup[@]}" --db db feed > midrun.out \
+	"$FIU_RUN" -x -f "$PWD/ctl" "${fiu_nsdedup[@]}" --db db feed > midrun.out \
 	    2> midrun.err 3>&- &
 	pid=$!
 	# nsdedup opens its input only once the index is open.
@@ -344,7 +344,7 @@ fiu_midrun() {
 		cat "$input" >&8 2> /dev/null || true
 		wait_begun
 	fi
-	fiu-ctrl -f "$PWD/ctl" -c "enable name=$point,failinfo=$errno" "$pid"
+	"$FIU_CTRL" -f "$PWD/ctl" -c "enable name=$point,failinfo=$errno" "$pid"
 	if [ "$when" = open ]; then
 		cat "$input" >&8 2> /dev/null || true
 	fi
@@ -355,7 +355,7 @@ fiu_midrun() {
 }
 
 @test "fiu: msync of the id file fails at the commit" {
-	need_fiu
+	need fiu
 	prepare a.jsonl few.jsonl
 	fiu_fail posix/mm/msync 5 --db db few.jsonl
 	commit_failed "msync of the id file: Input/output error"
@@ -364,7 +364,7 @@ fiu_midrun() {
 }
 
 @test "fiu: msync of a rebuilt table fails" {
-	need_fiu
+	need fiu
 	prepare a.jsonl b.jsonl
 	fiu_fail posix/mm/msync 5 --db db b.jsonl
 	commit_failed "msync of the new table: Input/output error"
@@ -374,7 +374,7 @@ fiu_midrun() {
 }
 
 @test "fiu: fdatasync of the pending header fails" {
-	need_fiu
+	need fiu
 	prepare a.jsonl small.jsonl
 	fiu_fail posix/io/sync/fdatasync 5 --db db small.jsonl
 	commit_failed "syncing a header copy: Input/output error"
@@ -382,7 +382,7 @@ fiu_midrun() {
 }
 
 @test "fiu: fdatasync of the log fails at the commit" {
-	need_fiu
+	need fiu
 	prepare a.jsonl few.jsonl
 	fiu_midrun begun posix/io/sync/fdatasync 5 few.jsonl
 	commit_failed "fdatasync of the log: Input/output error"
@@ -391,7 +391,7 @@ fiu_midrun() {
 }
 
 @test "fiu: the commit header of a run that adds no entry cannot be written" {
-	need_fiu
+	need fiu
 	# Run 2 reads run 1's records again: its commit only counts them.
 	prepare a.jsonl a.jsonl
 	fiu_fail posix/io/sync/fdatasync 5 --db db a.jsonl
@@ -403,7 +403,7 @@ fiu_midrun() {
 }
 
 @test "fiu: pwrite of the pending header fails" {
-	need_fiu
+	need fiu
 	prepare a.jsonl small.jsonl
 	fiu_fail posix/io/rw/pwrite 28 --db db small.jsonl
 	commit_failed "writing a header copy: No space left on device"
@@ -411,7 +411,7 @@ fiu_midrun() {
 }
 
 @test "fiu: pwrite of the log fails at the commit" {
-	need_fiu
+	need fiu
 	prepare a.jsonl few.jsonl
 	fiu_midrun begun posix/io/rw/pwrite 5 few.jsonl
 	commit_failed "writing the log: Input/output error"
@@ -420,7 +420,7 @@ fiu_midrun() {
 }
 
 @test "fiu: fsync of the directory fails after a rebuilt table's rename" {
-	need_fiu
+	need fiu
 	prepare a.jsonl b.jsonl
 	fiu_midrun open posix/io/sync/fsync 5 b.jsonl
 	commit_failed "syncing the index's directory: Input/output error"
@@ -429,7 +429,7 @@ fiu_midrun() {
 }
 
 @test "fiu: fsync of the directory fails when a writer opens the index" {
-	need_fiu
+	need fiu
 	prepare a.jsonl b.jsonl
 	# A rebuild's rename must last before the log is written over.
 	fiu_fail posix/io/sync/fsync 5 --db db b.jsonl
@@ -441,7 +441,7 @@ fiu_midrun() {
 }
 
 @test "fiu: the rename of a rebuilt table fails" {
-	need_fiu
+	need fiu
 	prepare a.jsonl b.jsonl
 	fiu_fail posix/io/dir/rename 5 --db db b.jsonl
 	commit_failed "renaming the rebuilt table into place: Input/output error"
@@ -452,7 +452,7 @@ fiu_midrun() {
 }
 
 @test "fiu: a new index cannot be renamed into place or its directory synced" {
-	need_fiu
+	need fiu
 	"$NSDEDUP" b.jsonl > want.out
 	for point in posix/io/dir/rename posix/io/sync/fsync; do
 		rm -f db db.ids db.log db.new
@@ -478,7 +478,7 @@ fiu_midrun() {
 }
 
 @test "fiu: mmap fails when the index is opened (exit 7)" {
-	need_fiu
+	need fiu
 	prepare a.jsonl small.jsonl
 	fiu_fail posix/mm/mmap 12 --db db small.jsonl
 	expect_eq "$status" 7
@@ -489,7 +489,7 @@ fiu_midrun() {
 }
 
 @test "fiu: mmap of a rebuilt table fails (exit 9)" {
-	need_fiu
+	need fiu
 	prepare a.jsonl b.jsonl
 	fiu_midrun open posix/mm/mmap 12 b.jsonl
 	commit_failed "cannot map the new table: Cannot allocate memory"

@@ -8,17 +8,9 @@
 
 load helpers
 
-# valgrind cannot run a program built with a sanitizer (which checks itself).
-valgrind_usable() {
-	command -v valgrind >/dev/null || skip "valgrind is not installed"
-	if ldd "$NSDEDUP" 2>/dev/null | grep -q -e libasan -e libubsan; then
-		skip "nsdedup is built with a sanitizer"
-	fi
-}
-
 memcheck() {
-	valgrind_usable
-	run --separate-stderr valgrind -q --leak-check=full \
+	need_memcheck
+	run --separate-stderr "$VALGRIND" -q --leak-check=full \
 	    --errors-for-leak-kinds=definite,indirect,possible \
 	    --error-exitcode=99 "$NSDEDUP" "$@"
 	[ "$status" -ne 99 ] || { printf '%s\n' "$stderr"; false; }
@@ -48,11 +40,11 @@ memcheck() {
 }
 
 @test "memcheck: input arriving a few bytes at a time" {
-	valgrind_usable
+	need_memcheck
 	printf '{"id":1,"text":"%s"}\r\n{"id":2,"text":"%s"}\n' "$(sentence 1)" "$(sentence 1)" > in.jsonl
 	run --separate-stderr bash -c 'while IFS= read -r -n 7 -d "" chunk || [ -n "$chunk" ]; do
 	    printf "%s" "$chunk"; sleep 0.01; done < in.jsonl |
-	    valgrind -q --leak-check=full --error-exitcode=99 "$NSDEDUP" --max-line=80'
+	    "$VALGRIND" -q --leak-check=full --error-exitcode=99 "$NSDEDUP" --max-line=80'
 	[ "$status" -eq 0 ]
 	[[ "$stderr" != *"=="* ]]
 	[ "${#lines[@]}" -eq 2 ]
@@ -61,7 +53,7 @@ memcheck() {
 
 @test "memcheck: an index made, grown, updated, read and checked" {
 	: "${GENCORPUS:?run the tests through make check}"
-	valgrind_usable
+	need_memcheck
 	# 1000 records after 100 grow the table (see index-crash.bats).
 	"$GENCORPUS" --records 100 --seed 1 > a.jsonl
 	"$GENCORPUS" --records 1000 --seed 2 > b.jsonl

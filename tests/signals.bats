@@ -203,17 +203,17 @@ signal_midrun() {
 }
 
 @test "fiu: reading the input fails mid-run: status 3, nothing committed" {
-	need_fiu
+	need fiu
 	[ -d /proc/self/fd ] || skip "no /proc/PID/fd to follow the run"
 	make_index
 	mkfifo feed
-	fiu-run -x -f "$PWD/ctl" "${fiu_nsdedup[@]}" --db db feed > got.out \
+	"$FIU_RUN" -x -f "$PWD/ctl" "${fiu_nsdedup[@]}" --db db feed > got.out \
 	    2> run.err 3>&- &
 	pid=$!
 	feed_open "$pid"
 	head -n 500 big.jsonl >&8
 	wait_begun
-	fiu-ctrl -f "$PWD/ctl" -c "enable name=posix/io/rw/read,failinfo=5" \
+	"$FIU_CTRL" -f "$PWD/ctl" -c "enable name=posix/io/rw/read,failinfo=5" \
 	    "$pid"
 	tail -n +501 big.jsonl >&8 2> /dev/null || true
 	exec 8>&-

@@ -511,15 +511,12 @@ info_field() {
 }
 
 @test "memcheck: -m simhash in memory, with --db and with --no-update" {
-	command -v valgrind > /dev/null || skip "valgrind is not installed"
-	if ldd "$NSDEDUP" 2> /dev/null | grep -q -e libasan -e libubsan; then
-		skip "nsdedup is built with a sanitizer"
-	fi
+	need_memcheck
 	"$GENCORPUS" --records 60 --seed 9 > in.jsonl
 	{ record a "$BASE"; record b "$(near 2)"; record c short; } >> in.jsonl
 	for args in "--explain" "--explain --db x" "--db x --no-update -D"; do
 		# shellcheck disable=SC2086
-		run --separate-stderr valgrind -q --leak-check=full \
+		run --separate-stderr "$VALGRIND" -q --leak-check=full \
 		    --errors-for-leak-kinds=definite --error-exitcode=99 \
 		    "$NSDEDUP" -m simhash $args in.jsonl
 		[ "$status" -eq 0 ] || { printf '%s\n' "$stderr"; false; }

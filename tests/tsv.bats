@@ -132,7 +132,8 @@ make_tsv() {
 	run_nsd a.tsv b.jsonl
 	[ "$status" -eq 0 ]
 	[[ "${lines[2]}" == *'"similar_id":"t\"1","is_dup":true}' ]]
-	printf '%s\n' "${lines[2]}" | jq -e . > /dev/null
+	need jq
+	printf '%s\n' "${lines[2]}" | "$JQ" -e . > /dev/null
 }
 
 @test "a column number past the last column is refused, not read" {
