@@ -33,7 +33,8 @@ _nsdedup_value()
 		return 0 ;;
 	-k | --key | -n | --sentences | --distance | --dup-field | \
 	--field-name | --id-field | --max-line | --min-features | \
-	--min-length | --min-match | --common | --ngram | --shingle | --wait)
+	--min-length | --min-match | --common | --ngram | --shingle | --wait | \
+	-j | --jobs)
 		COMPREPLY=()
 		return 0 ;;
 	*)
@@ -71,11 +72,11 @@ _nsdedup()
 	fi
 
 	if [[ $cur == -* ]]; then
-		opts='-a -d -D -f -H -h -k -m -n -o -q -V
+		opts='-a -d -D -f -H -h -j -k -m -n -o -q -V
 		    --annotate --common= --compat= --db= --db-info --db-verify
 		    --distance=
 		    --drop-dups --dup-field= --explain --field-name= --format=
-		    --help --id-field= --key= --max-line= --method=
+		    --help --id-field= --jobs= --key= --max-line= --method=
 		    --min-features= --min-length= --min-match= --ngram=
 		    --no-header
 		    --no-update --no-wait --on-error= --only-dups --output=

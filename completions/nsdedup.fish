@@ -26,6 +26,8 @@ complete -c nsdedup -s h -l help \
     -d 'Show help and exit'
 complete -c nsdedup -l id-field -x \
     -d 'Field naming a record'
+complete -c nsdedup -s j -l jobs -x \
+    -d 'Threads that fingerprint (default: the cores available)'
 complete -c nsdedup -s k -l key -x \
     -d 'Field holding the text (repeatable)'
 complete -c nsdedup -l max-line -x \

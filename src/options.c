@@ -39,7 +39,7 @@ enum {
 };
 
 /* The leading ':' makes getopt report a missing value as ':'. */
-static const char short_options[] = ":adDf:Hhk:m:n:o:qV";
+static const char short_options[] = ":adDf:Hhj:k:m:n:o:qV";
 
 /* Sorted by long name. */
 static const struct option long_options[] = {
@@ -57,6 +57,7 @@ static const struct option long_options[] = {
 	{ "format",	required_argument,	NULL, 'f' },
 	{ "help",	no_argument,		NULL, 'h' },
 	{ "id-field",	required_argument,	NULL, OPT_ID_FIELD },
+	{ "jobs",	required_argument,	NULL, 'j' },
 	{ "key",	required_argument,	NULL, 'k' },
 	{ "max-line",	required_argument,	NULL, OPT_MAX_LINE },
 	{ "method",	required_argument,	NULL, 'm' },
@@ -266,6 +267,12 @@ nsd_options_parse(int argc, char **argv, struct nsd_config *cfg,
 			break;
 		case 'h':
 			return (NSD_OPTIONS_HELP);
+		case 'j':
+			if (parse_number("jobs", optarg, 1, NSD_MAX_JOBS, 0,
+			    &num, err) == -1)
+				return (NSD_OPTIONS_ERROR);
+			cfg->jobs = num;
+			break;
 		case 'k':
 			if (cfg->nkeys == NSD_MAX_KEYS) {
 				nsd_error_set(err, NSD_EXIT_USAGE,

@@ -28,6 +28,7 @@ enum nsd_progress {
 };
 
 #define NSD_DEFAULT_MAX_LINE	(16 * 1024 * 1024)
+#define NSD_MAX_JOBS		256
 #define NSD_MAX_KEYS		64
 /* Chosen from bench/QUALITY.md; see FINGERPRINTS in nsdedup(1). */
 #define NSD_DEFAULT_MIN_MATCH	2
@@ -63,6 +64,8 @@ struct nsd_config {
 	int			 stats;
 	enum nsd_progress	 progress;
 	int			 quiet;
+	unsigned		 jobs;			/* -j; 0: the cores
+							   available */
 	size_t			 max_line;
 	const char		*db;			/* --db, or NULL: in
 							   memory */

@@ -3,10 +3,15 @@
  */
 #include "config.h"
 
+#include <assert.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "json.h"
 #include "nshash.h"
@@ -68,7 +73,7 @@ struct work {
 
 /* Per-input state kept by the in-order stages. */
 struct input {
-	const char		*name;
+	char			*name;		/* for messages */
 	enum nsd_format		 format;	/* AUTO until the first
 						   non-blank line */
 	int			 header_seen;
@@ -969,53 +974,410 @@ report_bad(const struct nsd_pipeline_hooks *hooks, const struct input *in,
 	}
 }
 
-/* Run one input through the stages. */
+/*
+ * The run. Batches go round a ring of slots: the main thread reads and
+ * frames each batch into the next free slot, the workers scan framed
+ * batches (whichever is oldest not taken yet), and the main thread decides
+ * and writes the oldest batch once it is scanned. So the output is in
+ * input order and the index is touched by the main thread only, whatever
+ * the number of threads. While the oldest batch is not scanned yet, the
+ * main thread scans one itself rather than wait, so --jobs=N is N threads
+ * scanning, and --jobs=1 is no worker thread at all: the main thread does
+ * everything, a batch at a time, in a ring of one slot.
+ *
+ * The ring holds at most 2N + 2 batches (RING_MAX at most) and RING_BYTES
+ * of input (more only when a single batch is larger), which bounds the
+ * memory of a run whatever its input. Reading stops early when the input
+ * has nothing ready (a pipe from a slow writer): what the ring holds is
+ * written and the output flushed before the main thread waits for more, so
+ * that records flow through a pipeline as they come.
+ *
+ * Scanning reads the state of the batch's input (its format and TSV
+ * columns), which framing sets before the first batch with a record to
+ * scan leaves it and never writes again; writing keeps the rest of that
+ * state, in order.
+ */
+#define RING_MAX	32
+#define RING_BYTES	(32 * 1024 * 1024)
+#define INPUT_WAIT_MS	5
+
+enum slot_state { SLOT_FREE, SLOT_FRAMED, SLOT_SCANNING, SLOT_SCANNED };
+
+struct slot {
+	struct work		 wk;
+	struct input		*in;
+	uint64_t		 bytes;		/* of input, that it accounts
+						   for */
+	enum slot_state		 state;
+};
+
+struct worker_start {
+	struct run		*run;
+	struct nsd_worker	*worker;
+};
+
+struct run {
+	const struct nsd_config	*cfg;
+	struct nsd_index	*ix;
+	struct nsd_writer	*wr;
+	const struct nsd_pipeline_hooks *hooks;
+	struct nsd_stats	*st;
+
+	struct slot		*ring;
+	size_t			 nslots;
+	uint64_t		 head;		/* the oldest batch in the
+						   ring */
+	uint64_t		 tail;		/* the next one to be read */
+	uint64_t		 next_scan;	/* the next one to be scanned */
+	size_t			 held;		/* input bytes in the ring */
+
+	char			**files;
+	size_t			 nfiles;
+	size_t			 next_file;
+	struct input		*inputs;	/* one per file */
+	struct nsd_reader	 rd;
+	int			 reading;	/* rd is open on the current
+						   file */
+	uint64_t		 rd_bytes;	/* rd's bytes at the last
+						   batch */
+	int			 at_end;	/* no more batches: all is
+						   read, or reading failed */
+	int			 read_failed;
+	struct nsd_error	 read_err;
+
+	pthread_mutex_t		 lock;
+	pthread_cond_t		 framed;	/* a batch to scan, or quit */
+	pthread_cond_t		 scanned;	/* a batch has been scanned */
+	int			 quit;
+	struct nsd_worker	*workers;	/* [0]: the main thread's */
+	pthread_t		*threads;	/* for workers 1 .. njobs - 1 */
+	struct worker_start	*starts;
+	size_t			 njobs;
+	size_t			 started;	/* threads running */
+};
+
+static struct slot *
+slot_of(struct run *r, uint64_t seq)
+{
+	return (&r->ring[seq % r->nslots]);
+}
+
+/* The ring's lock, which a run of one thread does without. */
+static void
+run_lock(struct run *r)
+{
+	if (r->njobs > 1)
+		pthread_mutex_lock(&r->lock);
+}
+
+static void
+run_unlock(struct run *r)
+{
+	if (r->njobs > 1)
+		pthread_mutex_unlock(&r->lock);
+}
+
+/*
+ * Take the oldest framed batch nobody scans yet and scan it with worker w;
+ * the lock is held on entry and on return, not while scanning.
+ */
+static void
+scan_next(struct run *r, struct nsd_worker *w)
+{
+	struct slot	*s = slot_of(r, r->next_scan++);
+
+	s->state = SLOT_SCANNING;
+	run_unlock(r);
+	stage_scan(r->cfg, w, s->in, &s->wk);
+	run_lock(r);
+	s->state = SLOT_SCANNED;
+	if (r->njobs > 1)
+		pthread_cond_signal(&r->scanned);
+}
+
+/* A worker thread: scan batches until told to quit. */
+static void *
+worker_main(void *arg)
+{
+	struct worker_start	*ws = arg;
+	struct run		*r = ws->run;
+
+	pthread_mutex_lock(&r->lock);
+	for (;;) {
+		while (!r->quit && r->next_scan == r->tail)
+			pthread_cond_wait(&r->framed, &r->lock);
+		if (r->quit)
+			break;
+		scan_next(r, ws->worker);
+	}
+	pthread_mutex_unlock(&r->lock);
+	return (NULL);
+}
+
+/* The number of threads --jobs asks for: by default, the cores available. */
+static size_t
+jobs_of(const struct nsd_config *cfg)
+{
+	cpu_set_t	 set;
+	long		 n;
+
+	if (cfg->jobs > 0)
+		return (cfg->jobs);
+	if (sched_getaffinity(0, sizeof set, &set) == 0)
+		n = CPU_COUNT(&set);
+	else
+		n = sysconf(_SC_NPROCESSORS_ONLN);
+	return (n < 1 ? 1 : n > NSD_MAX_JOBS ? NSD_MAX_JOBS : (size_t)n);
+}
+
+/*
+ * Set up the ring and the workers, and start the worker threads, with the
+ * signals that end a run blocked in them so that the main thread gets them.
+ */
 static int
-run_input(const struct nsd_config *cfg, const char *path, struct nsd_worker *w,
-    struct work *wk, struct nsd_index *ix, struct nsd_writer *wr,
-    const struct nsd_pipeline_hooks *hooks, struct nsd_stats *st,
+run_start(struct run *r, const struct nsd_config *cfg, struct nsd_index *ix,
     struct nsd_error *err)
 {
-	struct nsd_reader	 rd;
-	struct input		 in;
-	uint64_t		 bytes = 0;
-	size_t			 stop;
+	sigset_t	 all, old;
+	size_t		 i;
+	int		 rc = 0;
+
+	r->njobs = jobs_of(cfg);
+	r->nslots = r->njobs == 1 ? 1 : 2 * r->njobs + 2;
+	if (r->nslots > RING_MAX)
+		r->nslots = RING_MAX;
+	r->ring = xcalloc(r->nslots, sizeof *r->ring);
+	r->workers = xcalloc(r->njobs, sizeof *r->workers);
+	for (i = 0; i < r->njobs; i++)
+		if (worker_init(&r->workers[i], cfg, ix, err) == -1)
+			return (-1);
+	if (r->njobs == 1)
+		return (0);
+
+	pthread_mutex_init(&r->lock, NULL);
+	pthread_cond_init(&r->framed, NULL);
+	pthread_cond_init(&r->scanned, NULL);
+	r->threads = xcalloc(r->njobs - 1, sizeof *r->threads);
+	r->starts = xcalloc(r->njobs, sizeof *r->starts);
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	for (i = 1; i < r->njobs && rc == 0; i++) {
+		r->starts[i].run = r;
+		r->starts[i].worker = &r->workers[i];
+		if ((rc = pthread_create(&r->threads[i - 1], NULL, worker_main,
+		    &r->starts[i])) == 0)
+			r->started++;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0)
+		return (nsd_error_set(err, NSD_EXIT_NOMEM,
+		    "cannot start a thread (--jobs=%zu): %s", r->njobs,
+		    strerror(rc)));
+	return (0);
+}
+
+/* Stop the worker threads and free the ring, the workers and the inputs. */
+static void
+run_stop(struct run *r)
+{
+	size_t	 i;
+
+	if (r->njobs > 1) {
+		pthread_mutex_lock(&r->lock);
+		r->quit = 1;
+		pthread_cond_broadcast(&r->framed);
+		pthread_mutex_unlock(&r->lock);
+		for (i = 0; i < r->started; i++)
+			pthread_join(r->threads[i], NULL);
+		free(r->threads);
+		free(r->starts);
+		pthread_cond_destroy(&r->framed);
+		pthread_cond_destroy(&r->scanned);
+		pthread_mutex_destroy(&r->lock);
+	}
+	for (i = 0; r->workers != NULL && i < r->njobs; i++)
+		worker_free(&r->workers[i]);
+	free(r->workers);
+	for (i = 0; r->ring != NULL && i < r->nslots; i++)
+		work_free(&r->ring[i].wk);
+	free(r->ring);
+	for (i = 0; r->inputs != NULL && i < r->nfiles; i++) {
+		free(r->inputs[i].name);
+		nsd_tsv_fields_free(&r->inputs[i].header);
+	}
+	free(r->inputs);
+	if (r->reading)
+		nsd_reader_close(&r->rd);
+}
+
+/*
+ * Read and frame the next batch into slot s, going on to the next input at
+ * the end of one: 1, or 0 when every input is read, or -1 on error.
+ */
+static int
+read_batch(struct run *r, struct slot *s, struct nsd_error *err)
+{
+	const struct nsd_config	*cfg = r->cfg;
+	struct input		*in;
 	int			 rc;
 
-	if (nsd_reader_open(&rd, path, cfg->max_line, err) == -1)
-		return (-1);
-	memset(&in, 0, sizeof in);
-	in.name = rd.name;
-	in.format = cfg->format;
-	in.id_col = in.id_out_col = in.dup_out_col = -1;
-	in.explain_out_col = -1;
-	st->files++;
-	while ((rc = nsd_reader_fill(&rd, &wk->lines, err)) > 0) {
-		if (stage_frame(cfg, &in, wk, err) == -1)
-			break;
-		stage_scan(cfg, w, &in, wk);
-		if ((rc = stage_decide(cfg, &in, ix, wk, st, &stop, err)) == -1)
-			break;
-		report_bad(hooks, &in, wk, stop);
-		if ((rc = stage_write(cfg, ix, wr, &in, wk, stop, err)) == -1)
-			break;
-		st->bytes += rd.bytes - bytes;
-		bytes = rd.bytes;
-		if (hooks->progress != NULL)
-			hooks->progress(hooks->ctx, st);
-		if (stop < wk->lines.nlines) {
-			rc = nsd_error_set(err, NSD_EXIT_FAILREC,
-			    "%s:%llu: stopped at this bad record "
-			    "(--on-error=fail)", in.name,
-			    (unsigned long long)wk->lines.lines[stop].lineno);
-			break;
+	for (;;) {
+		if (!r->reading) {
+			if (r->next_file == r->nfiles)
+				return (0);
+			if (nsd_reader_open(&r->rd, r->files[r->next_file],
+			    cfg->max_line, err) == -1)
+				return (-1);
+			in = &r->inputs[r->next_file];
+			in->name = xstrdup(r->rd.name);
+			in->format = cfg->format;
+			in->id_col = in->id_out_col = in->dup_out_col = -1;
+			in->explain_out_col = -1;
+			r->reading = 1;
+			r->rd_bytes = 0;
+			r->st->files++;
 		}
+		in = &r->inputs[r->next_file];
+		if ((rc = nsd_reader_fill(&r->rd, &s->wk.lines, err)) == -1)
+			return (-1);
+		if (rc > 0)
+			break;
+		r->st->bytes += r->rd.bytes - r->rd_bytes;
+		nsd_reader_close(&r->rd);
+		r->reading = 0;
+		r->next_file++;
 	}
-	if (rc == 0)
-		st->bytes += rd.bytes - bytes;
-	nsd_tsv_fields_free(&in.header);
-	nsd_reader_close(&rd);
-	return (rc == 0 ? 0 : -1);
+	s->in = in;
+	s->bytes = r->rd.bytes - r->rd_bytes;
+	r->rd_bytes = r->rd.bytes;
+	return (stage_frame(cfg, in, &s->wk, err) == -1 ? -1 : 1);
+}
+
+/*
+ * Decide and write a scanned batch, and report its bad records and the
+ * progress; an error, or a stop at a bad record under --on-error=fail,
+ * ends the run.
+ */
+static int
+finish_batch(struct run *r, struct slot *s, struct nsd_error *err)
+{
+	struct work	*wk = &s->wk;
+	size_t		 stop;
+
+	if (stage_decide(r->cfg, s->in, r->ix, wk, r->st, &stop, err) == -1)
+		return (-1);
+	report_bad(r->hooks, s->in, wk, stop);
+	if (stage_write(r->cfg, r->ix, r->wr, s->in, wk, stop, err) == -1)
+		return (-1);
+	r->st->bytes += s->bytes;
+	if (r->hooks->progress != NULL)
+		r->hooks->progress(r->hooks->ctx, r->st);
+	if (stop < wk->lines.nlines)
+		return (nsd_error_set(err, NSD_EXIT_FAILREC,
+		    "%s:%llu: stopped at this bad record (--on-error=fail)",
+		    s->in->name,
+		    (unsigned long long)wk->lines.lines[stop].lineno));
+	return (0);
+}
+
+/* Read and frame a batch into the ring; false at the end of the input. */
+static int
+read_into_ring(struct run *r)
+{
+	struct slot	*s = slot_of(r, r->tail);
+	int		 rc;
+
+	if ((rc = read_batch(r, s, &r->read_err)) <= 0) {
+		r->at_end = 1;
+		r->read_failed = rc == -1;
+		return (0);
+	}
+	run_lock(r);
+	s->state = SLOT_FRAMED;
+	r->tail++;
+	r->held += s->bytes;
+	if (r->njobs > 1)
+		pthread_cond_signal(&r->framed);
+	run_unlock(r);
+	return (1);
+}
+
+/* Decide and write the oldest batch, and free its slot. */
+static int
+write_oldest(struct run *r, struct nsd_error *err)
+{
+	struct slot	*s = slot_of(r, r->head);
+
+	if (finish_batch(r, s, err) == -1)
+		return (-1);
+	run_lock(r);
+	s->state = SLOT_FREE;
+	r->head++;
+	r->held -= s->bytes;
+	run_unlock(r);
+	return (0);
+}
+
+/*
+ * The main thread's loop. Each turn does the first of these that can be
+ * done: read a batch, when the ring has room and the input has something
+ * ready; write the oldest batch, when it is scanned; scan a batch that no
+ * worker has taken; read, waiting for input, when the ring is empty (after
+ * flushing the output); wait a little for input, when the ring has room;
+ * wait for a worker.
+ */
+static int
+run_batches(struct run *r, struct nsd_error *err)
+{
+	int	 room, scanned;
+
+	for (;;) {
+		room = !r->at_end && r->tail - r->head < r->nslots &&
+		    (r->held < RING_BYTES || r->tail == r->head);
+		if (room && (!r->reading || nsd_reader_ready(&r->rd, 0))) {
+			read_into_ring(r);
+			continue;
+		}
+		run_lock(r);
+		scanned = r->head < r->tail &&
+		    slot_of(r, r->head)->state == SLOT_SCANNED;
+		if (!scanned && r->next_scan < r->tail) {
+			scan_next(r, &r->workers[0]);
+			run_unlock(r);
+			continue;
+		}
+		run_unlock(r);
+		if (scanned) {
+			if (write_oldest(r, err) == -1)
+				return (-1);
+			continue;
+		}
+		if (r->head == r->tail) {
+			if (r->at_end)
+				break;
+			/* All is written that can be before more comes. */
+			if (nsd_output_flush(r->wr->out, err) == -1)
+				return (-1);
+			read_into_ring(r);
+			continue;
+		}
+		if (room) {
+			/* A look at the ring again every few milliseconds. */
+			nsd_reader_ready(&r->rd, INPUT_WAIT_MS);
+			continue;
+		}
+		run_lock(r);
+		while (slot_of(r, r->head)->state != SLOT_SCANNED) {
+			assert(r->njobs > 1);
+			pthread_cond_wait(&r->scanned, &r->lock);
+		}
+		run_unlock(r);
+	}
+	if (r->read_failed) {
+		*err = r->read_err;
+		return (-1);
+	}
+	return (0);
 }
 
 void
@@ -1047,26 +1409,27 @@ nsd_pipeline_run(const struct nsd_config *cfg, struct nsd_index *ix,
     struct nsd_writer *wr, const struct nsd_pipeline_hooks *hooks,
     struct nsd_stats *st, struct nsd_error *err)
 {
-	static char		*stdin_only[] = { (char *)"-" };
-	struct nsd_worker	 w;
-	struct work		 wk;
-	char			**files = cfg->files;
-	size_t			 nfiles = cfg->nfiles, i;
-	int			 rc = 0;
+	static char	*stdin_only[] = { (char *)"-" };
+	struct run	 r;
+	int		 rc;
 
 	memset(st, 0, sizeof *st);
-	memset(&wk, 0, sizeof wk);
-	if (worker_init(&w, cfg, ix, err) == -1) {
-		worker_free(&w);
-		return (-1);
+	memset(&r, 0, sizeof r);
+	r.cfg = cfg;
+	r.ix = ix;
+	r.wr = wr;
+	r.hooks = hooks;
+	r.st = st;
+	r.files = cfg->files;
+	r.nfiles = cfg->nfiles;
+	if (r.nfiles == 0) {
+		r.files = stdin_only;
+		r.nfiles = 1;
 	}
-	if (nfiles == 0) {
-		files = stdin_only;
-		nfiles = 1;
-	}
-	for (i = 0; i < nfiles && rc == 0; i++)
-		rc = run_input(cfg, files[i], &w, &wk, ix, wr, hooks, st, err);
-	worker_free(&w);
-	work_free(&wk);
+	r.inputs = xcalloc(r.nfiles, sizeof *r.inputs);
+	rc = run_start(&r, cfg, ix, err);
+	if (rc == 0)
+		rc = run_batches(&r, err);
+	run_stop(&r);
 	return (rc);
 }

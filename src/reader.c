@@ -3,8 +3,11 @@
  */
 #include "config.h"
 
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -14,6 +17,26 @@
 #define READ_CHUNK	(1024 * 1024)
 
 static const char bom[3] = { (char)0xEF, (char)0xBB, (char)0xBF };
+
+/*
+ * A pipe's buffer is 64 KiB by default: a writer that could run ahead while
+ * a batch is fingerprinted blocks instead. Ask for a chunk's worth (Linux;
+ * unprivileged processes may have up to /proc/sys/fs/pipe-max-size), and
+ * do without when refused.
+ */
+static void
+widen_pipe(int fd)
+{
+#ifdef F_SETPIPE_SZ
+	struct stat	 sb;
+
+	if (fstat(fd, &sb) == 0 && S_ISFIFO(sb.st_mode) &&
+	    fcntl(fd, F_GETPIPE_SZ) < READ_CHUNK)
+		(void)fcntl(fd, F_SETPIPE_SZ, READ_CHUNK);
+#else
+	(void)fd;
+#endif
+}
 
 int
 nsd_reader_open(struct nsd_reader *r, const char *path, size_t max_line,
@@ -26,12 +49,14 @@ nsd_reader_open(struct nsd_reader *r, const char *path, size_t max_line,
 	if (strcmp(path, "-") == 0) {
 		r->fd = STDIN_FILENO;
 		r->name = xstrdup("(standard input)");
+		widen_pipe(r->fd);
 		return (0);
 	}
 	if ((r->fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
 		return (nsd_error_set(err, NSD_EXIT_INPUT, "%s: %s", path,
 		    strerror(errno)));
 	r->name = xstrdup(path);
+	widen_pipe(r->fd);
 	return (0);
 }
 
@@ -44,6 +69,25 @@ nsd_reader_close(struct nsd_reader *r)
 	nsd_buf_free(&r->carry);
 	memset(r, 0, sizeof *r);
 	r->fd = -1;
+}
+
+int
+nsd_reader_ready(struct nsd_reader *r, int ms)
+{
+	struct pollfd	 pfd;
+	struct stat	 sb;
+
+	if (r->eof)
+		return (1);
+	if (r->regular == 0)
+		r->regular = fstat(r->fd, &sb) == 0 && S_ISREG(sb.st_mode) ?
+		    1 : -1;
+	if (r->regular == 1)
+		return (1);
+	pfd.fd = r->fd;
+	pfd.events = POLLIN;
+	pfd.revents = 0;
+	return (poll(&pfd, 1, ms) != 0);
 }
 
 void
@@ -203,7 +247,9 @@ nsd_reader_fill(struct nsd_reader *r, struct nsd_batch *b,
 				    0, NSD_LINE_WHOLE, ++r->lineno);
 			return (b->nlines > 0);
 		}
-		if (b->nlines > 0) {
+		/* A batch is a chunk, or what a pipe has ready, in lines. */
+		if (b->nlines > 0 && (b->buf.len >= r->chunk ||
+		    !nsd_reader_ready(r, 0))) {
 			keep_rest(r, b, line_start);
 			return (1);
 		}

@@ -64,6 +64,8 @@ struct nsd_reader {
 	int			 at_start;	/* a BOM may still come */
 	int			 in_long;	/* inside a line longer than
 						   max_line */
+	int			 regular;	/* a regular file: 1; not: -1;
+						   0: not known yet */
 };
 
 /* Open path ("-" for standard input) for reading. */
@@ -77,6 +79,13 @@ void	 nsd_reader_close(struct nsd_reader *);
  */
 int	 nsd_reader_fill(struct nsd_reader *, struct nsd_batch *,
 	    struct nsd_error *);
+
+/*
+ * Whether the next fill can begin without waiting for input: always for a
+ * regular file, and for a pipe, terminal or socket when it has data (or
+ * its end) ready, waiting up to ms milliseconds for it.
+ */
+int	 nsd_reader_ready(struct nsd_reader *, int);
 
 void	 nsd_batch_free(struct nsd_batch *);
 

@@ -70,6 +70,7 @@
 #include "config.h"
 
 #include <assert.h>
+#include <pthread.h>
 #include <string.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -316,8 +317,11 @@ raw_kind_of(uint32_t c)
 
 /*
  * Build the tables (65,536 calls of raw_kind_of(), a millisecond) when
- * they are first needed: a run of nshash sets up a SimHash too.
+ * they are first needed, once whatever the threads: a run of nshash sets
+ * up a SimHash too.
  */
+static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
+
 static void
 tables_init(void)
 {
@@ -589,8 +593,7 @@ nsd_simhash_compute(struct nsd_simhash *sh, const char *text, size_t len,
 	struct cutter	 c;
 	size_t		 n;
 
-	if (spread[255] == 0)
-		tables_init();
+	pthread_once(&tables_once, tables_init);
 	lower_copy(text, len, &sh->lower);
 	if (!cut(&sh->p, &c, (unsigned char *)sh->lower.data, len)) {
 		nsd_text_normalize(text, len, &sh->norm);

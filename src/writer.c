@@ -214,6 +214,12 @@ flush(struct nsd_output *o, struct nsd_error *err)
 }
 
 int
+nsd_output_flush(struct nsd_output *o, struct nsd_error *err)
+{
+	return (flush(o, err));
+}
+
+int
 nsd_output_write(struct nsd_output *o, const void *p, size_t len,
     struct nsd_error *err)
 {

@@ -28,6 +28,8 @@ int	 nsd_output_open(struct nsd_output **, const char *,
 	    struct nsd_error *);
 int	 nsd_output_write(struct nsd_output *, const void *, size_t,
 	    struct nsd_error *);
+/* Write out what is buffered. */
+int	 nsd_output_flush(struct nsd_output *, struct nsd_error *);
 /* Flush, sync and (for a file) rename into place; frees the output. */
 int	 nsd_output_finish(struct nsd_output *, struct nsd_error *);
 /* Give up: remove the temporary file; standard output still gets what was

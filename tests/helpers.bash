@@ -114,6 +114,17 @@ wait_begun() {
 	return 1
 }
 
+# Wait (10 seconds at most) until file $1 has $2 lines: a run writes out
+# what it has read, and flushes its output, when its input stalls.
+wait_lines() {
+	for _ in $(seq 200); do
+		[ "$(wc -l < "$1")" -ge "$2" ] && return 0
+		sleep 0.05
+	done
+	echo "$1 never had $2 lines, only $(wc -l < "$1")"
+	return 1
+}
+
 # Make the FIFO feed, the input of process $1, and open it for writing as
 # fd 8 once that process has opened it: its input is then what is written
 # to fd 8, and closing fd 8 ends it.

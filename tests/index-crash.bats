@@ -615,7 +615,8 @@ nsdedup: bad.jsonl:501: stopped at this bad record (--on-error=fail)"
 	pid=$!
 	feed_open "$pid"
 	head -n 500 b.jsonl >&8 2> /dev/null || true
-	wait_begun
+	# Every record read, its entries in the index (grown), not committed.
+	wait_lines term.out 500
 	kill -TERM "$pid"
 	exec 8>&-
 	rc=0
