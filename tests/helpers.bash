@@ -84,7 +84,7 @@ need() {
 # with a sanitizer (which checks itself).
 need_memcheck() {
 	need valgrind
-	if ldd "$NSDEDUP" 2> /dev/null | grep -q -e libasan -e libubsan; then
+	if ldd "$NSDEDUP" 2> /dev/null | grep -q -e libasan -e libubsan -e libtsan; then
 		skip "nsdedup is built with a sanitizer"
 	fi
 }
