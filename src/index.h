@@ -103,6 +103,12 @@ struct nsd_index_ops {
 struct nsd_index {
 	const struct nsd_index_ops *ops;
 	struct nsd_index_params	 params;
+	/*
+	 * A file that a writer builds and renames into place (a rebuilt
+	 * table), or NULL: a run that dies of a signal removes it, which
+	 * is safe since only the holder of the write lock makes it.
+	 */
+	const char		*scratch;
 };
 
 /* Open an index that lives in this process's memory only. */

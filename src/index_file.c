@@ -1622,6 +1622,7 @@ nsd_index_open_file(struct nsd_index **ixp, const struct nsd_index_open *o,
 		goto fail;
 	if (!fi->readonly) {
 		(void)unlink(fi->new_path);	/* a rebuild cut short */
+		fi->base.scratch = fi->new_path;
 		if (fi->hdr.pending_gen > fi->hdr.committed_gen &&
 		    recover(fi, err) == -1)
 			goto fail;

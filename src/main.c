@@ -111,8 +111,12 @@ static const char help_text[] =
 "written (the run committed nothing).\n"
 "See nsdedup(1).\n";
 
-/* The temporary output file, for the signal handler to remove. */
+/*
+ * The temporary output file, and a table the index may be rebuilding, for
+ * the signal handler to remove.
+ */
 static const char *volatile temp_path;
+static const char *volatile scratch_path;
 
 struct report {
 	const struct nsd_config	*cfg;
@@ -224,6 +228,8 @@ on_signal(int sig)
 {
 	if (temp_path != NULL)
 		unlink(temp_path);
+	if (scratch_path != NULL)
+		unlink(scratch_path);
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
@@ -428,6 +434,7 @@ main(int argc, char **argv)
 	 * while the file is made, and again from the end of the run through
 	 * the index commit; one that comes meanwhile is delivered after.
 	 */
+	scratch_path = ix->scratch;
 	catch_signals(&signals);
 	sigprocmask(SIG_BLOCK, &signals, &old);
 	rc = nsd_output_open(&out, cfg.output, &err);
@@ -435,6 +442,7 @@ main(int argc, char **argv)
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (rc == -1) {
 		fatal(&rp, &err);
+		scratch_path = NULL;
 		nsd_index_close(ix);
 		return (err.status);
 	}
@@ -471,6 +479,7 @@ main(int argc, char **argv)
 	if (cfg.stats)
 		print_stats(&st, ix, seconds_since(&rp.start));
 	nsd_writer_free(&wr);
+	scratch_path = NULL;
 	nsd_index_close(ix);
 	if (rc == -1)
 		return (err.status);
