@@ -7,7 +7,9 @@
  * text is valid UTF-8 and normalizing it again changes nothing; stripping
  * tags keeps it valid UTF-8 and never makes it longer; the pieces of every
  * split rule lie in order within the text, on character boundaries, and
- * (but for the compat rule) are trimmed and not empty; flattening gives
+ * (but for the compat rule) are trimmed and not empty, and are those of
+ * the rule's PCRE2 pattern (nsd_text_split_reference()); whether a text
+ * has a letter or digit is what the pattern says; flattening gives
  * the text and each piece without white space, byte for byte as a plain
  * loop does, and valid UTF-8; fingerprinting,
  * with versions 1 and 2 and the compat definition, returns no more
@@ -27,8 +29,8 @@
 static struct nsd_text		*texts[NRULES];
 static struct nsd_nshash	 hashes[3];
 static struct nsd_buf		 in, norm, again, flat, plain;
-static struct nsd_piece		*pieces;
-static size_t			 pieces_cap;
+static struct nsd_piece		*pieces, *reference;
+static size_t			 pieces_cap, reference_cap;
 
 static void
 init(void)
@@ -87,7 +89,12 @@ check_split(const char *s, size_t len)
 			}
 			at = end;
 		}
-		(void)nsd_text_has_word_char(texts[r], s, len);
+		FUZZ_CHECK(nsd_text_split_reference(texts[r], s, len,
+		    &reference, &reference_cap) == n);
+		FUZZ_CHECK(n == 0 ||
+		    memcmp(pieces, reference, n * sizeof *pieces) == 0);
+		FUZZ_CHECK(nsd_text_has_word_char(texts[r], s, len) ==
+		    (nsd_text_count_word_chars(texts[r], s, len) > 0));
 		(void)nsd_text_more_word_chars(texts[r], s, len, 7);
 	}
 }
@@ -115,7 +122,7 @@ check_flatten(const char *s, size_t len)
 	orig = xreallocarray(NULL, n + 1, sizeof *orig);
 	if (n > 0)
 		memcpy(orig, pieces, n * sizeof *orig);
-	nsd_text_flatten(s, len, pieces, n, &flat);
+	nsd_text_flatten(texts[1], s, len, pieces, n, &flat);
 	flatten_plainly(s, len);
 	FUZZ_CHECK(flat.len == plain.len &&
 	    memcmp(flat.data, plain.data, plain.len) == 0);

@@ -23,8 +23,10 @@
 #include <emmintrin.h>
 #endif
 
+#include "cpu.h"
 #include "json.h"
 #include "utf8.h"
+#include "utf8_avx2.h"
 
 /* Bytes that may appear in a string as themselves and need no checking. */
 #define Z4	0, 0, 0, 0
@@ -192,6 +194,39 @@ is_hex(unsigned char c)
 	    ((c | 0x20) >= 'a' && (c | 0x20) <= 'f'));
 }
 
+#if NSD_HAVE_AVX2
+/*
+ * From s[i], a string's characters that need no more than checking, 32
+ * bytes at a time: valid UTF-8, no '"', '\\' or control character. Returns
+ * where the scalar loop takes over: at a block that has one of those, or
+ * breaks UTF-8, or at the last 31 bytes; at the start of a character.
+ */
+NSD_TARGET_AVX2 static size_t
+skip_plain_avx2(const unsigned char *s, size_t n, size_t i)
+{
+	const __m256i	 quote = _mm256_set1_epi8('"');
+	const __m256i	 backslash = _mm256_set1_epi8('\\');
+	const __m256i	 control = _mm256_set1_epi8(0x1F);
+	__m256i		 b, stop, prev = _mm256_setzero_si256();
+	size_t		 from = i;
+
+	while (n - i >= 32) {
+		b = _mm256_loadu_si256((const __m256i *)(s + i));
+		stop = _mm256_or_si256(_mm256_cmpeq_epi8(b, quote),
+		    _mm256_cmpeq_epi8(b, backslash));
+		/* Control bytes: min(b, 0x1F) == b, unsigned. */
+		stop = _mm256_or_si256(stop,
+		    _mm256_cmpeq_epi8(_mm256_min_epu8(b, control), b));
+		stop = _mm256_or_si256(stop, nsd_utf8_errors_avx2(b, prev));
+		if (!_mm256_testz_si256(stop, stop))
+			break;
+		prev = b;
+		i += 32;
+	}
+	return (nsd_utf8_char_start(s, from, i));
+}
+#endif
+
 /*
  * Scan the string token starting at s[*pos] == '"'. On success *pos is one
  * past the closing quote and *escaped says whether a backslash was seen.
@@ -200,16 +235,21 @@ static int
 scan_string(struct nsd_json_scanner *sc, const unsigned char *s, size_t n,
     size_t *pos, int *escaped)
 {
-	size_t	 i = *pos + 1, len;
+	size_t		 i = *pos + 1, len;
+	enum nsd_simd	 simd = nsd_simd();
 
 	*escaped = 0;
 	for (;;) {
+#if NSD_HAVE_AVX2
+		if (simd == NSD_SIMD_AVX2)
+			i = skip_plain_avx2(s, n, i);
+#endif
 #ifdef __SSE2__
 		/*
 		 * Skip 16 plain ASCII bytes at a time: no '"', '\\', control or
 		 * high byte.
 		 */
-		while (n - i >= 16) {
+		while (simd >= NSD_SIMD_SSE2 && n - i >= 16) {
 			const __m128i	 b =
 			    _mm_loadu_si128((const __m128i *)(s + i));
 			__m128i		 hit;

@@ -55,7 +55,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
 
+#include "cpu.h"
 #include "nshash.h"
 #include "utf8.h"
 
@@ -92,6 +96,54 @@ nsd_nshash_free(struct nsd_nshash *h)
 #define NSD_CODE_RATIO	8
 
 /*
+ * The symbols of code: { } [ ] ( ) < > = ; & | $ \\ / * + " ' _ # @ ^ ~ `
+ * and %, all ASCII.
+ */
+static const unsigned char symbol[256] = {
+	['{'] = 1, ['}'] = 1, ['['] = 1, [']'] = 1, ['('] = 1,
+	[')'] = 1, ['<'] = 1, ['>'] = 1, ['='] = 1, [';'] = 1,
+	['&'] = 1, ['|'] = 1, ['$'] = 1, ['\\'] = 1, ['/'] = 1,
+	['*'] = 1, ['+'] = 1, ['"'] = 1, ['\''] = 1, ['_'] = 1,
+	['#'] = 1, ['@'] = 1, ['^'] = 1, ['~'] = 1, ['`'] = 1,
+	['%'] = 1
+};
+
+#if NSD_HAVE_AVX2
+/*
+ * The symbols among s[0..len), 32 bytes at a time. A byte is a symbol when
+ * the class of its high nibble and the class of its low nibble share a
+ * bit: bit 0 for high nibble 2 (" # $ % & ' ( ) * + /), bit 1 for 3 and 7
+ * (; < = > { | } ~), bit 2 for 4 and 6 (@ `), bit 3 for 5 ([ \\ ] ^ _).
+ * Bytes from 0x80 have high nibble classes of 0.
+ */
+__attribute__((target("avx2,popcnt"))) static size_t
+count_symbols_avx2(const unsigned char *s, size_t len)
+{
+	const __m256i	 high = _mm256_setr_epi8(0, 0, 1, 2, 4, 8, 4, 2,
+	    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 4, 8, 4, 2,
+	    0, 0, 0, 0, 0, 0, 0, 0);
+	const __m256i	 low = _mm256_setr_epi8(4, 0, 1, 1, 1, 1, 1, 1,
+	    1, 1, 1, 11, 10, 10, 10, 9, 4, 0, 1, 1, 1, 1, 1, 1,
+	    1, 1, 1, 11, 10, 10, 10, 9);
+	const __m256i	 nibble = _mm256_set1_epi8(0x0F);
+	__m256i		 b, cls;
+	size_t		 i = 0, count = 0;
+
+	for (; len - i >= 32; i += 32) {
+		b = _mm256_loadu_si256((const __m256i *)(s + i));
+		cls = _mm256_and_si256(_mm256_shuffle_epi8(high,
+		    _mm256_and_si256(_mm256_srli_epi16(b, 4), nibble)),
+		    _mm256_shuffle_epi8(low, _mm256_and_si256(b, nibble)));
+		count += 32 - __builtin_popcount((unsigned)_mm256_movemask_epi8(
+		    _mm256_cmpeq_epi8(cls, _mm256_setzero_si256())));
+	}
+	for (; i < len; i++)
+		count += symbol[s[i]];
+	return (count);
+}
+#endif
+
+/*
  * Whether s[0..len), of cps code points, looks like program code or
  * markup. Prose has few of these symbols: in the shared news corpora,
  * under 0.1% of the sentences of Reuters, the BBC and Sina reach the
@@ -100,18 +152,15 @@ nsd_nshash_free(struct nsd_nshash *h)
 static int
 code_like(const char *s, size_t len, size_t cps)
 {
-	static const unsigned char symbol[256] = {
-		['{'] = 1, ['}'] = 1, ['['] = 1, [']'] = 1, ['('] = 1,
-		[')'] = 1, ['<'] = 1, ['>'] = 1, ['='] = 1, [';'] = 1,
-		['&'] = 1, ['|'] = 1, ['$'] = 1, ['\\'] = 1, ['/'] = 1,
-		['*'] = 1, ['+'] = 1, ['"'] = 1, ['\''] = 1, ['_'] = 1,
-		['#'] = 1, ['@'] = 1, ['^'] = 1, ['~'] = 1, ['`'] = 1,
-		['%'] = 1
-	};
-	size_t		 i, count = 0;
+	const unsigned char	*p = (const unsigned char *)s;
+	size_t			 i, count = 0;
 
+#if NSD_HAVE_AVX2
+	if (nsd_simd() == NSD_SIMD_AVX2)
+		return (count_symbols_avx2(p, len) * NSD_CODE_RATIO >= cps);
+#endif
 	for (i = 0; i < len; i++)
-		count += symbol[(unsigned char)s[i]];
+		count += symbol[p[i]];
 	return (count * NSD_CODE_RATIO >= cps);
 }
 
@@ -144,7 +193,8 @@ nsd_nshash_compute(struct nsd_nshash *h, const char *text, size_t len,
 	npieces = nsd_text_split(h->text, s, len, &h->pieces, &h->pieces_cap);
 	if (flat) {
 		/* The sentences, and the whole, without their white space. */
-		nsd_text_flatten(s, len, h->pieces, npieces, &h->flat);
+		nsd_text_flatten(h->text, s, len, h->pieces, npieces,
+		    &h->flat);
 		s = h->flat.data;
 		len = h->flat.len;
 	}

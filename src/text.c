@@ -1,5 +1,7 @@
 /*
- * text.c: normalization (hand-written, one pass) and PCRE2 splitting.
+ * text.c: normalization, tags, sentence splitting and flattening, each a
+ * hand-written pass with vector versions (cpu.h), and the PCRE2 patterns
+ * that define the delimiters and letters.
  */
 #include "config.h"
 
@@ -12,7 +14,11 @@
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
 
+#include "cpu.h"
 #include "text.h"
 #include "utf8.h"
 
@@ -27,6 +33,7 @@ struct nsd_text {
 	struct nsd_pattern	 delim;		/* sentence delimiters */
 	struct nsd_pattern	 word;		/* runs of letters and digits */
 	struct nsd_pattern	 word_char;	/* one letter or digit */
+	struct nsd_buf		 blocks;	/* nsd_text_flatten()'s */
 };
 
 /*
@@ -122,6 +129,7 @@ nsd_text_free(struct nsd_text *t)
 	pattern_free(&t->delim);
 	pattern_free(&t->word);
 	pattern_free(&t->word_char);
+	nsd_buf_free(&t->blocks);
 	free(t);
 }
 
@@ -223,6 +231,77 @@ copy_ordinary(const unsigned char *p, const unsigned char *end, char *o)
 	return (q - p);
 }
 
+#if NSD_HAVE_AVX2
+/* Bytes of b in [lo, hi], unsigned. */
+#define IN_RANGE(b, lo, hi) _mm256_cmpeq_epi8(_mm256_min_epu8( \
+	_mm256_sub_epi8((b), _mm256_set1_epi8((char)(lo))), \
+	_mm256_set1_epi8((char)((hi) - (lo)))), \
+	_mm256_sub_epi8((b), _mm256_set1_epi8((char)(lo))))
+#define IS(b, c)	_mm256_cmpeq_epi8((b), _mm256_set1_epi8((char)(c)))
+
+/*
+ * Copy the bytes at p to o 32 at a time, up to the first that the
+ * normalizer must work on, which AVX2 tells more closely than special[]:
+ * white space, except a space or newline whose next byte is not special
+ * (the normalizer copies those as they are, once it has written something);
+ * and, of the characters whose lead byte is special, only the white space
+ * and the full-width forms that fold (the rest, such as the CJK punctuation
+ * U+3001 and U+3002 or the quotation marks U+201C and U+201D, are copied as
+ * they are). Loads reach two bytes past the block, so 34 bytes must be
+ * left; fewer are left to the caller, as is what comes first in the
+ * output. Returns how far p and o advanced.
+ */
+NSD_TARGET_AVX2 static size_t
+copy_ordinary_avx2(const unsigned char *p, const unsigned char *end, char *o)
+{
+	const unsigned char	*q = p;
+	__m256i			 b, n1, n2, ws, lone, work, sp1;
+	unsigned		 mask;
+
+	while (end - q >= 34) {
+		b = _mm256_loadu_si256((const __m256i *)q);
+		n1 = _mm256_loadu_si256((const __m256i *)(q + 1));
+		n2 = _mm256_loadu_si256((const __m256i *)(q + 2));
+		_mm256_storeu_si256((__m256i *)(o + (q - p)), b);
+		/* White space, and whether the next byte is special. */
+		ws = _mm256_or_si256(IN_RANGE(b, 0x09, 0x0D), IS(b, ' '));
+		sp1 = _mm256_or_si256(IN_RANGE(n1, 0x09, 0x0D), IS(n1, ' '));
+		sp1 = _mm256_or_si256(sp1, IS(n1, 0xC2));
+		sp1 = _mm256_or_si256(sp1, IN_RANGE(n1, 0xE1, 0xE3));
+		sp1 = _mm256_or_si256(sp1, IS(n1, 0xEF));
+		lone = _mm256_andnot_si256(sp1,
+		    _mm256_or_si256(IS(b, ' '), IS(b, '\n')));
+		work = _mm256_andnot_si256(lone, ws);
+		/* U+0085 and U+00A0. */
+		work = _mm256_or_si256(work, _mm256_and_si256(IS(b, 0xC2),
+		    _mm256_or_si256(IS(n1, 0x85), IS(n1, 0xA0))));
+		/* U+1680. */
+		work = _mm256_or_si256(work, _mm256_and_si256(IS(b, 0xE1),
+		    _mm256_and_si256(IS(n1, 0x9A), IS(n2, 0x80))));
+		/* U+2000..U+200A, U+2028, U+2029, U+202F and U+205F. */
+		work = _mm256_or_si256(work, _mm256_and_si256(IS(b, 0xE2),
+		    _mm256_or_si256(_mm256_and_si256(IS(n1, 0x80),
+		    _mm256_or_si256(_mm256_or_si256(IN_RANGE(n2, 0x80, 0x8A),
+		    IN_RANGE(n2, 0xA8, 0xA9)), IS(n2, 0xAF))),
+		    _mm256_and_si256(IS(n1, 0x81), IS(n2, 0x9F)))));
+		/* U+3000. */
+		work = _mm256_or_si256(work, _mm256_and_si256(IS(b, 0xE3),
+		    _mm256_and_si256(IS(n1, 0x80), IS(n2, 0x80))));
+		/* U+FF01..U+FF5E: EF BC 81..BF and EF BD 80..9E. */
+		work = _mm256_or_si256(work, _mm256_and_si256(IS(b, 0xEF),
+		    _mm256_or_si256(_mm256_and_si256(IS(n1, 0xBC),
+		    IN_RANGE(n2, 0x81, 0xBF)), _mm256_and_si256(IS(n1, 0xBD),
+		    IN_RANGE(n2, 0x80, 0x9E)))));
+		if ((mask = (unsigned)_mm256_movemask_epi8(work)) != 0)
+			return ((q - p) + __builtin_ctz(mask));
+		q += 32;
+	}
+	return (q - p);
+}
+#undef IN_RANGE
+#undef IS
+#endif
+
 /* Bytes in a UTF-8 sequence, from its (valid) lead byte. */
 static size_t
 seq_bytes(unsigned char lead)
@@ -237,15 +316,25 @@ nsd_text_normalize(const char *in, size_t len, struct nsd_buf *out)
 	enum space_kind		 run, kind;
 	char			*o, *start;
 	size_t			 n;
+	enum nsd_simd		 simd = nsd_simd();
 
 	out->len = 0;
-	nsd_buf_reserve(out, len + 16);		/* room for a whole block */
+	nsd_buf_reserve(out, len + 32);		/* room for a whole block */
 	o = start = out->data;
 	while (p < end) {
 		/* Ordinary bytes are copied as they come. */
-		n = copy_ordinary(p, end, o);
-		o += n;
-		p += n;
+#if NSD_HAVE_AVX2
+		if (simd == NSD_SIMD_AVX2 && o > start) {
+			n = copy_ordinary_avx2(p, end, o);
+			o += n;
+			p += n;
+		}
+#endif
+		if (simd >= NSD_SIMD_SSE2) {
+			n = copy_ordinary(p, end, o);
+			o += n;
+			p += n;
+		}
 		while (p < end && !special[*p])
 			*o++ = *p++;
 		if (p >= end)
@@ -342,65 +431,105 @@ nsd_text_strip_tags(struct nsd_buf *buf)
 }
 
 /*
- * Copy s[0..len) to o without its spaces and newlines; returns the bytes
- * written, and o must have room for len + 16. Sixteen bytes at a time: the
- * run of a block up to its next space (or the block's end) is stored with
- * one 16-byte store, and o advances by the run's length only, so that the
- * next store writes over what the last one put past its run. Loads stay 32
- * bytes short of the end, within s; the last bytes go one at a time.
+ * Flattening copies the text without its spaces and newlines in one pass,
+ * sixteen bytes at a time: the run of a block up to its next space (or the
+ * block's end) is stored with one 16-byte store, and the copy advances by
+ * the run's length only, so that the next store writes over what the last
+ * one put past its run. Loads stay 32 bytes short of the end, within the
+ * text; the last bytes go one at a time. For every block the pass keeps
+ * how many bytes the copy had before it (kept[]) and which of its own it
+ * kept (mask[]), so that any offset of the text maps to the copy in a step
+ * (flat_offset()), and the pieces are moved onto the copy afterwards.
  */
-static size_t
-flatten_bytes(const char *s, size_t len, char *o)
-{
-	size_t	 i = 0, n = 0;
-#ifdef __SSE2__
-	const __m128i	 sp = _mm_set1_epi8(' '), nl = _mm_set1_epi8('\n');
-	__m128i		 b;
-	unsigned	 mask, at, k;
+struct flat_blocks {
+	uint32_t	 kept;
+	uint32_t	 mask;
+};
 
-	for (; len - i >= 32; i += 16) {
-		b = _mm_loadu_si128((const __m128i *)(s + i));
-		mask = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(b, sp),
-		    _mm_cmpeq_epi8(b, nl)));
-		for (at = 0; mask != 0; mask &= mask - 1) {
-			k = __builtin_ctz(mask);
+/* The number of bits set in a 16-bit mask (no POPCNT in baseline x86-64). */
+static inline unsigned
+ones16(unsigned m)
+{
+	m = m - ((m >> 1) & 0x5555);
+	m = (m & 0x3333) + ((m >> 2) & 0x3333);
+	m = (m + (m >> 4)) & 0x0F0F;
+	return ((m + (m >> 8)) & 0x1F);
+}
+
+/* Where offset x of the text is in the copy. */
+static inline size_t
+flat_offset(const struct flat_blocks *fb, size_t x)
+{
+	const struct flat_blocks *b = &fb[x >> 4];
+
+	return (b->kept + ones16(b->mask & ((1u << (x & 15)) - 1)));
+}
+
+void
+nsd_text_flatten(struct nsd_text *t, const char *s, size_t len,
+    struct nsd_piece *pieces, size_t npieces, struct nsd_buf *out)
+{
+	struct flat_blocks *fb;
+	size_t		 i = 0, n = 0, blk, k;
+	char		*o;
+
+	out->len = 0;
+	nsd_buf_reserve(out, len + 16);
+	o = out->data;
+	t->blocks.len = 0;
+	nsd_buf_reserve(&t->blocks, (len / 16 + 1) * sizeof *fb);
+	fb = (struct flat_blocks *)(void *)t->blocks.data;
+#ifdef __SSE2__
+	if (nsd_simd() >= NSD_SIMD_SSE2) {
+		const __m128i	 sp = _mm_set1_epi8(' ');
+		const __m128i	 nl = _mm_set1_epi8('\n');
+		__m128i		 b;
+		unsigned	 ws, at, bit;
+
+		for (; len - i >= 32; i += 16) {
+			b = _mm_loadu_si128((const __m128i *)(s + i));
+			ws = _mm_movemask_epi8(_mm_or_si128(
+			    _mm_cmpeq_epi8(b, sp), _mm_cmpeq_epi8(b, nl)));
+			fb[i >> 4].kept = n;
+			fb[i >> 4].mask = ~ws & 0xFFFF;
+			for (at = 0; ws != 0; ws &= ws - 1) {
+				bit = __builtin_ctz(ws);
+				_mm_storeu_si128((__m128i *)(o + n),
+				    _mm_loadu_si128((const __m128i *)
+				    (s + i + at)));
+				n += bit - at;
+				at = bit + 1;
+			}
 			_mm_storeu_si128((__m128i *)(o + n),
 			    _mm_loadu_si128((const __m128i *)(s + i + at)));
-			n += k - at;
-			at = k + 1;
+			n += 16 - at;
 		}
-		_mm_storeu_si128((__m128i *)(o + n),
-		    _mm_loadu_si128((const __m128i *)(s + i + at)));
-		n += 16 - at;
 	}
 #endif
 	/* Every byte is stored; only those that are not white space stay. */
 	for (; i < len; i++) {
+		blk = i >> 4;
+		if ((i & 15) == 0) {
+			fb[blk].kept = n;
+			fb[blk].mask = 0;
+		}
 		o[n] = s[i];
-		n += s[i] != ' ' && s[i] != '\n';
+		if (s[i] != ' ' && s[i] != '\n') {
+			fb[blk].mask |= 1u << (i & 15);
+			n++;
+		}
 	}
-	return (n);
-}
-
-void
-nsd_text_flatten(const char *s, size_t len, struct nsd_piece *pieces,
-    size_t npieces, struct nsd_buf *out)
-{
-	size_t	 i, pos = 0, n = 0, start;
-
-	out->len = 0;
-	nsd_buf_reserve(out, len + 16);
-	for (i = 0; i < npieces; i++) {
-		/* The bytes before the piece, then the piece. */
-		start = pieces[i].start;
-		n += flatten_bytes(s + pos, start - pos, out->data + n);
-		pos = start + pieces[i].len;
-		pieces[i].start = n;
-		n += flatten_bytes(s + start, pos - start, out->data + n);
-		pieces[i].len = n - pieces[i].start;
+	if ((len & 15) == 0) {
+		fb[len >> 4].kept = n;
+		fb[len >> 4].mask = 0;
 	}
-	n += flatten_bytes(s + pos, len - pos, out->data + n);
 	out->len = n;
+	for (k = 0; k < npieces; k++) {
+		i = pieces[k].start;
+		pieces[k].start = flat_offset(fb, i);
+		pieces[k].len = flat_offset(fb, i + pieces[k].len) -
+		    pieces[k].start;
+	}
 }
 
 static void
@@ -415,38 +544,184 @@ piece_push(struct nsd_piece **pieces, size_t *cap, size_t n, size_t start,
 	(*pieces)[n].len = len;
 }
 
+/*
+ * Push the piece s[a..b) trimmed of spaces and newlines, unless that leaves
+ * nothing.
+ */
+static inline void
+piece_trimmed(const char *s, size_t a, size_t b, struct nsd_piece **pieces,
+    size_t *cap, size_t *n)
+{
+	while (a < b && (s[a] == ' ' || s[a] == '\n'))
+		a++;
+	while (b > a && (s[b - 1] == ' ' || s[b - 1] == '\n'))
+		b--;
+	if (a < b) {
+		piece_push(pieces, cap, *n, a, b - a);
+		(*n)++;
+	}
+}
+
 size_t
-nsd_text_split(struct nsd_text *t, const char *s, size_t len,
+nsd_text_split_reference(struct nsd_text *t, const char *s, size_t len,
     struct nsd_piece **pieces, size_t *cap)
 {
-	size_t	 n = 0, pos = 0, ms, me, a, b;
+	size_t	 n = 0, pos = 0, ms, me;
 	int	 more;
 
 	do {
 		more = pattern_next(&t->delim, s, len, pos, &ms, &me);
 		if (!more)
 			ms = me = len;
-		a = pos;
-		b = ms;
-		if (t->rule != NSD_SPLIT_COMPAT) {
-			while (a < b && (s[a] == ' ' || s[a] == '\n'))
-				a++;
-			while (b > a && (s[b - 1] == ' ' || s[b - 1] == '\n'))
-				b--;
-			if (a < b)
-				piece_push(pieces, cap, n++, a, b - a);
-		} else
-			piece_push(pieces, cap, n++, a, b - a);
+		if (t->rule != NSD_SPLIT_COMPAT)
+			piece_trimmed(s, pos, ms, pieces, cap, &n);
+		else
+			piece_push(pieces, cap, n++, pos, ms - pos);
 		pos = me;
 	} while (more);
 	return (n);
 }
 
+/*
+ * The bytes that may start a delimiter of the default and prose rules:
+ * ':' ';' '?' '!' '.', the line break (default) or NSD_FIELD_END (prose),
+ * and E3, the lead byte of U+3002 and U+3011. split_fast() looks closer at
+ * each: '.' must come before a space, a newline or the end, and E3 must
+ * start E3 80 82 or E3 80 91.
+ */
+static const unsigned char delim_start[2][256] = {
+	{ [':'] = 1, [';'] = 1, ['?'] = 1, ['!'] = 1, ['.'] = 1, ['\n'] = 1,
+	  [0xE3] = 1 },
+	{ [':'] = 1, [';'] = 1, ['?'] = 1, ['!'] = 1, ['.'] = 1,
+	  [NSD_FIELD_END] = 1, [0xE3] = 1 }
+};
+
+/* The length of the delimiter at s[i], or 0 (see delim_start). */
+static inline size_t
+delim_at(const unsigned char *s, size_t len, size_t i)
+{
+	switch (s[i]) {
+	case '.':
+		return (i + 1 == len || s[i + 1] == ' ' || s[i + 1] == '\n');
+	case 0xE3:
+		return (len - i >= 3 && s[i + 1] == 0x80 &&
+		    (s[i + 2] == 0x82 || s[i + 2] == 0x91) ? 3 : 0);
+	default:
+		return (1);
+	}
+}
+
+#if NSD_HAVE_AVX2
+/*
+ * The offset, from i, of the first byte at or after s[i] that may start a
+ * delimiter, looking 32 bytes at a time; the scalar loop goes on from
+ * there (at most the last 31 bytes are left to it).
+ */
+NSD_TARGET_AVX2 static size_t
+next_delim_avx2(const unsigned char *s, size_t len, size_t i, int prose)
+{
+	const __m256i	 colon = _mm256_set1_epi8(':');
+	const __m256i	 semicolon = _mm256_set1_epi8(';');
+	const __m256i	 question = _mm256_set1_epi8('?');
+	const __m256i	 bang = _mm256_set1_epi8('!');
+	const __m256i	 dot = _mm256_set1_epi8('.');
+	const __m256i	 e3 = _mm256_set1_epi8((char)0xE3);
+	const __m256i	 brk = _mm256_set1_epi8(prose ? NSD_FIELD_END : '\n');
+	__m256i		 b, hit;
+	unsigned	 mask;
+
+	for (; len - i >= 32; i += 32) {
+		b = _mm256_loadu_si256((const __m256i *)(s + i));
+		hit = _mm256_or_si256(_mm256_cmpeq_epi8(b, colon),
+		    _mm256_cmpeq_epi8(b, semicolon));
+		hit = _mm256_or_si256(hit, _mm256_cmpeq_epi8(b, question));
+		hit = _mm256_or_si256(hit, _mm256_cmpeq_epi8(b, bang));
+		hit = _mm256_or_si256(hit, _mm256_cmpeq_epi8(b, dot));
+		hit = _mm256_or_si256(hit, _mm256_cmpeq_epi8(b, e3));
+		hit = _mm256_or_si256(hit, _mm256_cmpeq_epi8(b, brk));
+		if ((mask = (unsigned)_mm256_movemask_epi8(hit)) != 0)
+			return (i + __builtin_ctz(mask));
+	}
+	return (i);
+}
+#endif
+
+/*
+ * The default and prose rules without PCRE2: the same delimiters as their
+ * patterns (delim_default, delim_prose), found by a scan for the bytes that
+ * may start one. nsd_text_split_reference() is the pattern itself; the
+ * unit tests and the fuzzing harness hold the two to the same pieces.
+ */
+static size_t
+split_fast(int prose, const char *text, size_t len, struct nsd_piece **pieces,
+    size_t *cap)
+{
+	const unsigned char	*s = (const unsigned char *)text;
+	const unsigned char	*start = delim_start[prose];
+	size_t			 n = 0, pos = 0, i = 0, d;
+#if NSD_HAVE_AVX2
+	int			 avx2 = nsd_simd() == NSD_SIMD_AVX2;
+#endif
+
+	for (;;) {
+#if NSD_HAVE_AVX2
+		if (avx2)
+			i = next_delim_avx2(s, len, i, prose);
+#endif
+		while (i < len && !start[s[i]])
+			i++;
+		if (i == len)
+			break;
+		if ((d = delim_at(s, len, i)) == 0) {
+			i++;
+			continue;
+		}
+		piece_trimmed(text, pos, i, pieces, cap, &n);
+		pos = i += d;
+	}
+	piece_trimmed(text, pos, len, pieces, cap, &n);
+	return (n);
+}
+
+size_t
+nsd_text_split(struct nsd_text *t, const char *s, size_t len,
+    struct nsd_piece **pieces, size_t *cap)
+{
+	if (t->rule == NSD_SPLIT_COMPAT)
+		return (nsd_text_split_reference(t, s, len, pieces, cap));
+	return (split_fast(t->rule == NSD_SPLIT_PROSE, s, len, pieces, cap));
+}
+
+/*
+ * Bytes that show a letter or digit by themselves: ASCII letters and
+ * digits, and the lead bytes E5..E8 of U+5000..U+8FFF, CJK ideographs
+ * (Lo) since Unicode 1.1.
+ */
+static const unsigned char shows_word_char[256] = {
+	['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1,
+	['6'] = 1, ['7'] = 1, ['8'] = 1, ['9'] = 1,
+	['A'] = 1, ['B'] = 1, ['C'] = 1, ['D'] = 1, ['E'] = 1, ['F'] = 1,
+	['G'] = 1, ['H'] = 1, ['I'] = 1, ['J'] = 1, ['K'] = 1, ['L'] = 1,
+	['M'] = 1, ['N'] = 1, ['O'] = 1, ['P'] = 1, ['Q'] = 1, ['R'] = 1,
+	['S'] = 1, ['T'] = 1, ['U'] = 1, ['V'] = 1, ['W'] = 1, ['X'] = 1,
+	['Y'] = 1, ['Z'] = 1,
+	['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1, ['f'] = 1,
+	['g'] = 1, ['h'] = 1, ['i'] = 1, ['j'] = 1, ['k'] = 1, ['l'] = 1,
+	['m'] = 1, ['n'] = 1, ['o'] = 1, ['p'] = 1, ['q'] = 1, ['r'] = 1,
+	['s'] = 1, ['t'] = 1, ['u'] = 1, ['v'] = 1, ['w'] = 1, ['x'] = 1,
+	['y'] = 1, ['z'] = 1,
+	[0xE5] = 1, [0xE6] = 1, [0xE7] = 1, [0xE8] = 1
+};
+
 int
 nsd_text_has_word_char(struct nsd_text *t, const char *s, size_t len)
 {
-	size_t	 ms, me;
+	size_t	 i, ms, me;
 
+	/* Most sentences show one at once; the pattern decides the rest. */
+	for (i = 0; i < len; i++)
+		if (shows_word_char[(unsigned char)s[i]])
+			return (1);
 	return (pattern_next(&t->word_char, s, len, 0, &ms, &me));
 }
 

@@ -4,9 +4,13 @@
  * Normalization (NSD_NORM_VERSION, with what nshash.c does after it) is
  * documented in nsdedup(1) under FINGERPRINTS; any change to it must bump
  * the version, since fingerprints, and so index files, depend on it.
- * Splitting and the
- * letter-or-digit tests use PCRE2 with Unicode properties, compiled once
- * (with the JIT where available) by nsd_text_new().
+ * The delimiters of each split rule and the letter-or-digit tests are
+ * PCRE2 patterns with Unicode properties, compiled once (with the JIT
+ * where available) by nsd_text_new(). The compat rule and the letter tests
+ * run them; the default and prose rules, the ones on the path of every
+ * record, find the same delimiters with a scan of their own, which the
+ * unit tests and the fuzzing harness hold to the patterns
+ * (nsd_text_split_reference()).
  *
  * All input must be valid UTF-8 (the record scanners guarantee it). A
  * struct nsd_text holds per-thread match state: use one per thread.
@@ -74,8 +78,8 @@ void	 nsd_text_strip_tags(struct nsd_buf *);
  * piece's start and len then say where it is in out, without its white
  * space. One pass over the text serves the whole and every piece.
  */
-void	 nsd_text_flatten(const char *, size_t, struct nsd_piece *, size_t,
-	    struct nsd_buf *);
+void	 nsd_text_flatten(struct nsd_text *, const char *, size_t,
+	    struct nsd_piece *, size_t, struct nsd_buf *);
 
 /*
  * Split s into pieces at the rule's delimiters (which are dropped). With
@@ -85,6 +89,14 @@ void	 nsd_text_flatten(const char *, size_t, struct nsd_piece *, size_t,
  * Returns the number of pieces, stored in *pieces (grown as needed).
  */
 size_t	 nsd_text_split(struct nsd_text *, const char *, size_t,
+	    struct nsd_piece **, size_t *);
+
+/*
+ * The same, with the rule's PCRE2 pattern, which is the definition:
+ * nsd_text_split() finds the delimiters of the default and prose rules by
+ * a scan of its own, which the tests hold to this one.
+ */
+size_t	 nsd_text_split_reference(struct nsd_text *, const char *, size_t,
 	    struct nsd_piece **, size_t *);
 
 /* Whether s contains a letter or a digit (Unicode L or N). */

@@ -360,8 +360,10 @@ check_flatten(void)
 		{ 68, 0 }	/* empty, at "thirteen" */
 	};
 	struct nsd_buf		 out = { 0 };
+	struct nsd_error	 err;
+	struct nsd_text		*t = nsd_text_new(NSD_SPLIT_PROSE, &err);
 
-	nsd_text_flatten(text, strlen(text), pieces, 3, &out);
+	nsd_text_flatten(t, text, strlen(text), pieces, 3, &out);
 	tap_ok(out.len == strlen(want) && memcmp(out.data, want, out.len) == 0,
 	    "flatten drops every space and newline of the whole");
 	tap_ok(pieces[0].start == 0 && pieces[0].len == 7 &&
@@ -372,9 +374,10 @@ check_flatten(void)
 	    "twelve", 45) == 0, "flatten moves a piece across blocks");
 	tap_ok(pieces[2].start == 53 && pieces[2].len == 0,
 	    "an empty piece stays empty, where it was");
-	nsd_text_flatten("", 0, NULL, 0, &out);
+	nsd_text_flatten(t, "", 0, NULL, 0, &out);
 	tap_ok(out.len == 0, "flatten of nothing is nothing");
 	nsd_buf_free(&out);
+	nsd_text_free(t);
 }
 
 int
