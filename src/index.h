@@ -156,6 +156,17 @@ struct nsd_index_report {
 	uint64_t	 ids_file_size;
 	uint64_t	 log_records;	/* committed records of PATH.log */
 	uint64_t	 log_file_size;
+	uint64_t	 stage_build;	/* 0: no stage */
+	uint64_t	 stage_entries;
+	uint64_t	 stage_slots;
+	uint64_t	 stage_file_size;
+	int		 stage_unfinished; /* a fold to finish */
+	uint64_t	 sweep_cursor;	/* a position in the hash space */
+	uint64_t	 sweep_done;	/* since the last fold */
+	uint64_t	 next_slots;	/* growing: PATH.next's; else 0 */
+	uint64_t	 grow_done;
+	uint64_t	 next_entries;
+	uint64_t	 next_file_size;
 	int64_t		 created;	/* Unix time */
 	int64_t		 committed_at;
 	int		 copy;		/* the header copy in use, 0 or 1 */

@@ -1,60 +1,100 @@
 /*
- * index_file.c: the persistent index, a hash table in a mapped file.
+ * index_file.c: the persistent index, hash tables in mapped files.
  *
- * The file's layout is in index_format.h. This is how it is used.
+ * The files' layout is in index_format.h. This is how they are used.
  *
- * Lookups. The table is open addressing with linear probing over buckets
- * of four slots, one cache line each: an entry lives in its home bucket or
- * a later one, and every bucket in between is full, so a search reads
- * whole buckets from the home one to the first that has an empty slot. At
- * 75% load that is under two cache lines for a key that is not there,
- * where probing slot by slot walks eight slots over two or three. Nothing
- * is ever deleted from a committed table, which keeps the rule true.
+ * Lookups. A table is open addressing with linear probing over buckets of
+ * four slots, one cache line each: an entry lives in its home bucket or a
+ * later one, and every bucket in between is full, so a search reads whole
+ * buckets from the home one to the first that has an empty slot. At 75%
+ * load that is under two cache lines for a key that is not there, where
+ * probing slot by slot walks eight slots over two or three. Nothing is
+ * ever deleted from a table in use, which keeps the rule true.
  *
- * The log. A run does not store into the table (unless it fills the
- * log: see log_add()). A store into a page of a mapped file costs a
- * fault, and makes the kernel write the page back, which on a large table
- * is a page for nearly every new entry (on ext4 with large folios, a
- * whole folio: a run that adds 1% of a 2 GiB table wrote most of it). A
- * writer's new fingerprints go into memory (the overlay, a memory index)
- * and are appended to PATH.log; lookups read the table, then the overlay.
- * Opening the index loads the log's committed records into the overlay.
- * When the log reaches nsd_index_log_limit() records, the table is
- * rebuilt with them (merge()): one sequential pass that copies the table
- * and puts each new entry into the first empty slot of its chain, or,
- * when the table must grow, a larger table into which every entry is
- * inserted again. The rebuilt table goes to PATH.new, is synced and
- * renamed over PATH, and the log starts empty.
+ * Where entries are. A committed entry is in the table (PATH), in the
+ * stage (PATH.stage), a second table like it but smaller, or in the log
+ * (PATH.log), the runs' new entries in the order they came, which a run
+ * reads into memory (the overlay) when it opens the index. A lookup reads
+ * the table, the stage, then the overlay. A run adds its new entries to the
+ * log only: a store into a page of a mapped table costs a fault, and makes
+ * the kernel write the page back, which on a large table is a page for
+ * nearly every new entry (on ext4 with large folios, a whole folio).
+ *
+ * Folding. When the log holds its limit (nsd_index_log_limit(): half the
+ * table's slots, at least 4096 and at most NSD_LOG_MAX_ENTRIES, 2^20, which
+ * bounds what a run keeps in memory), it is folded into a new stage: the
+ * old stage's entries that the sweep has not yet moved into the table,
+ * then the log's committed entries, then the run's own, go into a table
+ * sized for them, written to PATH.stage.new, synced and renamed over
+ * PATH.stage, and the log starts empty. A writer folds before its run
+ * when the log is half full, and a run folds again whenever its log fills.
+ *
+ * Sweeping. A cursor goes round the hash space (the positions of
+ * nsd_index_position(), in the same order in every table). As a run adds
+ * entries, the sweep moves the stage's entries homed in the stretch ahead
+ * of the cursor into the table, in place, each into the first empty slot
+ * of its chain, and the cursor passes the stretch, in proportion: it goes
+ * once round while a sweep period of entries comes in
+ * (nsd_index_sweep_period(), an eighth of the table's slots). The table is
+ * thus written a stretch at a time, each page about once for every 32
+ * entries moved into it, and never whole by one run. The header keeps how
+ * far the sweep went since the last fold; a fold leaves out the stage's
+ * entries homed in that stretch, since they are in the table.
+ *
+ * The cost of an entry a run adds, in bytes written: 16 in the log; its
+ * share of each fold, the stage's size over the log's limit (about
+ * 360 bytes on an index of 10^8 entries, whose stage reaches 380 MB); and
+ * its share of the sweep, the table's size over the sweep period (128). A
+ * run that adds more than half a sweep period, or twice the log's limit
+ * (a bulk load, more than a day's news), stores its further entries into
+ * the table directly instead ("in place"), which costs about one write of
+ * the table at its commit; it grows the table by rebuilding it whole.
+ *
+ * Growth. When the table, the stage and the log hold more than 5/8 of the
+ * table's slots (so that the table would be 3/4 full a sweep period later),
+ * the index starts to grow: the sweep copies the table's entries homed in
+ * each stretch into PATH.next, a table of twice the slots, along with the
+ * stage's, which go there instead of into the table. A lookup reads
+ * PATH.next for a position the growth sweep has passed, and the table for
+ * the others. Once the growth sweep has gone round and been committed, the
+ * next writer renames PATH.next over PATH.
  *
  * Transactions. Every slot and log record carries the generation of the
  * run that wrote it. A run takes generation G = committed + 1 and, before
  * it adds its first fingerprint, records "pending G" in a header copy and
- * syncs it. To commit, it writes out and syncs the log and PATH.ids, then
- * writes the other header copy saying "committed G", with the log's new
- * length, and syncs that. The header write is the commit: before it, the
- * current header says G is pending and counts the log records before the
- * run's; after it, G is committed with its records. The table was not
- * written, so a commit costs what the run added however large the table
- * (a run that went on in place syncs the table first).
+ * syncs it. To commit, it writes out and syncs the log, PATH.ids and what
+ * it wrote of the table (or of PATH.next), then writes the other header
+ * copy saying "committed G", with the log's new length and the sweep's new
+ * positions, and syncs that. The header write is the commit.
  *
- * A rebuild during a run puts the run's entries into the table too, and
- * its header says G is pending. A slot counts only if its generation is
- * committed or is the run's own; anything else is the leftover of a run
- * that did not commit, and reads as empty. It can never hide a committed
- * entry: committed entries are placed before the run's on every chain
- * (see merge()). The next writer that finds "pending" in the header
- * clears such slots (one pass over the table, only after a failure)
- * before it starts, so generation numbers are never reused over
- * leftovers. PATH.ids and PATH.log are append-only and only their
- * committed lengths count, so a failed run's records are simply written
- * over.
+ * A slot counts only if its generation is committed or is the run's own;
+ * anything else is the leftover of a run that did not commit, and reads
+ * as empty. The entries a sweep moves into the table (or a growth sweep
+ * copies into PATH.next) carry the run's generation, so that a run that
+ * does not commit leaves them as leftovers, while the stage (or the table)
+ * still holds the committed entries they came from; and since the sweep's
+ * positions in the header move only at the commit, the next fold keeps
+ * them in the stage. Such leftovers never hide a committed entry:
+ * committed entries come before a run's on every chain, since a run only
+ * fills empty slots. The next writer that finds "pending" in the header
+ * clears them (a pass over the table and PATH.next, only after a failure)
+ * and rebuilds the stage without any it holds, before it starts, so that
+ * generation numbers are never reused over leftovers. PATH.ids and
+ * PATH.log are append-only and only their committed lengths count, so a
+ * failed run's records are simply written over.
  *
- * Growth. When the table and the log together pass NSD_INDEX_MAX_LOAD
- * percent of the slots, the rebuild makes a larger table.
+ * A fold, and the rebuild of a bulk load, move committed entries and keep
+ * their generations, so the state they leave is the committed one, with
+ * the run's own entries as leftovers should it not commit: the renames are
+ * safe at any time. A fold's rename comes before the header that names
+ * the new stage (the stage's own header says what the index header must
+ * then say): a writer that finds a stage one build newer than its header
+ * names finishes the fold. The rename of PATH.next waits for a writer that
+ * finds a growth sweep gone round and committed.
  *
  * Locking. A writer holds an exclusive flock on PATH.lock for the whole
- * run; --no-update runs hold a shared one, and keep the run's own claims
- * in the overlay beside the log's, and write nothing.
+ * run; --no-update runs hold a shared one, keep the run's own claims in
+ * the overlay beside the log's, and write nothing.
  */
 #include "config.h"
 
@@ -102,7 +142,7 @@ crash_point(const char *name)
 }
 #define CRASH_POINT(name)	crash_point(name)
 #else
-#define CRASH_POINT(name)	((void)0)
+#define CRASH_POINT(name)	((void)(name))
 #endif
 
 /*
@@ -110,7 +150,8 @@ crash_point(const char *name)
  * follows each (nsd_index_claim() right after nsd_index_lookup() is how
  * the pipeline decides a record) need not walk the chain again. Slots are
  * only ever filled, never emptied, while a table is in use, so a memo
- * stays true until growth (a new epoch) or until its empty slot is filled.
+ * stays true until the tables change (a new epoch) or its empty slot is
+ * filled.
  */
 #define MEMO_SIZE	64
 
@@ -127,28 +168,55 @@ struct memo {
 /* Log records a writer gathers before it writes them out. */
 #define LOG_BUFFER	4096
 
+/* The share of a sweep period the sweep waits for before it moves on. */
+#define SWEEP_STEPS	256
+
+/* One table: the index's, the stage or PATH.next. */
+struct table {
+	int			 fd;		/* -1: none */
+	unsigned char		*map;		/* the whole file */
+	size_t			 map_len;
+	size_t			 offset;	/* of the slots in the file */
+	struct nsd_index_slot	*slots;
+	uint64_t		 mask;		/* nslots - 1 */
+	unsigned		 shift;		/* 64 - log2(nslots) */
+	uint64_t		 entries;	/* valid slots, the run's too */
+	int			 written;	/* by this run, in place */
+};
+
 struct file_index {
 	struct nsd_index	 base;		/* must be first */
 	char			*path;
 	char			*ids_path;
 	char			*new_path;
 	char			*log_path;
+	char			*stage_path;
+	char			*stage_new_path;
+	char			*next_path;
 	int			 lock_fd;
-	int			 fd;
 	int			 ids_fd;
 	int			 log_fd;
 	int			 readonly;
 	int			 simhash;	/* add, not claim */
 	int			 in_place;	/* into the table, not the log:
-						   see log_add() */
+						   a bulk load */
 	struct nsd_index_header	 hdr;		/* the current copy */
 	int			 copy;		/* which copy that is */
-	unsigned char		*map;		/* the whole file */
-	size_t			 map_len;
-	struct nsd_index_slot	*slots;
-	uint64_t		 mask;		/* nslots - 1 */
-	unsigned		 shift;		/* 64 - log2(nslots) */
-	uint64_t		 entries;	/* valid slots, the run's too */
+	struct table		 main;
+	struct table		 stage;		/* fd -1: no stage */
+	struct table		 next;		/* fd -1: not growing */
+	uint64_t		 stage_max_gen;
+	/* Where the run's sweeps have got to (committed at the commit). */
+	uint64_t		 cursor;
+	uint64_t		 swept;		/* this run's, since the cursor
+						   of the header */
+	uint64_t		 grow_done;	/* the header's and the run's */
+	uint64_t		 grow_from;	/* where the growth sweep
+						   began */
+	uint64_t		 next_committed; /* of next.entries */
+	uint64_t		 debt;		/* entries added not yet swept
+						   for */
+	uint64_t		 added;		/* entries the run added */
 	uint64_t		 log_records;	/* the run's too */
 	uint64_t		 log_written;	/* of them, out of log_buf */
 	unsigned char		 log_buf[LOG_BUFFER * NSD_LOG_RECORD_SIZE];
@@ -161,8 +229,10 @@ struct file_index {
 	struct nsd_index	*overlay;	/* the log's fingerprints, and
 						   the run's */
 	struct memo		 memo[MEMO_SIZE];
-	uint64_t		 epoch;		/* of the table, from 1 */
+	uint64_t		 epoch;		/* of the tables, from 1 */
 };
+
+static const struct nsd_index_ops file_ops;
 
 /* The message of every failure that leaves a run uncommitted. */
 static int
@@ -191,28 +261,65 @@ slot_valid(const struct file_index *fi, uint64_t meta)
 	return (gen != 0 && (gen <= fi->hdr.committed_gen || gen == fi->gen));
 }
 
+static uint64_t
+nslots_of(const struct table *tb)
+{
+	return (tb->mask + 1);
+}
+
+/* Set up tb's view of the slots of a mapped table of nslots slots. */
+static void
+table_view(struct table *tb, unsigned char *map, size_t map_len,
+    size_t offset, uint64_t nslots)
+{
+	tb->map = map;
+	tb->map_len = map_len;
+	tb->offset = offset;
+	tb->slots = (struct nsd_index_slot *)(map + offset);
+	tb->mask = nslots - 1;
+	tb->shift = 64 - log2_of(nslots);
+}
+
+static void
+table_close(struct table *tb)
+{
+	if (tb->map != NULL)
+		munmap(tb->map, tb->map_len);
+	if (tb->fd != -1)
+		close(tb->fd);
+	memset(tb, 0, sizeof *tb);
+	tb->fd = -1;
+}
+
+/* The first slot of the bucket where tb's search for position pos starts. */
+static uint64_t
+home_bucket(const struct table *tb, uint64_t pos)
+{
+	return ((pos >> tb->shift) & ~(uint64_t)(NSD_INDEX_BUCKET - 1));
+}
+
 /*
- * The slot of the entry of table with key, or (not found) of the first
+ * The slot of tb's entry of table with key, or (not found) of the first
  * empty slot of the first bucket that has one, where it would go; *found
  * says which. Only a damaged table has no empty slot: then -1.
  */
 static int64_t
-find(const struct file_index *fi, unsigned table, uint64_t key, int *found)
+find(const struct file_index *fi, const struct table *tb, unsigned table,
+    uint64_t key, int *found)
 {
 	uint64_t	 b, i, n, meta;
 	int64_t		 empty;
 
-	b = nsd_index_home(&fi->hdr, table, key, fi->shift) &
-	    ~(uint64_t)(NSD_INDEX_BUCKET - 1);
-	for (n = 0; n <= fi->mask; n += NSD_INDEX_BUCKET) {
+	b = home_bucket(tb, nsd_index_position(&fi->hdr, table, key));
+	for (n = 0; n <= tb->mask; n += NSD_INDEX_BUCKET) {
 		empty = -1;
 		for (i = b; i < b + NSD_INDEX_BUCKET; i++) {
-			meta = le64toh(fi->slots[i].meta);
+			meta = le64toh(tb->slots[i].meta);
 			if (!slot_valid(fi, meta)) {
 				if (empty == -1)
 					empty = i;
 			} else if (nsd_slot_table(meta) == table &&
-			    le64toh(fi->slots[i].key) == key) {
+			    le64toh(tb->slots[i].key) == key) {
 				*found = 1;
 				return (i);
 			}
@@ -221,23 +328,69 @@ find(const struct file_index *fi, unsigned table, uint64_t key, int *found)
 			*found = 0;
 			return (empty);
 		}
-		b = (b + NSD_INDEX_BUCKET) & fi->mask;
+		b = (b + NSD_INDEX_BUCKET) & tb->mask;
 	}
 	return (-1);
+}
+
+/*
+ * Put an entry into the first empty slot of its chain in tb, where find()
+ * would look; 0, or -1 when tb has no empty slot.
+ */
+static int
+table_insert(const struct file_index *fi, struct table *tb, uint64_t key,
+    uint64_t meta)
+{
+	uint64_t	 i, n;
+
+	i = home_bucket(tb, nsd_index_position(&fi->hdr, nsd_slot_table(meta),
+	    key));
+	for (n = 0; slot_valid(fi, le64toh(tb->slots[i].meta));
+	    i = (i + 1) & tb->mask)
+		if (++n > tb->mask)
+			return (-1);
+	tb->slots[i].key = htole64(key);
+	tb->slots[i].meta = htole64(meta);
+	tb->entries++;
+	return (0);
 }
 
 static int
 damaged_table(const struct file_index *fi, struct nsd_error *err)
 {
 	return (nsd_error_set(err, NSD_EXIT_INDEX,
-	    "%s: damaged: the table has no empty slot (try --db-verify)",
+	    "%s: damaged: a table has no empty slot (try --db-verify)",
 	    fi->path));
 }
 
-/* Write one header copy, the one that is not current, and sync it. */
+/*
+ * Whether the growth sweep has passed position pos: then PATH.next, not
+ * the table, holds the entries homed there.
+ */
 static int
-write_header(struct file_index *fi, struct nsd_index_header *h,
-    struct nsd_error *err)
+grown(const struct file_index *fi, uint64_t pos)
+{
+	if (fi->next.fd == -1)
+		return (0);
+	if (fi->grow_done == NSD_SWEPT_ALL)
+		return (1);
+	return (pos - fi->grow_from < fi->grow_done);
+}
+
+/* The table that holds, or gets, an entry of table with key. */
+static struct table *
+table_for(struct file_index *fi, unsigned table, uint64_t key)
+{
+	return (grown(fi, nsd_index_position(&fi->hdr, table, key)) ?
+	    &fi->next : &fi->main);
+}
+/*
+ * Write one header copy, the one that is not current, and sync it; point
+ * names the crash point between the two.
+ */
+static int
+write_header_at(struct file_index *fi, struct nsd_index_header *h,
+    const char *point, struct nsd_error *err)
 {
 	unsigned char	 old[NSD_INDEX_COPY_SIZE], copy[NSD_INDEX_COPY_SIZE];
 	int		 other = !fi->copy;
@@ -245,15 +398,16 @@ write_header(struct file_index *fi, struct nsd_index_header *h,
 
 	h->sequence = fi->hdr.sequence + 1;
 	nsd_index_header_encode(h, copy);
-	if (pread(fi->fd, old, sizeof old, at) != (ssize_t)sizeof old)
+	if (pread(fi->main.fd, old, sizeof old, at) != (ssize_t)sizeof old)
 		return (commit_error(fi, "reading a header copy", err));
 	/* From here on, the copy on disk may be the new one: see restore. */
-	if (pwrite(fi->fd, copy, sizeof copy, at) != (ssize_t)sizeof copy) {
+	if (pwrite(fi->main.fd, copy, sizeof copy, at) !=
+	    (ssize_t)sizeof copy) {
 		commit_error(fi, "writing a header copy", err);
 		goto restore;
 	}
-	CRASH_POINT("header-written");
-	if (fdatasync(fi->fd) == -1) {
+	CRASH_POINT(point);
+	if (fdatasync(fi->main.fd) == -1) {
 		commit_error(fi, "syncing a header copy", err);
 		goto restore;
 	}
@@ -265,9 +419,16 @@ restore:
 	 * The copy may be in the page cache though the sync failed: put the
 	 * old one back, so that what is read later is the state before.
 	 */
-	if (pwrite(fi->fd, old, sizeof old, at) == (ssize_t)sizeof old)
-		(void)fdatasync(fi->fd);
+	if (pwrite(fi->main.fd, old, sizeof old, at) == (ssize_t)sizeof old)
+		(void)fdatasync(fi->main.fd);
 	return (-1);
+}
+
+static int
+write_header(struct file_index *fi, struct nsd_index_header *h,
+    struct nsd_error *err)
+{
+	return (write_header_at(fi, h, "header-written", err));
 }
 
 /* Before the run's first write: take a generation and say it is pending. */
@@ -328,37 +489,6 @@ sync_dir(const char *path)
 	rc = fsync(fd);
 	close(fd);
 	return (rc);
-}
-
-/* Put one entry into a table being rebuilt, where find() would look. */
-static void
-rebuild_insert(const struct file_index *fi, struct nsd_index_slot *slots,
-    uint64_t mask, unsigned shift, uint64_t key, uint64_t meta)
-{
-	uint64_t	 i;
-
-	i = nsd_index_home(&fi->hdr, nsd_slot_table(meta), key, shift) &
-	    ~(uint64_t)(NSD_INDEX_BUCKET - 1);
-	while (slots[i].meta != 0)
-		i = (i + 1) & mask;
-	slots[i].key = htole64(key);
-	slots[i].meta = htole64(meta);
-}
-
-/* Move the table's entries of one kind (committed, or the run's own). */
-static void
-rebuild_pass(const struct file_index *fi, struct nsd_index_slot *slots,
-    uint64_t mask, unsigned shift, int own)
-{
-	uint64_t	 i, meta;
-
-	for (i = 0; i <= fi->mask; i++) {
-		meta = le64toh(fi->slots[i].meta);
-		if (slot_valid(fi, meta) &&
-		    (nsd_slot_gen(meta) == fi->gen) == own)
-			rebuild_insert(fi, slots, mask, shift,
-			    le64toh(fi->slots[i].key), meta);
-	}
 }
 
 /*
@@ -463,337 +593,663 @@ log_read(struct file_index *fi, uint64_t first, size_t n, unsigned char *buf)
 	    NSD_LOG_HEADER_SIZE + (off_t)first * NSD_LOG_RECORD_SIZE, 0));
 }
 
-/* An entry of the log on its way into the table, by its home bucket. */
-struct log_entry {
-	uint64_t	 bucket;
-	uint64_t	 key;
-	uint64_t	 meta;
-};
-
+/* Sync the mapped table tb, when this run wrote into it in place. */
 static int
-log_entry_cmp(const void *a, const void *b)
+table_sync(struct file_index *fi, struct table *tb, const char *what,
+    struct nsd_error *err)
 {
-	const struct log_entry	*x = a, *y = b;
+	if (!tb->written)
+		return (0);
+	if (sync_map(fi, tb->map, tb->map_len, tb->fd, what, err) == -1)
+		return (-1);
+	tb->written = 0;
+	return (0);
+}
 
-	return (x->bucket < y->bucket ? -1 : x->bucket > y->bucket);
+/* Add a stretch's length to a count of positions, which saturates. */
+static uint64_t
+positions_add(uint64_t done, uint64_t len)
+{
+	return (len >= NSD_SWEPT_ALL - done ? NSD_SWEPT_ALL : done + len);
+}
+
+/* The log's record i, in buf, as the entry of table t it stands for. */
+static void
+log_entry(const unsigned char *rec, unsigned t, uint64_t *key, uint64_t *meta)
+{
+	*key = nsd_le64(rec);
+	*meta = nsd_le64(rec + 8) | (uint64_t)t << NSD_INDEX_TABLE_SHIFT;
 }
 
 /*
- * The log's records [first, first + n) as entries of every table of a
- * table with 2^(64-shift) slots, into e (n * ntables of them), in the
- * order of their home buckets.
+ * Insert the log's records [first, first + n) into tb, as entries of every
+ * table, with the generations they carry.
  */
 static int
-log_entries(struct file_index *fi, uint64_t first, uint64_t n,
-    unsigned shift, struct log_entry *e, struct nsd_error *err)
+log_insert(struct file_index *fi, struct table *tb, uint64_t first,
+    uint64_t n, struct nsd_error *err)
 {
-	unsigned char	*rec;
-	uint64_t	 i, k, key, meta;
-	size_t		 chunk;
+	uint64_t	 i, key, meta;
+	size_t		 chunk, k;
 	unsigned	 t;
 
-	for (i = 0, k = 0; i < n; i += chunk) {
+	if (log_flush(fi, err) == -1)
+		return (-1);
+	for (i = 0; i < n; i += chunk) {
 		chunk = n - i < LOG_BUFFER ? n - i : LOG_BUFFER;
 		if (log_read(fi, first + i, chunk, fi->log_buf) == -1)
 			return (commit_error(fi, "reading the log", err));
-		for (rec = fi->log_buf; rec < fi->log_buf + chunk *
-		    NSD_LOG_RECORD_SIZE; rec += NSD_LOG_RECORD_SIZE) {
-			key = nsd_le64(rec);
-			meta = nsd_le64(rec + 8);
-			for (t = 0; t < fi->hdr.ntables; t++, k++) {
-				e[k].key = key;
-				e[k].meta = meta |
-				    (uint64_t)t << NSD_INDEX_TABLE_SHIFT;
-				e[k].bucket = nsd_index_home(&fi->hdr, t, key,
-				    shift) / NSD_INDEX_BUCKET;
+		for (k = 0; k < chunk; k++)
+			for (t = 0; t < fi->hdr.ntables; t++) {
+				log_entry(fi->log_buf + k *
+				    NSD_LOG_RECORD_SIZE, t, &key, &meta);
+				if (table_insert(fi, tb, key, meta) == -1)
+					return (damaged_table(fi, err));
 			}
-		}
 	}
-	qsort(e, k, sizeof *e, log_entry_cmp);
+	return (0);
+}
+
+/* What stretch_each() calls for each entry it finds. */
+typedef int (*visit_fn)(struct file_index *, void *, uint64_t, uint64_t,
+    struct nsd_error *);
+
+/*
+ * Call visit for every valid entry of tb homed at a position in the
+ * stretch [from, from + len), which may wrap round (len NSD_SWEPT_ALL: all
+ * of them). Entries homed there lie from the stretch's first home bucket
+ * on: an entry past its last home bucket had every bucket from there to
+ * its own full when it came, and they still are, so the walk goes on
+ * while buckets are full.
+ */
+static int
+stretch_each(struct file_index *fi, struct table *tb, uint64_t from,
+    uint64_t len, visit_fn visit, void *ctx, struct nsd_error *err)
+{
+	uint64_t	 b, k, nb, nbuckets = nslots_of(tb) / NSD_INDEX_BUCKET;
+	uint64_t	 key, meta, pos;
+	unsigned	 j, full;
+
+	if (len == 0)
+		return (0);
+	if (len == NSD_SWEPT_ALL) {
+		b = 0;
+		nb = nbuckets;
+	} else {
+		b = home_bucket(tb, from);
+		nb = ((home_bucket(tb, from + (len - 1)) - b) & tb->mask) /
+		    NSD_INDEX_BUCKET + 1;
+	}
+	for (k = 0; k < nbuckets; k++) {
+		for (j = 0, full = 1; j < NSD_INDEX_BUCKET; j++) {
+			meta = le64toh(tb->slots[b + j].meta);
+			if (!slot_valid(fi, meta)) {
+				full = 0;
+				continue;
+			}
+			key = le64toh(tb->slots[b + j].key);
+			pos = nsd_index_position(&fi->hdr, nsd_slot_table(meta),
+			    key);
+			if ((len == NSD_SWEPT_ALL || pos - from < len) &&
+			    visit(fi, ctx, key, meta, err) == -1)
+				return (-1);
+		}
+		b = (b + NSD_INDEX_BUCKET) & tb->mask;
+		if (k + 1 >= nb && !full)
+			break;
+	}
 	return (0);
 }
 
 /*
- * The entries waiting for a slot in a sequential merge: those of e[0..n)
- * whose home bucket has been passed (next) and that have no slot yet
- * (head).
+ * Where the sweep puts what it moves: PATH.next while the index grows,
+ * the table otherwise.
  */
-struct merge_queue {
-	const struct log_entry	*e;
-	size_t			 n, head, next;
-};
-
-/* Give slot s, which is empty, to the longest waiting entry of q. */
-static int
-merge_take(struct merge_queue *q, struct nsd_index_slot *s)
+static struct table *
+sweep_target(struct file_index *fi)
 {
-	if (q->head == q->next)
-		return (0);
-	s->key = htole64(q->e[q->head].key);
-	s->meta = htole64(q->e[q->head].meta);
-	q->head++;
-	return (1);
-}
-
-static void
-merge_fill(struct merge_queue *committed, struct merge_queue *own,
-    struct nsd_index_slot *bucket)
-{
-	unsigned	 i;
-
-	for (i = 0; i < NSD_INDEX_BUCKET; i++)
-		if (bucket[i].meta == 0 && !merge_take(committed, &bucket[i]))
-			(void)merge_take(own, &bucket[i]);
+	return (fi->next.fd != -1 ? &fi->next : &fi->main);
 }
 
 /*
- * The entries still waiting at the end of merge_write()'s pass wrap
- * around to the first buckets, where the run's own entries may already
- * have taken slots; a committed entry must not come after one of them on
- * its chain. So a committed entry takes an empty slot or one of the
- * run's, and the entry of the run's it displaces waits for a later slot:
- * it only moves on past full buckets, so its own chain stays whole.
+ * Copy one entry of the table into PATH.next, with its generation: PATH.next
+ * then holds the committed entries the growth sweep passed, as committed,
+ * and a run that does not commit leaves copies past where the committed
+ * growth sweep went, which the next writer clears (recover()).
  */
 static int
-merge_wrap(struct file_index *fi, int fd, struct merge_queue *committed,
-    struct merge_queue *own, uint64_t nbuckets, struct nsd_error *err)
-{
-	struct nsd_index_slot	 bucket[NSD_INDEX_BUCKET], *moved = NULL;
-	size_t			 nmoved = 0, cap = 0;
-	uint64_t		 b, meta;
-	off_t			 at;
-	unsigned		 i;
-	int			 rc = -1;
-
-	committed->next = committed->n;
-	own->next = own->n;
-	for (b = 0; committed->head < committed->n || own->head < own->n ||
-	    nmoved > 0; b++) {
-		if (b == nbuckets) {
-			damaged_table(fi, err);
-			goto out;
-		}
-		at = NSD_INDEX_TABLE_OFFSET + (off_t)(b * sizeof bucket);
-		if (transfer_all(fd, bucket, sizeof bucket, at, 0) == -1) {
-			commit_error(fi, "reading the merged table", err);
-			goto out;
-		}
-		for (i = 0; i < NSD_INDEX_BUCKET; i++) {
-			meta = le64toh(bucket[i].meta);
-			if (committed->head < committed->n) {
-				if (meta != 0 && nsd_slot_gen(meta) != fi->gen)
-					continue;
-				if (meta != 0) {
-					if (nmoved == cap) {
-						cap = cap > 0 ? 2 * cap : 16;
-						moved = xreallocarray(moved,
-						    cap, sizeof *moved);
-					}
-					moved[nmoved++] = bucket[i];
-				}
-				bucket[i].meta = 0;
-				(void)merge_take(committed, &bucket[i]);
-			} else if (meta == 0 && nmoved > 0)
-				bucket[i] = moved[--nmoved];
-			else if (meta == 0)
-				(void)merge_take(own, &bucket[i]);
-		}
-		if (transfer_all(fd, bucket, sizeof bucket, at, 1) == -1) {
-			commit_error(fi, "writing the merged table", err);
-			goto out;
-		}
-	}
-	rc = 0;
-out:
-	free(moved);
-	return (rc);
-}
-
-/*
- * Write the table, with the log's entries put into it, to fd (a new file
- * of the same size) in one pass. A new entry takes the first empty slot
- * from its home bucket on, exactly where inserting it would have put it,
- * so every chain stays whole. Committed entries take their slots before
- * the run's: were the run's cleared after a failure, no committed chain
- * could then have an empty slot in it. (While the log holds committed
- * records no rebuild has happened in this run, so the table holds none
- * of the run's entries.)
- */
-static int
-merge_write(struct file_index *fi, int fd, const struct log_entry *e,
-    size_t ncommitted, size_t n, unsigned char *header,
+grow_copy(struct file_index *fi, void *ctx, uint64_t key, uint64_t meta,
     struct nsd_error *err)
 {
-	struct merge_queue	 committed = { e, ncommitted, 0, 0 };
-	struct merge_queue	 own = { e + ncommitted, n - ncommitted, 0, 0 };
-	struct nsd_index_slot	*out;
-	uint64_t		 b, nbuckets;
-	size_t			 fill = 0, cap = 1 << 16;	/* slots */
-	unsigned		 i;
-	off_t			 at = NSD_INDEX_TABLE_OFFSET;
-	int			 rc = -1;
-
-	nbuckets = (fi->mask + 1) / NSD_INDEX_BUCKET;
-	if (transfer_all(fd, header, NSD_INDEX_TABLE_OFFSET, 0, 1) == -1)
-		return (commit_error(fi, "writing the merged table", err));
-	out = xcalloc(cap, sizeof *out);
-	for (b = 0; b < nbuckets; b++) {
-		for (i = 0; i < NSD_INDEX_BUCKET; i++) {
-			out[fill + i] = fi->slots[b * NSD_INDEX_BUCKET + i];
-			if (!slot_valid(fi, le64toh(out[fill + i].meta)))
-				memset(&out[fill + i], 0, sizeof out[0]);
-		}
-		while (committed.next < committed.n &&
-		    committed.e[committed.next].bucket <= b)
-			committed.next++;
-		while (own.next < own.n && own.e[own.next].bucket <= b)
-			own.next++;
-		merge_fill(&committed, &own, &out[fill]);
-		if ((fill += NSD_INDEX_BUCKET) == cap || b + 1 == nbuckets) {
-			if (transfer_all(fd, out, fill * sizeof *out, at,
-			    1) == -1) {
-				commit_error(fi, "writing the merged table",
-				    err);
-				goto out;
-			}
-			at += fill * sizeof *out;
-			fill = 0;
-		}
-	}
-	rc = merge_wrap(fi, fd, &committed, &own, nbuckets, err);
-out:
-	free(out);
-	return (rc);
+	(void)ctx;
+	if (table_insert(fi, &fi->next, key, meta) == -1)
+		return (damaged_table(fi, err));
+	if (nsd_slot_gen(meta) != fi->gen)
+		fi->next_committed++;
+	return (0);
 }
 
 /*
- * Rebuild the table with the log merged in: into PATH.new, which is
- * synced and renamed over PATH; the log then starts empty. With steps 0
- * the table keeps its size and is written in one pass (merge_write());
- * otherwise it grows 2^steps-fold and every entry is inserted again,
- * committed ones first. The new header says what the current one does,
- * with the committed log records counted as the table's.
+ * Move one entry of the stage into the sweep's target, as this run's,
+ * unless it is there already (a run that folded after sweeping sweeps
+ * some of the stage again).
  */
 static int
-merge(struct file_index *fi, unsigned steps, struct nsd_error *err)
+sweep_move(struct file_index *fi, void *ctx, uint64_t key, uint64_t meta,
+    struct nsd_error *err)
+{
+	struct table	*tb = sweep_target(fi);
+	uint64_t	 i, n, m;
+	unsigned	 t = nsd_slot_table(meta);
+
+	(void)ctx;
+	i = home_bucket(tb, nsd_index_position(&fi->hdr, t, key));
+	for (n = 0; slot_valid(fi, m = le64toh(tb->slots[i].meta));
+	    i = (i + 1) & tb->mask) {
+		if (nsd_slot_table(m) == t && le64toh(tb->slots[i].key) ==
+		    key && nsd_slot_group(m) == nsd_slot_group(meta))
+			return (0);
+		if (++n > tb->mask)
+			return (damaged_table(fi, err));
+	}
+	tb->slots[i].key = htole64(key);
+	tb->slots[i].meta = htole64(nsd_slot_meta(fi->gen, t,
+	    nsd_slot_group(meta)));
+	tb->entries++;
+	tb->written = 1;
+	return (0);
+}
+
+/*
+ * Start to grow: make PATH.next, twice the table's slots, empty. The growth
+ * sweep starts at the cursor.
+ */
+static int
+grow_start(struct file_index *fi, struct nsd_error *err)
+{
+	struct stat	 sb;
+	const char	*what;
+	unsigned char	*map;
+	uint64_t	 nslots = 2 * nslots_of(&fi->main);
+	uint64_t	 size = nsd_index_file_size(nslots);
+	int		 fd;
+
+	if (nslots > (1ULL << 40)) {
+		errno = EFBIG;
+		return (commit_error(fi, "growing the table", err));
+	}
+	if (fstat(fi->main.fd, &sb) == -1)
+		return (commit_error(fi, "fstat", err));
+	if (create_mapped(fi->next_path, size, sb.st_mode & 07777, 1, &fd,
+	    &map, &what) == -1)
+		return (commit_error(fi, what, err));
+	if (fchown(fd, sb.st_uid, sb.st_gid) == 0)
+		(void)fchmod(fd, sb.st_mode & 07777);
+	fi->next.fd = fd;
+	table_view(&fi->next, map, size, NSD_INDEX_TABLE_OFFSET, nslots);
+	fi->next.entries = 0;
+	fi->next.written = 1;
+	fi->next_committed = 0;
+	fi->grow_done = 0;
+	fi->grow_from = fi->cursor;
+	fi->epoch++;
+	CRASH_POINT("grow-started");
+	return (0);
+}
+
+/* The steps of install(), for its crash points and for what failed. */
+struct install {
+	const char	*what;		/* "the new stage" ... */
+	const char	*built;		/* crash point after the sync */
+	const char	*renamed;	/* crash point after the rename */
+	int		 done;		/* the rename happened */
+};
+
+/*
+ * Put a new file in place: sync its mapping, rename it from path new over
+ * path old, and sync the directory so that the rename lasts. On failure,
+ * in->done says whether the rename happened.
+ */
+static int
+install(struct file_index *fi, struct install *in, unsigned char *map,
+    size_t size, int fd, const char *new, const char *old,
+    struct nsd_error *err)
+{
+	char	 msg[96];
+
+	in->done = 0;
+	if (sync_map(fi, map, size, fd, in->what, err) == -1)
+		return (-1);
+	CRASH_POINT(in->built);
+	if (rename(new, old) == -1) {
+		snprintf(msg, sizeof msg, "renaming %s into place", in->what);
+		return (commit_error(fi, msg, err));
+	}
+	in->done = 1;
+	CRASH_POINT(in->renamed);
+	if (sync_dir(old) == -1)
+		return (commit_error(fi, "syncing the index's directory", err));
+	return (0);
+}
+
+/*
+ * A growth sweep that went round: PATH.next, which holds every committed
+ * entry of the table with its generation (and the run's own entries with
+ * its), takes the table's place under a header that says what the current
+ * one says of the committed state. Safe at any time, like a rebuild: a run
+ * that does not commit leaves only its own entries there, as leftovers.
+ */
+static int
+grow_finish(struct file_index *fi, struct nsd_error *err)
 {
 	struct nsd_index_header	 h = fi->hdr;
-	unsigned char		 copy[NSD_INDEX_TABLE_OFFSET], *map = NULL;
-	struct nsd_index_slot	*slots;
-	struct log_entry	*e = NULL;
+	struct install		 in = { "the grown table", "grown-built",
+	    "grown-renamed", 0 };
+	unsigned char		 copy[NSD_INDEX_TABLE_OFFSET];
+
+	h.sequence = fi->hdr.sequence + 1;
+	h.nslots = nslots_of(&fi->next);
+	h.entries = fi->next_committed;
+	h.next_shift = 0;
+	h.grow_done = 0;
+	h.next_entries = 0;
+	nsd_index_header_encode(&h, copy);
+	memcpy(copy + NSD_INDEX_COPY_SIZE, copy, NSD_INDEX_COPY_SIZE);
+	memcpy(fi->next.map, copy, sizeof copy);
+	if (install(fi, &in, fi->next.map, fi->next.map_len, fi->next.fd,
+	    fi->next_path, fi->path, err) == -1)
+		return (-1);
+	table_close(&fi->main);
+	fi->main = fi->next;
+	fi->main.written = 0;
+	memset(&fi->next, 0, sizeof fi->next);
+	fi->next.fd = -1;
+	fi->hdr = h;
+	fi->copy = 0;
+	fi->grow_done = 0;
+	fi->epoch++;
+	return (0);
+}
+
+/*
+ * The entries of the table, the stage and the log, against the table's
+ * slots: past 5/8, the table would be 3/4 full a sweep period on.
+ */
+static int
+should_grow(const struct file_index *fi)
+{
+	uint64_t	 entries = fi->main.entries + fi->stage.entries +
+	    fi->log_records * fi->hdr.ntables;
+
+	return (fi->next.fd == -1 && !fi->in_place &&
+	    entries * 8 > nslots_of(&fi->main) * 5);
+}
+
+/*
+ * Sweep the stretch of len positions ahead of the cursor: the stage's
+ * entries homed there go into the table (or PATH.next), and while the
+ * index grows, the table's are copied into PATH.next.
+ */
+static int
+sweep(struct file_index *fi, uint64_t len, struct nsd_error *err)
+{
+	uint64_t	 from = fi->cursor, copy, move, done;
+
+	if (len == 0)
+		return (0);
+	if (should_grow(fi) && grow_start(fi, err) == -1)
+		return (-1);
+	if (fi->next.fd != -1 && fi->grow_done != NSD_SWEPT_ALL) {
+		/* What the growth sweep has not yet passed of this stretch. */
+		copy = NSD_SWEPT_ALL - fi->grow_done;
+		if (len < copy)
+			copy = len;
+		if (stretch_each(fi, &fi->main, from, copy, grow_copy, NULL,
+		    err) == -1)
+			return (-1);
+		fi->next.written = 1;
+		fi->grow_done = positions_add(fi->grow_done, copy);
+	}
+	/*
+	 * The stage's entries homed where the sweep has been since the last
+	 * fold are in the table already: a sweep that comes round again
+	 * moves no more of them.
+	 */
+	done = positions_add(fi->hdr.sweep_done, fi->swept);
+	move = NSD_SWEPT_ALL - done;
+	if (len < move)
+		move = len;
+	if (fi->stage.fd != -1 && stretch_each(fi, &fi->stage, from, move,
+	    sweep_move, NULL, err) == -1)
+		return (-1);
+	CRASH_POINT("sweep");
+	if (len != NSD_SWEPT_ALL)
+		fi->cursor += len;
+	fi->swept = positions_add(fi->swept, len);
+	fi->epoch++;
+	/* Gone round: the table is the grown one from here on. */
+	if (fi->next.fd != -1 && fi->grow_done == NSD_SWEPT_ALL)
+		return (grow_finish(fi, err));
+	return (0);
+}
+
+/*
+ * The sweep owes a stretch for every entry the run added: one sweep
+ * period of entries takes it once round. It moves in steps of a
+ * SWEEP_STEPS-th of the period, and at the commit (all) for the rest.
+ */
+static int
+sweep_owed(struct file_index *fi, int all, struct nsd_error *err)
+{
+	uint64_t	 period = nsd_index_sweep_period(nslots_of(&fi->main));
+	uint64_t	 len;
+
+	if (fi->debt == 0 || (!all && fi->debt < period / SWEEP_STEPS))
+		return (0);
+	if (fi->debt >= period)
+		len = NSD_SWEPT_ALL;
+	else
+		len = fi->debt * (NSD_SWEPT_ALL / period);
+	fi->debt = 0;
+	return (sweep(fi, len, err));
+}
+
+/* A fold under way: the stage being made, and what goes into it. */
+struct fold {
+	struct table	 stage;
+	uint64_t	 from;		/* the stretch swept and committed */
+	uint64_t	 len;
+	int		 own;		/* the pass: 0 committed, 1 the run's */
+	uint64_t	 max_gen;
+};
+
+/*
+ * Keep an entry of the old stage in the new one: one of the pass's kind
+ * that the committed sweep has not moved into the table.
+ */
+static int
+fold_keep(struct file_index *fi, void *ctx, uint64_t key, uint64_t meta,
+    struct nsd_error *err)
+{
+	struct fold	*f = ctx;
+	uint64_t	 pos, gen = nsd_slot_gen(meta);
+
+	if ((gen == fi->gen) != f->own)
+		return (0);
+	pos = nsd_index_position(&fi->hdr, nsd_slot_table(meta), key);
+	if (f->len == NSD_SWEPT_ALL || pos - f->from < f->len)
+		return (0);
+	if (table_insert(fi, &f->stage, key, meta) == -1)
+		return (damaged_table(fi, err));
+	if (gen > f->max_gen)
+		f->max_gen = gen;
+	return (0);
+}
+
+/* Count an entry of the old stage that the new one keeps. */
+static int
+fold_count(struct file_index *fi, void *ctx, uint64_t key, uint64_t meta,
+    struct nsd_error *err)
+{
+	struct fold	*f = ctx;
+	uint64_t	 pos;
+
+	(void)err;
+	pos = nsd_index_position(&fi->hdr, nsd_slot_table(meta), key);
+	if (f->len != NSD_SWEPT_ALL && pos - f->from >= f->len)
+		f->stage.entries++;
+	return (0);
+}
+
+/* Open and map PATH.stage, checking that it is this index's. */
+static int
+stage_open(struct file_index *fi, struct nsd_stage_header *sh,
+    struct nsd_error *err)
+{
+	unsigned char	 page[NSD_STAGE_OFFSET];
+	struct stat	 sb;
+	unsigned char	*map;
+	int		 fd;
+
+	fd = open(fi->stage_path, (fi->readonly ? O_RDONLY : O_RDWR) |
+	    (fi->readonly ? NSD_OPEN_FLAGS : NSD_WRITE_FLAGS));
+	if (fd == -1)
+		return (nsd_index_open_error(err, fi->stage_path,
+		    "cannot open the index's stage"));
+	if (nsd_index_fstat(fd, fi->stage_path, &sb, err) == -1 ||
+	    transfer_all(fd, page, sizeof page, 0, 0) == -1 ||
+	    nsd_stage_header_decode(page, fi->hdr.file_id, sh) == -1 ||
+	    (uint64_t)sb.st_size != NSD_STAGE_OFFSET +
+	    sh->nslots * NSD_INDEX_SLOT_SIZE) {
+		close(fd);
+		if (err->status != 0)
+			return (-1);
+		return (nsd_error_set(err, NSD_EXIT_INDEX,
+		    "%s: not the stage of %s, or damaged", fi->stage_path,
+		    fi->path));
+	}
+	map = mmap(NULL, sb.st_size, PROT_READ, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED) {
+		close(fd);
+		return (nsd_error_errno(err, NSD_EXIT_INDEX, fi->stage_path,
+		    "cannot map"));
+	}
+	table_close(&fi->stage);
+	fi->stage.fd = fd;
+	table_view(&fi->stage, map, sb.st_size, NSD_STAGE_OFFSET, sh->nslots);
+	fi->stage.entries = sh->entries;
+	fi->stage_max_gen = sh->max_gen;
+	return (0);
+}
+
+/*
+ * Fold: make a new stage of the old one's entries that the committed sweep
+ * has not moved into the table (but those left by runs that did not
+ * commit), and, with log, the log's records; committed entries before
+ * the run's. It is written to PATH.stage.new, synced and renamed over
+ * PATH.stage, and the header then names it; with log, the log starts
+ * empty.
+ */
+static int
+fold(struct file_index *fi, int log, struct nsd_error *err)
+{
+	struct nsd_stage_header	 sh;
+	struct nsd_index_header	 h;
+	struct install		 in = { "the new stage", "fold-built",
+	    "fold-renamed", 0 };
+	struct fold		 f;
 	struct stat		 sb;
+	unsigned char		 page[NSD_STAGE_OFFSET], *map = NULL;
 	const char		*what;
-	uint64_t		 size, ncommitted, n, i;
-	unsigned		 shift = fi->shift - steps;
+	uint64_t		 count, nslots, size;
 	int			 fd = -1;
 
+	memset(&f, 0, sizeof f);
+	f.from = fi->hdr.sweep_cursor - fi->hdr.sweep_done;
+	f.len = fi->hdr.sweep_done;
+	if (fi->stage.fd != -1 && stretch_each(fi, &fi->stage, 0,
+	    NSD_SWEPT_ALL, fold_count, &f, err) == -1)
+		return (-1);
+	count = f.stage.entries + (log ? fi->log_records *
+	    fi->hdr.ntables : 0);
+	for (nslots = NSD_INDEX_MIN_SLOTS; nslots / 4 * 3 < count;)
+		nslots *= 2;
+	size = NSD_STAGE_OFFSET + nslots * NSD_INDEX_SLOT_SIZE;
+	if (fstat(fi->main.fd, &sb) == -1)
+		return (commit_error(fi, "fstat", err));
+	if (create_mapped(fi->stage_new_path, size, sb.st_mode & 07777, 1, &fd,
+	    &map, &what) == -1)
+		return (commit_error(fi, what, err));
+	if (fchown(fd, sb.st_uid, sb.st_gid) == 0)
+		(void)fchmod(fd, sb.st_mode & 07777);
+	f.stage.fd = fd;
+	table_view(&f.stage, map, size, NSD_STAGE_OFFSET, nslots);
+	f.stage.entries = 0;
+	for (f.own = 0; f.own <= 1; f.own++) {
+		if (fi->stage.fd != -1 && stretch_each(fi, &fi->stage, 0,
+		    NSD_SWEPT_ALL, fold_keep, &f, err) == -1)
+			goto fail;
+		if (log && (f.own ? log_insert(fi, &f.stage,
+		    fi->hdr.log_records, fi->log_records - fi->hdr.log_records,
+		    err) : log_insert(fi, &f.stage, 0, fi->hdr.log_records,
+		    err)) == -1)
+			goto fail;
+	}
+	if (log && fi->log_records > fi->hdr.log_records)
+		f.max_gen = fi->gen;
+	if (log && fi->hdr.log_records > 0 && f.max_gen < fi->hdr.committed_gen)
+		f.max_gen = fi->hdr.committed_gen;
+	memset(&sh, 0, sizeof sh);
+	sh.file_id = fi->hdr.file_id;
+	sh.seq = fi->hdr.stage_seq + 1;
+	sh.nslots = nslots;
+	sh.entries = f.stage.entries;
+	sh.fold_cursor = fi->hdr.sweep_cursor;
+	sh.max_gen = f.max_gen;
+	sh.reserved[0] = log;		/* it takes the log in */
+	nsd_stage_header_encode(&sh, page);
+	memcpy(map, page, sizeof page);
+	if (install(fi, &in, map, size, fd, fi->stage_new_path, fi->stage_path,
+	    err) == -1) {
+		if (in.done)
+			goto fail_renamed;
+		goto fail;
+	}
+	h = fi->hdr;
+	h.stage_seq = sh.seq;
+	h.sweep_done = 0;
+	if (log)
+		h.log_records = 0;
+	if (write_header(fi, &h, err) == -1)
+		goto fail_renamed;
+	table_close(&fi->stage);
+	fi->stage = f.stage;
+	fi->stage.written = 0;
+	fi->stage_max_gen = f.max_gen;
+	/*
+	 * What this run swept before the fold is in the new stage still
+	 * (the fold dropped only what committed sweeps moved), with the log's
+	 * entries that no sweep has seen: the sweep counts afresh.
+	 */
+	fi->swept = 0;
+	fi->epoch++;
+	if (log) {
+		fi->log_records = fi->log_written = 0;
+		nsd_index_close(fi->overlay);
+		fi->overlay = NULL;
+		return (nsd_index_open_memory(&fi->overlay, &fi->base.params,
+		    err));
+	}
+	return (0);
+fail_renamed:
+	/* The stage in place is the new one, and the run fails. */
+	munmap(map, size);
+	close(fd);
+	return (-1);
+fail:
+	munmap(map, size);
+	close(fd);
+	(void)unlink(fi->stage_new_path);
+	return (-1);
+}
+
+/*
+ * Rebuild the table 2^steps times larger, for a bulk load that filled it:
+ * every entry of the table and the log is inserted again, committed ones
+ * first, into PATH.new, which is synced and renamed over PATH; the log then
+ * starts empty. The new header says what the current one does, with the
+ * committed log records counted as the table's. (The stage stays.)
+ */
+static int
+rebuild(struct file_index *fi, unsigned steps, struct nsd_error *err)
+{
+	struct nsd_index_header	 h = fi->hdr;
+	struct install		 in = { "the rebuilt table", "rebuild-built",
+	    "rebuild-renamed", 0 };
+	unsigned char		 copy[NSD_INDEX_TABLE_OFFSET], *map = NULL;
+	struct table		 nt;
+	struct stat		 sb;
+	const char		*what;
+	uint64_t		 size, i, meta, committed;
+	int			 fd = -1, own;
+
+	assert(fi->next.fd == -1);
 	if (log_flush(fi, err) == -1)
 		return (-1);
-	if (fstat(fi->fd, &sb) == -1)
+	if (fstat(fi->main.fd, &sb) == -1)
 		return (commit_error(fi, "fstat", err));
-	h.nslots = (fi->mask + 1) << steps;
+	h.nslots = nslots_of(&fi->main) << steps;
 	size = nsd_index_file_size(h.nslots);
 	if (h.nslots > (1ULL << 40)) {
 		errno = EFBIG;
 		return (commit_error(fi, "growing the table", err));
 	}
-	/* The overlay goes: what it holds is read again from the log. */
-	nsd_index_close(fi->overlay);
-	fi->overlay = NULL;
-	ncommitted = fi->hdr.log_records * fi->hdr.ntables;
-	n = fi->log_records * fi->hdr.ntables;
-	e = xcalloc(n > 0 ? n : 1, sizeof *e);
-	if (log_entries(fi, 0, fi->hdr.log_records, shift, e, err) == -1 ||
-	    log_entries(fi, fi->hdr.log_records, fi->log_records -
-	    fi->hdr.log_records, shift, e + ncommitted, err) == -1)
-		goto fail;
-	h.sequence = fi->hdr.sequence + 1;
-	h.entries = fi->hdr.entries + ncommitted;
-	h.log_records = 0;
-	/* Both copies alike: the committed state, and the run pending. */
-	nsd_index_header_encode(&h, copy);
-	memcpy(copy + NSD_INDEX_COPY_SIZE, copy, NSD_INDEX_COPY_SIZE);
-	if (create_reserved(fi->new_path, size, sb.st_mode & 07777, 1, &fd,
-	    &what) == -1) {
-		commit_error(fi, what, err);
-		goto fail;
-	}
+	if (create_mapped(fi->new_path, size, sb.st_mode & 07777, 1, &fd,
+	    &map, &what) == -1)
+		return (commit_error(fi, what, err));
 	/*
 	 * Others who share the index must still open it: keep its owner and
 	 * group where allowed (which clears set-id bits, so the mode again).
 	 */
 	if (fchown(fd, sb.st_uid, sb.st_gid) == 0)
 		(void)fchmod(fd, sb.st_mode & 07777);
-	if (steps == 0 &&
-	    merge_write(fi, fd, e, ncommitted, n, copy, err) == -1)
-		goto fail_new;
-	if (map_new(fi->new_path, size, fd, &map, &what) == -1) {
-		fd = -1;
-		commit_error(fi, what, err);
-		goto fail;
+	memset(&nt, 0, sizeof nt);
+	nt.fd = fd;
+	table_view(&nt, map, size, NSD_INDEX_TABLE_OFFSET, h.nslots);
+	for (own = 0; own <= 1; own++) {
+		for (i = 0; i <= fi->main.mask; i++) {
+			meta = le64toh(fi->main.slots[i].meta);
+			if (slot_valid(fi, meta) &&
+			    (nsd_slot_gen(meta) == fi->gen) == own &&
+			    table_insert(fi, &nt,
+			    le64toh(fi->main.slots[i].key), meta) == -1)
+				goto damaged;
+		}
+		if ((own ? log_insert(fi, &nt, fi->hdr.log_records,
+		    fi->log_records - fi->hdr.log_records, err) :
+		    log_insert(fi, &nt, 0, fi->hdr.log_records, err)) == -1)
+			goto fail;
+		if (!own)
+			committed = nt.entries;
 	}
-	slots = (struct nsd_index_slot *)(map + NSD_INDEX_TABLE_OFFSET);
-	if (steps > 0) {
-		memcpy(map, copy, sizeof copy);
-		rebuild_pass(fi, slots, h.nslots - 1, shift, 0);
-		for (i = 0; i < ncommitted; i++)
-			rebuild_insert(fi, slots, h.nslots - 1, shift,
-			    e[i].key, e[i].meta);
-		rebuild_pass(fi, slots, h.nslots - 1, shift, 1);
-		for (; i < n; i++)
-			rebuild_insert(fi, slots, h.nslots - 1, shift,
-			    e[i].key, e[i].meta);
-	}
-	free(e);
-	e = NULL;
-	if (sync_map(fi, map, size, fd, "the new table", err) == -1)
-		goto fail_new;
-	CRASH_POINT(steps == 0 ? "merge-built" : "grow-built");
-	if (rename(fi->new_path, fi->path) == -1) {
-		commit_error(fi, "renaming the rebuilt table into place", err);
-		goto fail_new;
-	}
-	CRASH_POINT(steps == 0 ? "merge-renamed" : "grow-renamed");
+	h.sequence = fi->hdr.sequence + 1;
+	h.entries = committed;
+	h.log_records = 0;
+	/* Both copies alike: the committed state, and the run pending. */
+	nsd_index_header_encode(&h, copy);
+	memcpy(copy + NSD_INDEX_COPY_SIZE, copy, NSD_INDEX_COPY_SIZE);
+	memcpy(map, copy, sizeof copy);
 	/* The log is written over from here on: the rename must last. */
-	if (sync_dir(fi->path) == -1) {
-		commit_error(fi, "syncing the index's directory", err);
+	if (install(fi, &in, map, size, fd, fi->new_path, fi->path,
+	    err) == -1) {
+		if (!in.done)
+			goto fail;
 		munmap(map, size);
 		close(fd);
-		goto fail;
+		return (-1);
 	}
-	munmap(fi->map, fi->map_len);
-	close(fi->fd);
-	fi->fd = fd;
-	fi->map = map;
-	fi->map_len = size;
-	fi->slots = slots;
-	fi->mask = h.nslots - 1;
-	fi->shift = shift;
+	table_close(&fi->main);
+	fi->main = nt;
+	fi->main.written = 0;
 	fi->hdr = h;
 	fi->copy = 0;
 	fi->epoch++;
-	fi->entries += n;
 	fi->log_records = fi->log_written = 0;
+	nsd_index_close(fi->overlay);
+	fi->overlay = NULL;
 	return (nsd_index_open_memory(&fi->overlay, &fi->base.params, err));
-fail_new:
-	if (map != NULL)
-		munmap(map, size);
-	if (fd != -1)
-		close(fd);
-	(void)unlink(fi->new_path);
+damaged:
+	damaged_table(fi, err);
 fail:
-	free(e);
-	/* The run fails; what it still asks must find an overlay. */
-	if (fi->overlay == NULL)
-		(void)nsd_index_open_memory(&fi->overlay, &fi->base.params,
-		    NULL);
+	munmap(map, size);
+	close(fd);
+	(void)unlink(fi->new_path);
 	return (-1);
 }
-
 /*
  * Whether the overlay holds nothing: a writer's holds the log's records
- * and nothing else, so a run that went on in place (or a new index) skips
- * it on every lookup.
+ * and nothing else, so a run whose log is empty (a new index, or one just
+ * folded) skips it on every lookup.
  */
 static int
 overlay_empty(const struct file_index *fi)
@@ -811,59 +1267,65 @@ overlay_put(struct file_index *fi, uint64_t key, uint64_t group,
 	return (nsd_index_claim(fi->overlay, key, group, err));
 }
 
-/* Store key, for group, into every table's chain: a run in place. */
+/* Store key, for group, into every table's chain: a bulk load. */
 static int
 table_add(struct file_index *fi, uint64_t key, uint64_t group,
     struct nsd_error *err)
 {
-	uint64_t	 b, i, n;
 	unsigned	 t;
 
-	for (t = 0; t < fi->hdr.ntables; t++) {
-		b = nsd_index_home(&fi->hdr, t, key, fi->shift) &
-		    ~(uint64_t)(NSD_INDEX_BUCKET - 1);
-		for (n = 0, i = b; slot_valid(fi, le64toh(fi->slots[i].meta));
-		    i = (i + 1) & fi->mask)
-			if (++n > fi->mask)
-				return (damaged_table(fi, err));
-		fi->slots[i].key = htole64(key);
-		fi->slots[i].meta = htole64(nsd_slot_meta(fi->gen, t, group));
-		fi->entries++;
-	}
+	for (t = 0; t < fi->hdr.ntables; t++)
+		if (table_insert(fi, &fi->main, key, nsd_slot_meta(fi->gen, t,
+		    group)) == -1)
+			return (damaged_table(fi, err));
+	fi->main.written = 1;
 	return (0);
 }
 
 /*
- * A writer's new fingerprint: into the overlay and the log; then, when
- * the table with the log would be too loaded, grow (a table of fewer than
- * NSD_INDEX_FAST_GROWTH slots grows eightfold, which spares a run that
- * starts small most of the rebuilds and their syncs; a larger one
- * doubles), and when the log is full, merge it into the table.
- *
- * A run that filled at least half of the log itself is a large one, a
- * bulk load more than a day's news: rebuilding the table every time the
- * log fills again would write the table over and over. After that first
- * merge, such a run goes on in place: it stores its entries into the
- * table, and its commit syncs the table, as the first version of the
- * format did. A run that only tipped the log over goes on with the log.
+ * Whether the run, whose log has just filled, is a bulk load (it added
+ * half a sweep period, or twice what the log holds) that had better go on
+ * in place; never while the index grows.
+ */
+static int
+bulk_load(const struct file_index *fi)
+{
+	uint64_t	 period = nsd_index_sweep_period(nslots_of(&fi->main));
+	uint64_t	 limit;
+
+	limit = 2 * nsd_index_log_limit(nslots_of(&fi->main), 1);
+
+	if (period / 2 < limit)
+		limit = period / 2;
+	return (fi->next.fd == -1 && fi->added >= limit);
+}
+
+/*
+ * A writer's new fingerprint: into the overlay and the log, where a fold
+ * takes the log into the stage whenever it fills; or, in a bulk load, into
+ * the table, which is rebuilt twice as large when more than 3/4 full. Then
+ * the sweep moves on by what it owes.
  */
 static int
 log_add(struct file_index *fi, uint64_t key, uint64_t group,
     struct nsd_error *err)
 {
 	unsigned char	*rec;
-	uint64_t	 nslots = fi->mask + 1;
+	uint64_t	 nslots;
 
 	if (begin(fi, err) == -1)
 		return (-1);
+	fi->added += fi->hdr.ntables;
+	fi->debt += fi->hdr.ntables;
 	if (fi->in_place) {
 		if (table_add(fi, key, group, err) == -1)
 			return (-1);
 		CRASH_POINT("insert");
-		if (fi->entries * 100 > nslots * fi->hdr.max_load)
-			return (merge(fi, nslots < NSD_INDEX_FAST_GROWTH ?
-			    3 : 1, err));
-		return (0);
+		nslots = nslots_of(&fi->main);
+		if (fi->main.entries * 100 > nslots * fi->hdr.max_load &&
+		    rebuild(fi, 1, err) == -1)
+			return (-1);
+		return (sweep_owed(fi, 0, err));
 	}
 	if (overlay_put(fi, key, group, err) == -1)
 		return (-1);
@@ -876,32 +1338,58 @@ log_add(struct file_index *fi, uint64_t key, uint64_t group,
 	nsd_put_le64(rec + 8, nsd_slot_meta(fi->gen, 0, group));
 	fi->log_records++;
 	CRASH_POINT("insert");
-	if ((fi->entries + fi->log_records * fi->hdr.ntables) * 100 >
-	    nslots * fi->hdr.max_load)
-		return (merge(fi, nslots < NSD_INDEX_FAST_GROWTH ? 3 : 1, err));
-	if (fi->log_records >= nsd_index_log_limit(nslots, fi->hdr.ntables)) {
-		fi->in_place = (fi->log_records - fi->hdr.log_records) * 2 >=
-		    fi->log_records;
-		return (merge(fi, 0, err));
+	if (fi->log_records >= nsd_index_log_limit(nslots_of(&fi->main),
+	    fi->hdr.ntables)) {
+		if (bulk_load(fi)) {
+			fi->in_place = 1;
+			if (rebuild(fi, fi->main.entries +
+			    fi->log_records * fi->hdr.ntables > nslots_of(
+			    &fi->main) / 100 * fi->hdr.max_load, err) == -1)
+				return (-1);
+		} else if (fold(fi, 1, err) == -1)
+			return (-1);
 	}
-	return (0);
+	return (sweep_owed(fi, 0, err));
 }
 
 static void
 file_prefetch(struct nsd_index *ix, uint64_t fp)
 {
 	struct file_index	*fi = (struct file_index *)ix;
-	uint64_t		 home;
+	const struct table	*tb;
+	uint64_t		 home, pos;
 	unsigned		 t;
 
 	/* The home bucket, and the next one, often read too near full load. */
 	for (t = 0; t < fi->hdr.ntables; t++) {
-		home = nsd_index_home(&fi->hdr, t, fp, fi->shift) &
-		    ~(uint64_t)(NSD_INDEX_BUCKET - 1);
-		__builtin_prefetch(&fi->slots[home]);
-		__builtin_prefetch(&fi->slots[(home + NSD_INDEX_BUCKET) &
-		    fi->mask]);
+		pos = nsd_index_position(&fi->hdr, t, fp);
+		tb = grown(fi, pos) ? &fi->next : &fi->main;
+		home = home_bucket(tb, pos);
+		__builtin_prefetch(&tb->slots[home]);
+		__builtin_prefetch(&tb->slots[(home + NSD_INDEX_BUCKET) &
+		    tb->mask]);
+		if (fi->stage.fd != -1)
+			__builtin_prefetch(&fi->stage.slots[home_bucket(
+			    &fi->stage, pos)]);
 	}
+}
+
+/* The group that holds fp in the stage, or 0. */
+static int
+stage_lookup(struct file_index *fi, uint64_t fp, uint64_t *group,
+    struct nsd_error *err)
+{
+	int64_t	 i;
+	int	 found;
+
+	*group = 0;
+	if (fi->stage.fd == -1)
+		return (0);
+	if ((i = find(fi, &fi->stage, 0, fp, &found)) == -1)
+		return (damaged_table(fi, err));
+	if (found)
+		*group = nsd_slot_group(le64toh(fi->stage.slots[i].meta));
+	return (0);
 }
 
 static int
@@ -909,25 +1397,25 @@ file_lookup(struct nsd_index *ix, uint64_t fp, uint64_t *group,
     struct nsd_error *err)
 {
 	struct file_index	*fi = (struct file_index *)ix;
+	struct memo		*m = &fi->memo[fp % MEMO_SIZE];
+	struct table		*tb = table_for(fi, 0, fp);
 	int64_t			 i;
 	int			 found;
 
-	struct memo		*m = &fi->memo[fp % MEMO_SIZE];
-
-	if ((i = find(fi, 0, fp, &found)) == -1)
+	if ((i = find(fi, tb, 0, fp, &found)) == -1)
 		return (damaged_table(fi, err));
 	m->key = fp;
 	m->slot = i;
 	m->found = found;
 	m->epoch = fi->epoch;
 	if (found) {
-		*group = nsd_slot_group(le64toh(fi->slots[i].meta));
+		*group = nsd_slot_group(le64toh(tb->slots[i].meta));
 		return (0);
 	}
-	if (overlay_empty(fi)) {
-		*group = 0;
+	if (stage_lookup(fi, fp, group, err) == -1 || *group != 0)
+		return (*group != 0 ? 0 : -1);
+	if (overlay_empty(fi))
 		return (0);
-	}
 	return (nsd_index_lookup(fi->overlay, fp, group, err));
 }
 
@@ -937,18 +1425,23 @@ file_claim(struct nsd_index *ix, uint64_t fp, uint64_t group,
 {
 	struct file_index	*fi = (struct file_index *)ix;
 	const struct memo	*m = &fi->memo[fp % MEMO_SIZE];
+	struct table		*tb = table_for(fi, 0, fp);
 	uint64_t		 claimed;
 	int64_t			 i;
 	int			 found;
 
 	if (m->epoch == fi->epoch && m->key == fp && (m->found ||
-	    !slot_valid(fi, le64toh(fi->slots[m->slot].meta)))) {
+	    !slot_valid(fi, le64toh(tb->slots[m->slot].meta)))) {
 		i = m->slot;
 		found = m->found;
-	} else if ((i = find(fi, 0, fp, &found)) == -1)
+	} else if ((i = find(fi, tb, 0, fp, &found)) == -1)
 		return (damaged_table(fi, err));
 	if (found)
 		return (0);		/* first claim wins */
+	if (stage_lookup(fi, fp, &claimed, err) == -1)
+		return (-1);
+	if (claimed != 0)
+		return (0);
 	if (fi->readonly)
 		return (nsd_index_claim(fi->overlay, fp, group, err));
 	if (!overlay_empty(fi)) {
@@ -961,9 +1454,51 @@ file_claim(struct nsd_index *ix, uint64_t fp, uint64_t group,
 }
 
 /*
- * SimHash: every table's chain for fp, up to the first bucket with room;
- * an entry of that table that agrees with fp under its mask is a
- * candidate, and one within distance k a match.
+ * SimHash: the candidates of table t for fp in tb, from its home bucket to
+ * the first bucket with room; an entry of that table that agrees with fp
+ * under its mask is a candidate, and one within distance k a match.
+ */
+static int
+near_in(struct file_index *fi, const struct table *tb, unsigned t,
+    uint64_t fp, unsigned k, struct nsd_index_near *near,
+    struct nsd_error *err)
+{
+	uint64_t	 b, i, n, meta, g;
+	unsigned	 d;
+	int		 full;
+
+	b = home_bucket(tb, nsd_index_position(&fi->hdr, t, fp));
+	for (n = 0, full = 1; full; n += NSD_INDEX_BUCKET) {
+		if (n > tb->mask)
+			return (damaged_table(fi, err));
+		for (i = b; i < b + NSD_INDEX_BUCKET; i++) {
+			meta = le64toh(tb->slots[i].meta);
+			if (!slot_valid(fi, meta)) {
+				full = 0;
+				continue;
+			}
+			if (nsd_slot_table(meta) != t ||
+			    ((le64toh(tb->slots[i].key) ^ fp) &
+			    fi->hdr.mask[t]) != 0)
+				continue;
+			near->candidates++;
+			d = (unsigned)__builtin_popcountll(
+			    le64toh(tb->slots[i].key) ^ fp);
+			g = nsd_slot_group(meta);
+			if (d <= k && (near->group == 0 || g < near->group ||
+			    (g == near->group && d < near->distance))) {
+				near->group = g;
+				near->distance = d;
+			}
+		}
+		b = (b + NSD_INDEX_BUCKET) & tb->mask;
+	}
+	return (0);
+}
+
+/*
+ * SimHash: every table's chain for fp, in the table (or PATH.next) and the
+ * stage, then the overlay.
  */
 static int
 file_near(struct nsd_index *ix, uint64_t fp, unsigned k,
@@ -971,44 +1506,20 @@ file_near(struct nsd_index *ix, uint64_t fp, unsigned k,
 {
 	struct file_index	*fi = (struct file_index *)ix;
 	struct nsd_index_near	 mine;
-	uint64_t		 b, i, n, meta, g;
-	unsigned		 t, d;
-	int			 full;
+	unsigned		 t;
 
 	memset(near, 0, sizeof *near);
 	for (t = 0; t < fi->hdr.ntables; t++) {
-		b = nsd_index_home(&fi->hdr, t, fp, fi->shift) &
-		    ~(uint64_t)(NSD_INDEX_BUCKET - 1);
-		for (n = 0, full = 1; full; n += NSD_INDEX_BUCKET) {
-			if (n > fi->mask)
-				return (damaged_table(fi, err));
-			for (i = b; i < b + NSD_INDEX_BUCKET; i++) {
-				meta = le64toh(fi->slots[i].meta);
-				if (!slot_valid(fi, meta)) {
-					full = 0;
-					continue;
-				}
-				if (nsd_slot_table(meta) != t ||
-				    ((le64toh(fi->slots[i].key) ^ fp) &
-				    fi->hdr.mask[t]) != 0)
-					continue;
-				near->candidates++;
-				d = (unsigned)__builtin_popcountll(
-				    le64toh(fi->slots[i].key) ^ fp);
-				g = nsd_slot_group(meta);
-				if (d <= k && (near->group == 0 ||
-				    g < near->group || (g == near->group &&
-				    d < near->distance))) {
-					near->group = g;
-					near->distance = d;
-				}
-			}
-			b = (b + NSD_INDEX_BUCKET) & fi->mask;
-		}
+		if (near_in(fi, table_for(fi, t, fp), t, fp, k, near,
+		    err) == -1)
+			return (-1);
+		if (fi->stage.fd != -1 && near_in(fi, &fi->stage, t, fp, k,
+		    near, err) == -1)
+			return (-1);
 	}
 	if (overlay_empty(fi))
 		return (0);
-	/* The overlay's entries: newer than any in the table. */
+	/* The overlay's entries: newer than any in the tables. */
 	if (nsd_index_near(fi->overlay, fp, k, &mine, err) == -1)
 		return (-1);
 	near->candidates += mine.candidates;
@@ -1032,7 +1543,6 @@ file_add(struct nsd_index *ix, uint64_t fp, uint64_t group,
 		return (nsd_index_add(fi->overlay, fp, group, err));
 	return (log_add(fi, fp, group, err));
 }
-
 /* Make room for need more bytes in PATH.ids, reserving blocks as grow(). */
 static int
 ids_reserve(struct file_index *fi, uint64_t need, struct nsd_error *err)
@@ -1133,9 +1643,11 @@ file_commit(struct nsd_index *ix, uint64_t records, struct nsd_error *err)
 	if (fi->readonly || (fi->gen == 0 && records == 0))
 		return (0);
 	if (fi->gen != 0) {
-		/* Unless in place, only merge() wrote the table, and synced. */
-		if (fi->in_place && sync_map(fi, fi->map, fi->map_len, fi->fd,
-		    "the table", err) == -1)
+		/* The sweep's last stretch, for what the run added. */
+		if (sweep_owed(fi, 1, err) == -1)
+			return (-1);
+		if (table_sync(fi, &fi->main, "the table", err) == -1 ||
+		    table_sync(fi, &fi->next, "the growing table", err) == -1)
 			return (-1);
 		CRASH_POINT("table-synced");
 		if (log_flush(fi, err) == -1)
@@ -1153,14 +1665,22 @@ file_commit(struct nsd_index *ix, uint64_t records, struct nsd_error *err)
 		h.committed_gen = h.pending_gen = fi->gen;
 	h.records += records;
 	h.groups += fi->groups;
-	h.entries = fi->entries;
+	h.entries = fi->main.entries;
 	h.log_records = fi->log_records;
 	h.ids_length = fi->ids_len;
 	h.committed_at = time(NULL);
-	if (write_header(fi, &h, err) == -1)
+	h.sweep_cursor = fi->cursor;
+	h.sweep_done = positions_add(h.sweep_done, fi->swept);
+	if (fi->next.fd != -1) {
+		h.next_shift = 64 - fi->next.shift;
+		h.grow_done = fi->grow_done;
+		h.next_entries = fi->next.entries;
+	}
+	if (write_header_at(fi, &h, "commit-written", err) == -1)
 		return (-1);
 	CRASH_POINT("committed");
 	fi->gen = 0;
+	fi->swept = 0;
 	/*
 	 * The other copy still holds the state before the run. Bring it up to
 	 * date too, so that a copy damaged later loses no commit; should this
@@ -1180,11 +1700,13 @@ file_info(struct nsd_index *ix, struct nsd_index_info *info)
 	memset(info, 0, sizeof *info);
 	if (fi->overlay != NULL)
 		nsd_index_info(fi->overlay, info);
-	info->fingerprints += fi->entries;
+	info->fingerprints += fi->main.entries + fi->stage.entries +
+	    fi->next.entries;
 	info->groups += fi->hdr.groups + fi->groups;
 	info->memory += sizeof *fi;
 	info->peak += sizeof *fi;
-	info->mapped = fi->map_len + fi->ids_cap;
+	info->mapped = fi->main.map_len + fi->stage.map_len +
+	    fi->next.map_len + fi->ids_cap;
 }
 
 static void
@@ -1193,12 +1715,11 @@ file_close(struct nsd_index *ix)
 	struct file_index	*fi = (struct file_index *)ix;
 
 	nsd_index_close(fi->overlay);
-	if (fi->map != NULL)
-		munmap(fi->map, fi->map_len);
+	table_close(&fi->main);
+	table_close(&fi->stage);
+	table_close(&fi->next);
 	if (fi->ids != NULL)
 		munmap(fi->ids, fi->ids_cap);
-	if (fi->fd != -1)
-		close(fi->fd);
 	if (fi->ids_fd != -1)
 		close(fi->ids_fd);
 	if (fi->log_fd != -1)
@@ -1209,6 +1730,9 @@ file_close(struct nsd_index *ix)
 	free(fi->ids_path);
 	free(fi->new_path);
 	free(fi->log_path);
+	free(fi->stage_path);
+	free(fi->stage_new_path);
+	free(fi->next_path);
 	free(fi);
 }
 
@@ -1427,28 +1951,74 @@ open_ids(struct file_index *fi, struct nsd_error *err)
 }
 
 /*
- * After a run that did not commit: clear the slots it left, so that its
- * generation number can be taken again, and say the index is clean.
+ * Clear the slots of tb that no committed run wrote, and (for PATH.next)
+ * those homed past where the committed growth sweep went.
+ */
+static void
+clear_leftovers(const struct file_index *fi, struct table *tb, int grown)
+{
+	uint64_t	 i, meta, pos, from = fi->hdr.sweep_cursor -
+	    fi->hdr.grow_done;
+
+	for (i = 0; i <= tb->mask; i++) {
+		meta = le64toh(tb->slots[i].meta);
+		pos = nsd_index_position(&fi->hdr, nsd_slot_table(meta),
+		    le64toh(tb->slots[i].key));
+		if (nsd_slot_gen(meta) == 0 ? meta != 0 ||
+		    tb->slots[i].key != 0 :
+		    nsd_slot_gen(meta) > fi->hdr.committed_gen || (grown &&
+		    fi->hdr.grow_done != NSD_SWEPT_ALL &&
+		    pos - from >= fi->hdr.grow_done))
+			memset(&tb->slots[i], 0, sizeof tb->slots[i]);
+	}
+}
+
+/*
+ * After a run that did not commit: clear the slots it left in the table
+ * and in PATH.next, make the stage anew without any of its entries, so
+ * that its generation number can be taken again, and say the index is
+ * clean.
  */
 static int
 recover(struct file_index *fi, struct nsd_error *err)
 {
 	struct nsd_index_header	 h;
-	uint64_t		 i, meta;
 
-	for (i = 0; i <= fi->mask; i++) {
-		meta = le64toh(fi->slots[i].meta);
-		if (nsd_slot_gen(meta) == 0 ? meta != 0 ||
-		    fi->slots[i].key != 0 :
-		    nsd_slot_gen(meta) > fi->hdr.committed_gen)
-			memset(&fi->slots[i], 0, sizeof fi->slots[i]);
+	clear_leftovers(fi, &fi->main, 0);
+	if (sync_map(fi, fi->main.map, fi->main.map_len, fi->main.fd,
+	    "the table", err) == -1)
+		return (-1);
+	if (fi->next.fd != -1) {
+		clear_leftovers(fi, &fi->next, 1);
+		if (sync_map(fi, fi->next.map, fi->next.map_len, fi->next.fd,
+		    "the growing table", err) == -1)
+			return (-1);
 	}
-	if (sync_map(fi, fi->map, fi->map_len, fi->fd, "the table",
-	    err) == -1)
+	if (fi->stage.fd != -1 && fi->stage_max_gen > fi->hdr.committed_gen &&
+	    fold(fi, 0, err) == -1)
 		return (-1);
 	h = fi->hdr;
 	h.pending_gen = h.committed_gen;
 	return (write_header(fi, &h, err));
+}
+
+/* Map a table file open at fd, of size bytes, with nslots slots. */
+static int
+table_map(struct file_index *fi, struct table *tb, int fd, const char *path,
+    uint64_t size, uint64_t nslots, struct nsd_error *err)
+{
+	unsigned char	*map;
+
+	if (!fi->readonly && reserve(fi, fd, size, "a table", err) == -1)
+		return (-1);
+	map = mmap(NULL, size, PROT_READ | (fi->readonly ? 0 : PROT_WRITE),
+	    MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED)
+		return (nsd_error_errno(err, NSD_EXIT_INDEX, path,
+		    "cannot map"));
+	tb->fd = fd;
+	table_view(tb, map, size, NSD_INDEX_TABLE_OFFSET, nslots);
+	return (0);
 }
 
 /* Open the index file itself, creating it when allowed. */
@@ -1457,15 +2027,16 @@ open_table(struct file_index *fi, const struct nsd_index_params *p,
     struct nsd_error *err)
 {
 	struct stat	 sb;
+	int		 fd;
 
-	fi->fd = open(fi->path, (fi->readonly ? O_RDONLY : O_RDWR) |
+	fd = open(fi->path, (fi->readonly ? O_RDONLY : O_RDWR) |
 	    NSD_OPEN_FLAGS);
-	if (fi->fd == -1 && errno == ENOENT && !fi->readonly) {
+	if (fd == -1 && errno == ENOENT && !fi->readonly) {
 		if (create_index(fi, p, err) == -1)
 			return (-1);
-		fi->fd = open(fi->path, O_RDWR | NSD_OPEN_FLAGS);
+		fd = open(fi->path, O_RDWR | NSD_OPEN_FLAGS);
 	}
-	if (fi->fd == -1) {
+	if (fd == -1) {
 		if (errno == ENOENT)
 			return (nsd_error_set(err, NSD_EXIT_INDEX,
 			    "%s: no such index (--no-update does not make one)",
@@ -1476,9 +2047,10 @@ open_table(struct file_index *fi, const struct nsd_index_params *p,
 		return (nsd_error_errno(err, NSD_EXIT_INDEX, fi->path,
 		    "cannot open"));
 	}
-	if (nsd_index_fstat(fi->fd, fi->path, &sb, err) == -1)
+	fi->main.fd = fd;
+	if (nsd_index_fstat(fd, fi->path, &sb, err) == -1)
 		return (-1);
-	if (nsd_index_read_header(fi->fd, fi->path, &fi->hdr, &fi->copy,
+	if (nsd_index_read_header(fd, fi->path, &fi->hdr, &fi->copy,
 	    err) == -1)
 		return (-1);
 	if ((uint64_t)sb.st_size != nsd_index_file_size(fi->hdr.nslots))
@@ -1492,22 +2064,97 @@ open_table(struct file_index *fi, const struct nsd_index_params *p,
 		return (-1);
 	/* An older version is read, and the run fingerprints by it. */
 	fi->base.params.norm_version = fi->hdr.norm_version;
-	if (!fi->readonly && reserve(fi, fi->fd, sb.st_size, "the table",
-	    err) == -1)
+	fi->main.fd = -1;
+	if (table_map(fi, &fi->main, fd, fi->path, sb.st_size,
+	    fi->hdr.nslots, err) == -1) {
+		close(fd);
 		return (-1);
-	fi->map_len = sb.st_size;
-	fi->map = mmap(NULL, fi->map_len, PROT_READ |
-	    (fi->readonly ? 0 : PROT_WRITE), MAP_SHARED, fi->fd, 0);
-	if (fi->map == MAP_FAILED) {
-		fi->map = NULL;
-		return (nsd_error_errno(err, NSD_EXIT_INDEX, fi->path,
-		    "cannot map"));
 	}
-	fi->slots = (struct nsd_index_slot *)(fi->map +
-	    NSD_INDEX_TABLE_OFFSET);
-	fi->mask = fi->hdr.nslots - 1;
-	fi->shift = 64 - log2_of(fi->hdr.nslots);
-	fi->entries = fi->hdr.entries;
+	fi->main.entries = fi->hdr.entries;
+	return (0);
+}
+
+/*
+ * Open PATH.stage, the one the header names. A writer that finds the next
+ * build there (a fold renamed it, and was stopped before its header)
+ * finishes the fold: what the stage's header says fixes what the index
+ * header must say. A reader takes it as it is: it holds what the old one
+ * held and what the log holds.
+ */
+static int
+open_stage(struct file_index *fi, struct nsd_error *err)
+{
+	struct nsd_stage_header	 sh;
+	struct nsd_index_header	 h;
+
+	if (fi->hdr.stage_seq == 0 &&
+	    (fi->readonly || access(fi->stage_path, F_OK) == -1))
+		return (0);
+	if (stage_open(fi, &sh, err) == -1) {
+		if (fi->hdr.stage_seq != 0 || fi->readonly)
+			return (-1);
+		/* A stage from before the index was made anew. */
+		err->status = 0;
+		(void)unlink(fi->stage_path);
+		return (0);
+	}
+	if (sh.seq == fi->hdr.stage_seq)
+		return (0);
+	if (sh.seq != fi->hdr.stage_seq + 1 ||
+	    sh.fold_cursor != fi->hdr.sweep_cursor) {
+		if (fi->hdr.stage_seq == 0 && !fi->readonly) {
+			table_close(&fi->stage);
+			(void)unlink(fi->stage_path);
+			return (0);
+		}
+		return (nsd_error_set(err, NSD_EXIT_INDEX,
+		    "%s: damaged: build %llu of the stage, where the index "
+		    "names %llu (try --db-verify)", fi->stage_path,
+		    (unsigned long long)sh.seq,
+		    (unsigned long long)fi->hdr.stage_seq));
+	}
+	if (fi->readonly)
+		return (0);
+	h = fi->hdr;
+	h.stage_seq = sh.seq;
+	h.sweep_done = 0;
+	if (sh.reserved[0] != 0)	/* the log it took in */
+		h.log_records = 0;
+	return (write_header(fi, &h, err));
+}
+
+/* Open PATH.next, while the index grows. */
+static int
+open_next(struct file_index *fi, struct nsd_error *err)
+{
+	struct stat	 sb;
+	uint64_t	 nslots = 1ULL << fi->hdr.next_shift;
+	int		 fd;
+
+	fd = open(fi->next_path, (fi->readonly ? O_RDONLY : O_RDWR) |
+	    (fi->readonly ? NSD_OPEN_FLAGS : NSD_WRITE_FLAGS));
+	if (fd == -1)
+		return (nsd_index_open_error(err, fi->next_path,
+		    "cannot open the index's growing table"));
+	if (nsd_index_fstat(fd, fi->next_path, &sb, err) == -1) {
+		close(fd);
+		return (-1);
+	}
+	if ((uint64_t)sb.st_size != nsd_index_file_size(nslots)) {
+		close(fd);
+		return (nsd_error_set(err, NSD_EXIT_INDEX,
+		    "%s: truncated or too long (%llu bytes, not %llu)",
+		    fi->next_path, (unsigned long long)sb.st_size,
+		    (unsigned long long)nsd_index_file_size(nslots)));
+	}
+	if (table_map(fi, &fi->next, fd, fi->next_path, sb.st_size, nslots,
+	    err) == -1) {
+		close(fd);
+		return (-1);
+	}
+	fi->next.entries = fi->next_committed = fi->hdr.next_entries;
+	fi->grow_done = fi->hdr.grow_done;
+	fi->grow_from = fi->hdr.sweep_cursor - fi->hdr.grow_done;
 	return (0);
 }
 
@@ -1551,7 +2198,7 @@ open_log(struct file_index *fi, struct nsd_error *err)
 	if (fi->readonly || fi->hdr.log_records > 0)
 		return (nsd_error_set(err, NSD_EXIT_INDEX,
 		    "%s: not the log of %s", fi->log_path, fi->path));
-	if (sb.st_size == 0 && fstat(fi->fd, &table) == 0 &&
+	if (sb.st_size == 0 && fstat(fi->main.fd, &table) == 0 &&
 	    fchown(fi->log_fd, table.st_uid, table.st_gid) == 0)
 		(void)fchmod(fi->log_fd, table.st_mode & 0666);
 	memcpy(head, NSD_LOG_MAGIC, 8);
@@ -1599,6 +2246,25 @@ load_log(struct file_index *fi, struct nsd_error *err)
 	return (0);
 }
 
+/*
+ * What a writer does before its run, beyond recovery: finish a growth
+ * that went round, and fold a log half full, so that the run starts with
+ * room for a day's news in it.
+ */
+static int
+prepare(struct file_index *fi, struct nsd_error *err)
+{
+	if (fi->next.fd != -1 && fi->grow_done == NSD_SWEPT_ALL &&
+	    grow_finish(fi, err) == -1)
+		return (-1);
+	fi->log_records = fi->log_written = fi->hdr.log_records;
+	if (fi->hdr.log_records * 2 >= nsd_index_log_limit(
+	    nslots_of(&fi->main), fi->hdr.ntables) && fold(fi, 1, err) == -1)
+		return (-1);
+	fi->log_records = fi->log_written = 0;
+	return (0);
+}
+
 int
 nsd_index_open_file(struct nsd_index **ixp, const struct nsd_index_open *o,
     const struct nsd_index_params *p, struct nsd_error *err)
@@ -1612,7 +2278,11 @@ nsd_index_open_file(struct nsd_index **ixp, const struct nsd_index_open *o,
 	fi->ids_path = nsd_index_path(fi->path, ".ids");
 	fi->new_path = nsd_index_path(fi->path, ".new");
 	fi->log_path = nsd_index_path(fi->path, ".log");
-	fi->fd = fi->ids_fd = fi->log_fd = fi->lock_fd = -1;
+	fi->stage_path = nsd_index_path(fi->path, ".stage");
+	fi->stage_new_path = nsd_index_path(fi->path, ".stage.new");
+	fi->next_path = nsd_index_path(fi->path, ".next");
+	fi->main.fd = fi->stage.fd = fi->next.fd = -1;
+	fi->ids_fd = fi->log_fd = fi->lock_fd = -1;
 	fi->readonly = o->readonly;
 	fi->simhash = strcmp(p->method, "simhash") == 0;
 	fi->epoch = 1;
@@ -1621,22 +2291,34 @@ nsd_index_open_file(struct nsd_index **ixp, const struct nsd_index_open *o,
 	    open_ids(fi, err) == -1 || open_log(fi, err) == -1)
 		goto fail;
 	if (!fi->readonly) {
-		(void)unlink(fi->new_path);	/* a rebuild cut short */
+		/* What a rebuild, fold or growth cut short left. */
+		(void)unlink(fi->new_path);
+		(void)unlink(fi->stage_new_path);
+		if (fi->hdr.next_shift == 0)
+			(void)unlink(fi->next_path);
 		fi->base.scratch = fi->new_path;
+	}
+	if (open_stage(fi, err) == -1 ||
+	    (fi->hdr.next_shift != 0 && open_next(fi, err) == -1))
+		goto fail;
+	if (!fi->readonly) {
 		if (fi->hdr.pending_gen > fi->hdr.committed_gen &&
 		    recover(fi, err) == -1)
 			goto fail;
 		/*
-		 * A run killed between a rebuild's rename and the sync of the
-		 * directory left a table whose log starts empty: before this
-		 * run writes over the old log, that rename must last.
+		 * A run killed between a rename and the sync of the directory
+		 * left a table, a stage or a log that must last before this
+		 * run writes over what they replaced.
 		 */
 		if (sync_dir(fi->path) == -1) {
 			nsd_error_errno(err, NSD_EXIT_INDEX, fi->path,
 			    "cannot sync the index's directory");
 			goto fail;
 		}
+		if (prepare(fi, err) == -1)
+			goto fail;
 	}
+	fi->cursor = fi->hdr.sweep_cursor;
 	if (nsd_index_open_memory(&fi->overlay, p, err) == -1 ||
 	    load_log(fi, err) == -1)
 		goto fail;

@@ -40,12 +40,26 @@ static_assert(offsetof(struct nsd_index_header, records) == 248, "counts");
 static_assert(offsetof(struct nsd_index_header, ids_length) == 272, "ids");
 static_assert(offsetof(struct nsd_index_header, created) == 280, "times");
 static_assert(offsetof(struct nsd_index_header, ngram) == 296, "simhash");
+static_assert(offsetof(struct nsd_index_header, next_shift) == 308, "next");
 static_assert(offsetof(struct nsd_index_header, log_records) == 312, "log");
+static_assert(offsetof(struct nsd_index_header, stage_seq) == 320, "stage");
+static_assert(offsetof(struct nsd_index_header, sweep_cursor) == 328,
+    "sweep");
+static_assert(offsetof(struct nsd_index_header, next_entries) == 352,
+    "growth");
 static_assert(offsetof(struct nsd_index_header, checksum) == 360,
     "checksum");
 static_assert(sizeof(struct nsd_index_header) == 368, "header size");
 static_assert(sizeof(struct nsd_index_header) <= NSD_INDEX_COPY_SIZE,
     "header copy room");
+static_assert(offsetof(struct nsd_stage_header, seq) == 24, "stage seq");
+static_assert(offsetof(struct nsd_stage_header, max_gen) == 56,
+    "stage gen");
+static_assert(offsetof(struct nsd_stage_header, checksum) == 96,
+    "stage checksum");
+static_assert(sizeof(struct nsd_stage_header) == 104, "stage header size");
+static_assert(sizeof(struct nsd_stage_header) <= NSD_STAGE_OFFSET,
+    "stage header room");
 
 int
 nsd_ids_record_clean(const unsigned char *rec, uint32_t len)
@@ -131,11 +145,68 @@ header_swap(struct nsd_index_header *h)
 	h->ngram = le32toh(h->ngram);
 	h->shingle = le32toh(h->shingle);
 	h->min_features = le32toh(h->min_features);
-	h->reserved0 = le32toh(h->reserved0);
+	h->next_shift = le32toh(h->next_shift);
 	h->log_records = le64toh(h->log_records);
-	for (i = 0; i < sizeof h->reserved / sizeof h->reserved[0]; i++)
-		h->reserved[i] = le64toh(h->reserved[i]);
+	h->stage_seq = le64toh(h->stage_seq);
+	h->sweep_cursor = le64toh(h->sweep_cursor);
+	h->sweep_done = le64toh(h->sweep_done);
+	h->grow_done = le64toh(h->grow_done);
+	h->next_entries = le64toh(h->next_entries);
 	h->checksum = le64toh(h->checksum);
+}
+
+/* The stage header between host and disk order, both ways. */
+static void
+stage_swap(struct nsd_stage_header *s)
+{
+	size_t	 i;
+
+	s->version = le32toh(s->version);
+	s->size = le32toh(s->size);
+	s->file_id = le64toh(s->file_id);
+	s->seq = le64toh(s->seq);
+	s->nslots = le64toh(s->nslots);
+	s->entries = le64toh(s->entries);
+	s->fold_cursor = le64toh(s->fold_cursor);
+	s->max_gen = le64toh(s->max_gen);
+	for (i = 0; i < sizeof s->reserved / sizeof s->reserved[0]; i++)
+		s->reserved[i] = le64toh(s->reserved[i]);
+	s->checksum = le64toh(s->checksum);
+}
+
+void
+nsd_stage_header_encode(const struct nsd_stage_header *s, void *page)
+{
+	struct nsd_stage_header	 d = *s;
+
+	memcpy(d.magic, NSD_STAGE_MAGIC, sizeof d.magic);
+	d.version = NSD_INDEX_VERSION;
+	d.size = sizeof d;
+	stage_swap(&d);
+	d.checksum = htole64(XXH3_64bits(&d,
+	    offsetof(struct nsd_stage_header, checksum)));
+	memset(page, 0, NSD_STAGE_OFFSET);
+	memcpy(page, &d, sizeof d);
+}
+
+int
+nsd_stage_header_decode(const void *page, uint64_t file_id,
+    struct nsd_stage_header *s)
+{
+	uint64_t	 sum;
+
+	memcpy(s, page, sizeof *s);
+	if (memcmp(s->magic, NSD_STAGE_MAGIC, sizeof s->magic) != 0)
+		return (-1);
+	sum = XXH3_64bits(s, offsetof(struct nsd_stage_header, checksum));
+	stage_swap(s);
+	if (sum != s->checksum || s->version != NSD_INDEX_VERSION ||
+	    s->size != sizeof *s || s->file_id != file_id || s->seq == 0 ||
+	    s->nslots < NSD_INDEX_MIN_SLOTS || (s->nslots & (s->nslots - 1)) ||
+	    s->nslots > (1ULL << 40) || s->entries > s->nslots ||
+	    s->max_gen > NSD_INDEX_GEN_MAX)
+		return (-1);
+	return (0);
 }
 
 void
@@ -182,10 +253,18 @@ nsd_index_header_decode(const void *copy, struct nsd_index_header *h)
 	    h->max_load >= 100 || h->pending_gen < h->committed_gen ||
 	    h->pending_gen > NSD_INDEX_GEN_MAX ||
 	    h->ids_length < NSD_IDS_HEADER_SIZE || h->ids_length % 8 != 0 ||
-	    h->entries > h->nslots / 100 * h->max_load + h->max_load ||
+	    h->entries > h->nslots ||
 	    h->groups > (h->ids_length - NSD_IDS_HEADER_SIZE) / 16 ||
 	    memchr(h->method, '\0', sizeof h->method) == NULL ||
-	    h->log_records > nsd_index_log_limit(h->nslots, h->ntables))
+	    h->log_records > nsd_index_log_limit(h->nslots, h->ntables) ||
+	    (h->version < 3 && (h->next_shift != 0 || h->stage_seq != 0 ||
+	    h->sweep_cursor != 0 || h->sweep_done != 0 || h->grow_done != 0 ||
+	    h->next_entries != 0)) ||
+	    (h->next_shift != 0 && (h->next_shift > 40 ||
+	    (1ULL << h->next_shift) != 2 * h->nslots ||
+	    h->next_entries > 2 * h->nslots)) ||
+	    (h->next_shift == 0 && (h->grow_done != 0 ||
+	    h->next_entries != 0)))
 		return (NSD_HEADER_DAMAGED);
 	for (i = 0; i < h->ntables; i++)
 		if (h->mask[i] == 0)

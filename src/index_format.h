@@ -61,7 +61,7 @@
 #include "util.h"
 
 #define NSD_INDEX_MAGIC		"NSDINDEX"
-#define NSD_INDEX_VERSION	2
+#define NSD_INDEX_VERSION	3
 #define NSD_INDEX_OLDEST	1	/* the oldest version still read */
 #define NSD_INDEX_BOM		0x0102030405060708ULL
 #define NSD_INDEX_COPY_SIZE	4096	/* room for one header copy */
@@ -95,7 +95,12 @@
 #define NSD_LOG_MAGIC		"NSDLOG\0\1"
 #define NSD_LOG_HEADER_SIZE	16
 #define NSD_LOG_RECORD_SIZE	16
+#ifndef NSD_LOG_MAX_ENTRIES
 #define NSD_LOG_MAX_ENTRIES	(1ULL << 20)	/* see nsd_index_log_limit */
+#endif
+
+#define NSD_STAGE_MAGIC		"NSDSTAGE"
+#define NSD_STAGE_OFFSET	4096	/* the slots of PATH.stage */
 
 /*
  * One header copy. The struct's layout is the one on disk, where every
@@ -133,9 +138,40 @@ struct nsd_index_header {
 					   feature */
 	uint32_t	 shingle;	/* SimHash: words per feature */
 	uint32_t	 min_features;	/* SimHash */
-	uint32_t	 reserved0;
+	uint32_t	 next_shift;	/* growing: PATH.next has 2^next_shift
+					   slots; 0: not growing */
 	uint64_t	 log_records;	/* committed records of PATH.log */
-	uint64_t	 reserved[5];
+	uint64_t	 stage_seq;	/* the build of PATH.stage in use;
+					   0: no stage */
+	uint64_t	 sweep_cursor;	/* where in the hash space the sweep
+					   goes on */
+	uint64_t	 sweep_done;	/* swept since the last fold;
+					   NSD_SWEPT_ALL: all round */
+	uint64_t	 grow_done;	/* covered by the growth sweep */
+	uint64_t	 next_entries;	/* committed entries of PATH.next */
+	uint64_t	 checksum;	/* XXH3-64 of the bytes before it */
+};
+
+/* A sweep that went all round the hash space, or further. */
+#define NSD_SWEPT_ALL	UINT64_MAX
+
+/*
+ * The header of PATH.stage, in the first NSD_STAGE_OFFSET bytes of the
+ * file, before its slots; written once, when the stage is made. Like the
+ * index header, little-endian on disk and in host order decoded.
+ */
+struct nsd_stage_header {
+	char		 magic[8];	/* NSD_STAGE_MAGIC */
+	uint32_t	 version;
+	uint32_t	 size;		/* sizeof this struct */
+	uint64_t	 file_id;	/* the index's */
+	uint64_t	 seq;		/* this build's number, from 1 */
+	uint64_t	 nslots;	/* a power of two */
+	uint64_t	 entries;	/* filled slots */
+	uint64_t	 fold_cursor;	/* the sweep cursor when it was made */
+	uint64_t	 max_gen;	/* the newest generation among its
+					   entries */
+	uint64_t	 reserved[4];
 	uint64_t	 checksum;	/* XXH3-64 of the bytes before it */
 };
 
@@ -154,6 +190,16 @@ enum nsd_header_state {
 	NSD_HEADER_UNKNOWN	/* a later version, or a damaged one */
 };
 
+/* Encode a stage header, with its checksum, into NSD_STAGE_OFFSET bytes. */
+void	 nsd_stage_header_encode(const struct nsd_stage_header *, void *);
+
+/*
+ * Decode a stage header into host order: 0, or -1 when it is not a
+ * stage, is damaged, or is another index's (file_id).
+ */
+int	 nsd_stage_header_decode(const void *, uint64_t,
+	    struct nsd_stage_header *);
+
 /* Decode a copy into host byte order, saying whether it can be used. */
 enum nsd_header_state nsd_index_header_decode(const void *,
 	    struct nsd_index_header *);
@@ -170,16 +216,29 @@ nsd_index_file_size(uint64_t nslots)
 	return (NSD_INDEX_TABLE_OFFSET + nslots * NSD_INDEX_SLOT_SIZE);
 }
 
-/* The slot where table's search for key starts, among 2^(64-shift). */
+/*
+ * The position of an entry of table with key in the hash space, which
+ * every table of the index maps in the same order: a table of 2^k slots
+ * starts its search for the entry at the slot of the position's top k
+ * bits, and the sweeps walk the space by position.
+ */
 static inline uint64_t
-nsd_index_home(const struct nsd_index_header *h, unsigned table,
-    uint64_t key, unsigned shift)
+nsd_index_position(const struct nsd_index_header *h, unsigned table,
+    uint64_t key)
 {
 	uint64_t	 k = (key & h->mask[table]) +
 	    table * 0xD6E8FEB86659FD93ULL;
 
 	/* Fibonacci hashing: the top bits of a golden-ratio product. */
-	return ((k * 0x9E3779B97F4A7C15ULL) >> shift);
+	return (k * 0x9E3779B97F4A7C15ULL);
+}
+
+/* The slot where table's search for key starts, among 2^(64-shift). */
+static inline uint64_t
+nsd_index_home(const struct nsd_index_header *h, unsigned table,
+    uint64_t key, unsigned shift)
+{
+	return (nsd_index_position(h, table, key) >> shift);
 }
 
 static inline uint64_t
@@ -208,19 +267,34 @@ nsd_slot_group(uint64_t meta)
 }
 
 /*
- * How many records PATH.log may hold before the table is rebuilt with
- * them: an eighth of the table's slots, and never more entries (a record
- * per table) than NSD_LOG_MAX_ENTRIES, which bounds what a run keeps of
- * the log in its memory.
+ * How many records PATH.log may hold before they are folded into the
+ * stage: as many entries (a record per table) as half the table's slots,
+ * at least 4096, and never more than NSD_LOG_MAX_ENTRIES, which bounds
+ * what a run keeps of the log in its memory. (Versions 1 and 2 merged the
+ * log into the table at an eighth of its slots, if fewer.)
  */
 static inline uint64_t
 nsd_index_log_limit(uint64_t nslots, unsigned ntables)
 {
-	uint64_t	 entries = nslots / 8;
+	uint64_t	 entries = nslots / 2;
 
+	if (entries < 4096)
+		entries = 4096;
 	if (entries > NSD_LOG_MAX_ENTRIES)
 		entries = NSD_LOG_MAX_ENTRIES;
 	return (entries / ntables);
+}
+
+/*
+ * The sweep period of a table of nslots slots: the entries that come into
+ * the index while the sweep goes once round the hash space. An eighth of
+ * the slots, so that a sweep writes each page of the table once for about
+ * 32 entries it moves into it.
+ */
+static inline uint64_t
+nsd_index_sweep_period(uint64_t nslots)
+{
+	return (nslots / 8 > 1024 ? nslots / 8 : 1024);
 }
 
 /* Bytes a group record with an id of len bytes takes in PATH.ids. */

@@ -5,8 +5,14 @@
  * Both take the shared lock, so they see the last committed state and
  * never a writer's work in progress. They read the files directly, not
  * through index_file.c, so that a damaged index is described, not refused:
- * verification walks the header copies, PATH.ids, every slot and the
- * committed records of PATH.log, and names each broken invariant it finds.
+ * verification walks the header copies, PATH.ids, every slot of the table,
+ * of the stage and (while the index grows) of PATH.next, and the committed
+ * records of PATH.log, and names each broken invariant it finds. Where an
+ * entry is may change (folds, sweeps and growth move entries), so the
+ * invariants between the places are about all of them: what the sweep has
+ * passed is in the table, what the growth sweep has passed in PATH.next,
+ * a SimHash is in every block table somewhere, and an nshash fingerprint
+ * has one group wherever it is.
  */
 #include "config.h"
 
@@ -25,17 +31,37 @@
 #include "index.h"
 #include "index_format.h"
 
+/* A table of the index: its slots, where they are, what it is called. */
+struct place {
+	const char	*what;		/* for messages: "slot N" of it */
+	const char	*name;
+	const struct nsd_index_slot *slots;	/* NULL: none */
+	uint64_t	 nslots;
+	unsigned	 shift;
+	unsigned char	*map;
+	size_t		 map_len;
+};
+
 struct verify {
 	char		*path;
 	char		*ids_path;
 	char		*log_path;
+	char		*stage_path;
+	char		*next_path;
 	int		 fd;
+	int		 stage_fd;
+	int		 next_fd;
 	int		 ids_fd;
 	int		 ids_errno;	/* why ids_fd is -1 */
 	int		 log_fd;
 	int		 log_errno;	/* why log_fd is -1 */
+	int		 stage_errno;
+	int		 next_errno;
+	int		 stage_ok;	/* its header was read, and fits */
 	int		 lock_fd;
 	struct nsd_index_header hdr;
+	struct nsd_stage_header stage_hdr;
+	struct place	 table, stage, next;
 	void		(*problem)(void *, const char *);
 	void		*ctx;
 	size_t		 max;
@@ -80,8 +106,14 @@ report_fill(const struct nsd_index_header *h, int copy,
 	r->seed = h->seed;
 	r->records = h->records;
 	r->groups = h->groups;
-	r->fingerprints = h->entries + h->log_records * h->ntables;
+	r->fingerprints = h->entries;
 	r->log_records = h->log_records;
+	r->stage_build = h->stage_seq;
+	r->sweep_cursor = h->sweep_cursor;
+	r->sweep_done = h->sweep_done;
+	r->next_slots = h->next_shift != 0 ? 1ULL << h->next_shift : 0;
+	r->grow_done = h->grow_done;
+	r->next_entries = h->next_entries;
 	r->slots = h->nslots;
 	r->max_load = h->max_load;
 	r->generation = h->committed_gen;
@@ -93,10 +125,27 @@ report_fill(const struct nsd_index_header *h, int copy,
 }
 
 static void
+place_close(struct place *p)
+{
+	if (p->map != NULL)
+		munmap(p->map, p->map_len);
+	memset(p, 0, sizeof *p);
+}
+
+static void
 verify_close(struct verify *v)
 {
+	place_close(&v->table);
+	place_close(&v->stage);
+	place_close(&v->next);
 	if (v->fd != -1)
 		close(v->fd);
+	if (v->stage_fd != -1)
+		close(v->stage_fd);
+	if (v->next_fd != -1)
+		close(v->next_fd);
+	free(v->stage_path);
+	free(v->next_path);
 	if (v->ids_fd != -1)
 		close(v->ids_fd);
 	if (v->log_fd != -1)
@@ -135,6 +184,61 @@ open_companion(const char *path, int *e, uint64_t *size)
 	return (-1);
 }
 
+#define LOG_CHUNK	4096	/* records read at a time: 64 KiB */
+
+/*
+ * Read len bytes at off of fd: the bytes read, fewer only at the end of
+ * the file, or -1.
+ */
+static ssize_t
+read_at(int fd, unsigned char *buf, size_t len, uint64_t off)
+{
+	size_t	 done = 0;
+	ssize_t	 n;
+
+	while (done < len) {
+		n = pread(fd, buf + done, len - done, (off_t)(off + done));
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1)
+			return (-1);
+		if (n == 0)
+			break;
+		done += n;
+	}
+	return (done);
+}
+
+/* Read exactly len bytes at off of fd: 0, or -1. */
+static int
+read_full(int fd, unsigned char *buf, size_t len, uint64_t off)
+{
+	return (read_at(fd, buf, len, off) == (ssize_t)len ? 0 : -1);
+}
+
+/*
+ * The stage's header, which must be the build the index names (or the
+ * next, which a fold cut short left: a writer finishes it).
+ */
+static void
+read_stage_header(struct verify *v, struct nsd_index_report *r)
+{
+	unsigned char	 page[NSD_STAGE_OFFSET];
+	struct nsd_stage_header *sh = &v->stage_hdr;
+
+	if (read_full(v->stage_fd, page, sizeof page, 0) != 0 ||
+	    nsd_stage_header_decode(page, v->hdr.file_id, sh) == -1 ||
+	    (sh->seq != v->hdr.stage_seq && (sh->seq != v->hdr.stage_seq + 1 ||
+	    sh->fold_cursor != v->hdr.sweep_cursor)) ||
+	    r->stage_file_size != NSD_STAGE_OFFSET +
+	    sh->nslots * NSD_INDEX_SLOT_SIZE)
+		return;
+	v->stage_ok = 1;
+	r->stage_entries = sh->entries;
+	r->stage_slots = sh->nslots;
+	r->stage_unfinished = sh->seq != v->hdr.stage_seq;
+}
+
 /* Lock, open and read the current header; sizes go into r. */
 static int
 verify_open(struct verify *v, const char *path, long wait_ms,
@@ -147,8 +251,11 @@ verify_open(struct verify *v, const char *path, long wait_ms,
 	v->path = nsd_index_resolve(path);
 	path = v->path;
 	v->fd = v->ids_fd = v->log_fd = v->lock_fd = -1;
+	v->stage_fd = v->next_fd = -1;
 	v->ids_path = nsd_index_path(path, ".ids");
 	v->log_path = nsd_index_path(path, ".log");
+	v->stage_path = nsd_index_path(path, ".stage");
+	v->next_path = nsd_index_path(path, ".next");
 	if (nsd_index_lock(path, 1, wait_ms, &v->lock_fd, err) == -1)
 		return (-1);
 	if ((v->fd = open(path, O_RDONLY | NSD_OPEN_FLAGS)) == -1) {
@@ -168,6 +275,14 @@ verify_open(struct verify *v, const char *path, long wait_ms,
 	    &r->ids_file_size);
 	v->log_fd = open_companion(v->log_path, &v->log_errno,
 	    &r->log_file_size);
+	if (v->hdr.stage_seq != 0)
+		v->stage_fd = open_companion(v->stage_path, &v->stage_errno,
+		    &r->stage_file_size);
+	if (v->hdr.next_shift != 0)
+		v->next_fd = open_companion(v->next_path, &v->next_errno,
+		    &r->next_file_size);
+	if (v->stage_fd != -1)
+		read_stage_header(v, r);
 	return (0);
 }
 
@@ -286,13 +401,31 @@ is_group(const struct nsd_index_header *h, const unsigned char *starts,
 	    (starts[group / 8] & 1 << (group % 8))));
 }
 
-/* Whether a slot holds a committed entry. */
+/* Whether position pos is in the stretch of len positions up to end. */
 static int
-counts(const struct nsd_index_header *h, const struct nsd_index_slot *s)
+in_stretch(uint64_t pos, uint64_t end, uint64_t len)
 {
-	uint64_t	 gen = nsd_slot_gen(le64toh(s->meta));
+	return (len == NSD_SWEPT_ALL || pos - (end - len) < len);
+}
 
-	return (gen != 0 && gen <= h->committed_gen);
+/*
+ * Whether a slot of place p holds a committed entry: of a committed run
+ * and, in PATH.next, homed where the committed growth sweep has been (a
+ * run that did not commit may have copied more there).
+ */
+static int
+counts(const struct verify *v, const struct place *p,
+    const struct nsd_index_slot *s)
+{
+	const struct nsd_index_header	*h = &v->hdr;
+	uint64_t			 meta = le64toh(s->meta);
+	uint64_t			 gen = nsd_slot_gen(meta);
+
+	if (gen == 0 || gen > h->committed_gen)
+		return (0);
+	return (p != &v->next || in_stretch(nsd_index_position(h,
+	    nsd_slot_table(meta), le64toh(s->key)), h->sweep_cursor,
+	    h->grow_done));
 }
 
 /* The bits nsd_index_home() shifts out for a table of nslots slots. */
@@ -307,60 +440,62 @@ home_shift(uint64_t nslots)
 }
 
 static int
-bucket_full(const struct nsd_index_header *h,
-    const struct nsd_index_slot *slots, uint64_t bucket)
+bucket_full(const struct verify *v, const struct place *p, uint64_t bucket)
 {
 	unsigned	 j;
 
 	for (j = 0; j < NSD_INDEX_BUCKET; j++)
-		if (!counts(h, &slots[bucket * NSD_INDEX_BUCKET + j]))
+		if (!counts(v, p, &p->slots[bucket * NSD_INDEX_BUCKET + j]))
 			return (0);
 	return (1);
 }
 
 /* One slot that does not count: zeroed, or left by an interrupted run. */
 static void
-verify_empty(struct verify *v, const struct nsd_index_slot *s, uint64_t i,
-    struct nsd_index_report *r)
+verify_empty(struct verify *v, const struct place *p,
+    const struct nsd_index_slot *s, uint64_t i, struct nsd_index_report *r)
 {
 	const struct nsd_index_header	*h = &v->hdr;
 	uint64_t			 meta = le64toh(s->meta);
 	uint64_t			 gen = nsd_slot_gen(meta);
 
 	if (gen > h->pending_gen)
-		say(v, "slot %llu: generation %llu is after the last commit "
-		    "(%llu)", (unsigned long long)i, (unsigned long long)gen,
+		say(v, "%sslot %llu: generation %llu is after the last commit "
+		    "(%llu)", p->what, (unsigned long long)i,
+		    (unsigned long long)gen,
 		    (unsigned long long)h->committed_gen);
 	else if (meta != 0 || s->key != 0) {
 		if (h->pending_gen > h->committed_gen)
 			r->leftovers++;
 		else
-			say(v, "slot %llu: empty, but not zeroed",
+			say(v, "%sslot %llu: empty, but not zeroed", p->what,
 			    (unsigned long long)i);
 	}
 }
 
 /*
- * Every slot: empty ones zeroed, generations committed (or left by a run
- * that did not commit, which is no damage), tables known, groups at the
- * start of a record, and each entry in its home bucket or after a run of
- * full buckets that starts there.
+ * Every slot of a place: empty ones zeroed, generations committed (or left
+ * by a run that did not commit, which is no damage), tables known, groups
+ * at the start of a record, and each entry in its home bucket or after a
+ * run of full buckets that starts there. The entries are counted against
+ * what the headers say, want.
  */
 static void
-verify_slots(struct verify *v, const struct nsd_index_slot *slots,
-    const unsigned char *starts, struct nsd_index_report *r)
+verify_slots(struct verify *v, const struct place *p, uint64_t want,
+    int with_leftovers, const unsigned char *starts,
+    struct nsd_index_report *r)
 {
 	const struct nsd_index_header	*h = &v->hdr;
-	uint64_t			 nb = h->nslots / NSD_INDEX_BUCKET;
+	const struct nsd_index_slot	*slots = p->slots;
+	uint64_t			 nb = p->nslots / NSD_INDEX_BUCKET;
 	uint64_t			 bmask = nb - 1, n, k, z, i, meta;
 	uint64_t			 group, home, start, entries = 0;
-	unsigned			 shift, table, j;
+	unsigned			 table, j;
 
-	shift = home_shift(h->nslots);
-	for (z = 0; z < nb && bucket_full(h, slots, z); z++)
+	for (z = 0; z < nb && bucket_full(v, p, z); z++)
 		continue;
 	if (z == nb) {
-		say(v, "the table has no empty slot");
+		say(v, "%s has no empty slot", p->name);
 		return;
 	}
 	/* start: the first of the full buckets that end just before k. */
@@ -369,8 +504,12 @@ verify_slots(struct verify *v, const struct nsd_index_slot *slots,
 		k = (z + n) & bmask;
 		for (j = 0; j < NSD_INDEX_BUCKET; j++) {
 			i = k * NSD_INDEX_BUCKET + j;
-			if (!counts(h, &slots[i])) {
-				verify_empty(v, &slots[i], i, r);
+			if (!counts(v, p, &slots[i])) {
+				if (with_leftovers && slots[i].meta != 0 &&
+				    nsd_slot_gen(le64toh(slots[i].meta)) <=
+				    h->pending_gen)
+					entries++;
+				verify_empty(v, p, &slots[i], i, r);
 				continue;
 			}
 			entries++;
@@ -378,61 +517,65 @@ verify_slots(struct verify *v, const struct nsd_index_slot *slots,
 			table = nsd_slot_table(meta);
 			group = nsd_slot_group(meta);
 			if (table >= h->ntables) {
-				say(v, "slot %llu: table %u, but the index "
-				    "has %u", (unsigned long long)i, table,
-				    h->ntables);
+				say(v, "%sslot %llu: table %u, but the index "
+				    "has %u", p->what, (unsigned long long)i,
+				    table, h->ntables);
 				continue;
 			}
 			if (!is_group(h, starts, group))
-				say(v, "slot %llu: group %llu is not a group "
-				    "record", (unsigned long long)i,
+				say(v, "%sslot %llu: group %llu is not a "
+				    "group record", p->what,
+				    (unsigned long long)i,
 				    (unsigned long long)group);
 			home = nsd_index_home(h, table,
-			    le64toh(slots[i].key), shift);
+			    le64toh(slots[i].key), p->shift);
 			if (((k - home / NSD_INDEX_BUCKET) & bmask) >
 			    ((k - start) & bmask))
-				say(v, "slot %llu: cannot be found from its "
+				say(v, "%sslot %llu: cannot be found from its "
 				    "home slot %llu (a bucket in between has "
-				    "an empty slot)", (unsigned long long)i,
+				    "an empty slot)", p->what,
+				    (unsigned long long)i,
 				    (unsigned long long)home);
 		}
-		if (!bucket_full(h, slots, k))
+		if (!bucket_full(v, p, k))
 			start = (k + 1) & bmask;
 	}
-	if (entries != h->entries)
-		say(v, "the table holds %llu entries; the header says %llu",
-		    (unsigned long long)entries,
-		    (unsigned long long)h->entries);
+	if (entries != want)
+		say(v, "%s holds %llu entries; %s says %llu", p->name,
+		    (unsigned long long)entries, with_leftovers ?
+		    "its header" : "the header", (unsigned long long)want);
 }
 
 #define ANY_GROUP	UINT64_MAX	/* for chain_find: whatever the group */
 #define NOT_FOUND	UINT64_MAX
 
 /*
- * The slot of table t's entry of key for group (or for any group), walking
- * its probe chain as a lookup does: to the first bucket with a slot that
- * does not count. NOT_FOUND when there is none. A SimHash may be entered
- * twice, for two groups (a record whose nearest old group is not the one
- * that holds its exact SimHash).
+ * The slot of table t's entry of key for group (or for any group) in a
+ * place, walking its probe chain as a lookup does: to the first bucket
+ * with a slot that does not count. NOT_FOUND when there is none. A
+ * SimHash may be entered twice, for two groups (a record whose nearest old
+ * group is not the one that holds its exact SimHash).
  */
 static uint64_t
-chain_find(const struct nsd_index_header *h,
-    const struct nsd_index_slot *slots, unsigned shift, unsigned t,
+chain_find(const struct verify *v, const struct place *p, unsigned t,
     uint64_t key, uint64_t group)
 {
-	uint64_t	 nb = h->nslots / NSD_INDEX_BUCKET, b, n, i, meta;
+	const struct nsd_index_header	*h = &v->hdr;
+	uint64_t	 nb = p->nslots / NSD_INDEX_BUCKET, b, n, i, meta;
 	int		 room;
 
-	b = nsd_index_home(h, t, key, shift) / NSD_INDEX_BUCKET;
+	if (p->slots == NULL)
+		return (NOT_FOUND);
+	b = nsd_index_home(h, t, key, p->shift) / NSD_INDEX_BUCKET;
 	for (n = 0; n < nb; n++, b = (b + 1) & (nb - 1)) {
 		room = 0;
 		for (i = b * NSD_INDEX_BUCKET; i < (b + 1) *
 		    NSD_INDEX_BUCKET; i++) {
-			meta = le64toh(slots[i].meta);
-			if (!counts(h, &slots[i]))
+			meta = le64toh(p->slots[i].meta);
+			if (!counts(v, p, &p->slots[i]))
 				room = 1;
 			else if (nsd_slot_table(meta) == t &&
-			    le64toh(slots[i].key) == key &&
+			    le64toh(p->slots[i].key) == key &&
 			    (group == ANY_GROUP ||
 			    nsd_slot_group(meta) == group))
 				return (i);
@@ -443,48 +586,90 @@ chain_find(const struct nsd_index_header *h,
 	return (NOT_FOUND);
 }
 
-/*
- * SimHash block tables: a record's SimHash is entered in every table with
- * one group, all or none, so each table holds as many entries as the
- * first, and each entry of the first is found in every other table with
- * its group. One lookup per other table and entry: a random read each.
- */
-static void
-verify_tables(struct verify *v, const struct nsd_index_slot *slots)
+/* The place a lookup reads for an entry of table t with key. */
+static const struct place *
+place_for(const struct verify *v, unsigned t, uint64_t key)
 {
 	const struct nsd_index_header	*h = &v->hdr;
-	uint64_t			 per[NSD_INDEX_MAX_TABLES] = { 0 };
-	uint64_t			 i, meta, key;
-	unsigned			 shift, t;
 
-	if (h->ntables < 2)
-		return;
-	shift = home_shift(h->nslots);
-	for (i = 0; i < h->nslots; i++) {
-		if (!counts(h, &slots[i]))
+	if (v->next.slots != NULL && in_stretch(nsd_index_position(h, t, key),
+	    h->sweep_cursor, h->grow_done))
+		return (&v->next);
+	return (&v->table);
+}
+
+/* Whether a lookup finds table t's entry of key for group anywhere. */
+static int
+found(const struct verify *v, unsigned t, uint64_t key, uint64_t group)
+{
+	return (chain_find(v, place_for(v, t, key), t, key, group) !=
+	    NOT_FOUND || chain_find(v, &v->stage, t, key, group) !=
+	    NOT_FOUND);
+}
+
+/*
+ * The invariants between the places, for each committed entry of place p:
+ * one the sweep has passed since the last fold is in the table (or in
+ * PATH.next), one of the table the growth sweep has passed is in
+ * PATH.next; for SimHash, each table's entry of it is somewhere; for
+ * nshash, the fingerprint has no other group anywhere. One lookup or a
+ * few per entry: a random read each.
+ */
+static void
+verify_between(struct verify *v, const struct place *p)
+{
+	const struct nsd_index_header	*h = &v->hdr;
+	uint64_t			 i, meta, key, group, pos, s;
+	unsigned			 t, u;
+	int				 nshash = h->ntables == 1;
+
+	for (i = 0; i < p->nslots; i++) {
+		if (!counts(v, p, &p->slots[i]))
 			continue;
-		meta = le64toh(slots[i].meta);
-		if (nsd_slot_table(meta) >= h->ntables)
+		meta = le64toh(p->slots[i].meta);
+		t = nsd_slot_table(meta);
+		if (t >= h->ntables)
 			continue;	/* said by verify_slots */
-		per[nsd_slot_table(meta)]++;
-		if (nsd_slot_table(meta) != 0)
+		key = le64toh(p->slots[i].key);
+		group = nsd_slot_group(meta);
+		pos = nsd_index_position(h, t, key);
+		if (p == &v->stage && v->stage_ok &&
+		    v->stage_hdr.seq == h->stage_seq &&
+		    in_stretch(pos, h->sweep_cursor, h->sweep_done) &&
+		    chain_find(v, place_for(v, t, key), t, key, group) ==
+		    NOT_FOUND)
+			say(v, "%sslot %llu: the sweep has passed it, but "
+			    "the table does not hold it", p->what,
+			    (unsigned long long)i);
+		if (p == &v->table && v->next.slots != NULL &&
+		    in_stretch(pos, h->sweep_cursor, h->grow_done) &&
+		    chain_find(v, &v->next, t, key, group) == NOT_FOUND)
+			say(v, "slot %llu: the growth sweep has passed it, but "
+			    "%s does not hold it", (unsigned long long)i,
+			    v->next_path);
+		if (nshash) {
+			if (p != &v->table && (s = chain_find(v, &v->table, 0,
+			    key, ANY_GROUP)) != NOT_FOUND &&
+			    nsd_slot_group(le64toh(v->table.slots[s].meta)) !=
+			    group)
+				say(v, "%sslot %llu: fingerprint %016llx has "
+				    "group %llu, and another in slot %llu",
+				    p->what, (unsigned long long)i,
+				    (unsigned long long)key,
+				    (unsigned long long)group,
+				    (unsigned long long)s);
 			continue;
-		key = le64toh(slots[i].key);
-		for (t = 1; t < h->ntables; t++)
-			if (chain_find(h, slots, shift, t, key,
-			    nsd_slot_group(meta)) == NOT_FOUND)
-				say(v, "slot %llu: SimHash %016llx of group "
-				    "%llu is not in block table %u",
+		}
+		if (t != 0)
+			continue;
+		for (u = 1; u < h->ntables; u++)
+			if (!found(v, u, key, group))
+				say(v, "%sslot %llu: SimHash %016llx of group "
+				    "%llu is not in block table %u", p->what,
 				    (unsigned long long)i,
 				    (unsigned long long)key,
-				    (unsigned long long)nsd_slot_group(meta),
-				    t);
+				    (unsigned long long)group, u);
 	}
-	for (t = 1; t < h->ntables; t++)
-		if (per[t] != per[0])
-			say(v, "block table %u holds %llu entries; table 0 "
-			    "holds %llu", t, (unsigned long long)per[t],
-			    (unsigned long long)per[0]);
 }
 
 /* An nshash fingerprint of PATH.log, and the record that holds it. */
@@ -503,44 +688,17 @@ logged_cmp(const void *a, const void *b)
 	return (x->record < y->record ? -1 : x->record > y->record);
 }
 
-#define LOG_CHUNK	4096	/* records read at a time: 64 KiB */
-
-/*
- * Read len bytes at off of fd: the bytes read, fewer only at the end of
- * the file, or -1.
- */
-static ssize_t
-read_at(int fd, unsigned char *buf, size_t len, uint64_t off)
-{
-	size_t	 done = 0;
-	ssize_t	 n;
-
-	while (done < len) {
-		n = pread(fd, buf + done, len - done, (off_t)(off + done));
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1)
-			return (-1);
-		if (n == 0)
-			break;
-		done += n;
-	}
-	return (done);
-}
-
 /* What the check of each record of PATH.log needs besides the record. */
 struct log_check {
-	const struct nsd_index_slot *slots;	/* NULL: not mapped */
 	const unsigned char *starts;		/* of the group records */
-	unsigned	 shift;			/* of the table's homes */
 	struct logged	*seen;			/* nshash only, else NULL */
 };
 
 /*
  * One committed record of PATH.log, number i: its slot word is that of a
  * table 0 entry of a committed run and a group that exists. For nshash,
- * its fingerprint must not also be in the table, and it goes into seen
- * for the check of repeats.
+ * its fingerprint must not also be in a table, and it goes into seen for
+ * the check of repeats.
  */
 static void
 verify_log_record(struct verify *v, const struct log_check *c,
@@ -568,11 +726,14 @@ verify_log_record(struct verify *v, const struct log_check *c,
 		return;
 	c->seen[i].key = key;
 	c->seen[i].record = i;
-	if (c->slots != NULL && (slot = chain_find(h, c->slots, c->shift, 0,
+	if ((slot = chain_find(v, place_for(v, 0, key), 0, key,
+	    ANY_GROUP)) != NOT_FOUND || (slot = chain_find(v, &v->stage, 0,
 	    key, ANY_GROUP)) != NOT_FOUND)
 		say(v, "%s: record %llu: fingerprint %016llx is also in "
-		    "slot %llu", v->log_path, (unsigned long long)i,
-		    (unsigned long long)key, (unsigned long long)slot);
+		    "%sslot %llu", v->log_path, (unsigned long long)i,
+		    (unsigned long long)key, chain_find(v, &v->stage, 0, key,
+		    ANY_GROUP) == slot ? "stage " : "",
+		    (unsigned long long)slot);
 }
 
 /*
@@ -588,10 +749,10 @@ verify_log_record(struct verify *v, const struct log_check *c,
  */
 static void
 verify_log(struct verify *v, const struct nsd_index_report *r,
-    const struct nsd_index_slot *slots, const unsigned char *starts)
+    const unsigned char *starts)
 {
 	const struct nsd_index_header	*h = &v->hdr;
-	struct log_check		 c = { slots, starts, 0, NULL };
+	struct log_check		 c = { starts, NULL };
 	unsigned char			 head[NSD_LOG_HEADER_SIZE], *buf;
 	uint64_t			 n = h->log_records, i, j, want;
 	size_t				 len;
@@ -632,7 +793,6 @@ verify_log(struct verify *v, const struct nsd_index_report *r,
 		say(v, "%s: not the log of this index", v->log_path);
 		return;
 	}
-	c.shift = home_shift(h->nslots);
 	if (strcmp(h->method, "nshash") == 0 && n > 0)
 		c.seen = xreallocarray(NULL, n, sizeof *c.seen);
 	buf = xmalloc(LOG_CHUNK * NSD_LOG_RECORD_SIZE);
@@ -671,13 +831,79 @@ verify_log(struct verify *v, const struct nsd_index_report *r,
 	free(c.seen);
 }
 
+/*
+ * Map a place of nslots slots at offset of fd, a file of size bytes that
+ * must be want bytes; what is wrong with it is said.
+ */
+static void
+place_open(struct verify *v, struct place *p, const char *what,
+    const char *name, int fd, const char *path, uint64_t size,
+    uint64_t want, size_t offset, uint64_t nslots)
+{
+	if (size != want) {
+		say(v, "%s: %llu bytes, but its header says %llu", path,
+		    (unsigned long long)size, (unsigned long long)want);
+		return;
+	}
+	p->map = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
+	if (p->map == MAP_FAILED) {
+		p->map = NULL;
+		say(v, "%s: cannot map: %s", path, strerror(errno));
+		return;
+	}
+	p->map_len = size;
+	p->what = what;
+	p->name = name;
+	p->slots = (const struct nsd_index_slot *)(p->map + offset);
+	p->nslots = nslots;
+	p->shift = home_shift(nslots);
+}
+
+/* Open the stage and PATH.next, saying what is wrong with them. */
+static void
+verify_places(struct verify *v, const struct nsd_index_report *r)
+{
+	const struct nsd_index_header	*h = &v->hdr;
+	uint64_t			 n;
+
+	if (h->stage_seq != 0 && v->stage_fd == -1)
+		say(v, "%s: cannot open: %s", v->stage_path,
+		    strerror(v->stage_errno));
+	else if (h->stage_seq != 0 && !v->stage_ok)
+		say(v, "%s: not build %llu of this index's stage, or damaged",
+		    v->stage_path, (unsigned long long)h->stage_seq);
+	else if (h->stage_seq != 0) {
+		place_open(v, &v->stage, "stage ", "the stage", v->stage_fd,
+		    v->stage_path,
+		    r->stage_file_size, r->stage_file_size, NSD_STAGE_OFFSET,
+		    v->stage_hdr.nslots);
+		if (v->stage_hdr.max_gen > h->pending_gen)
+			say(v, "%s: holds generation %llu, after the last "
+			    "commit (%llu)", v->stage_path,
+			    (unsigned long long)v->stage_hdr.max_gen,
+			    (unsigned long long)h->committed_gen);
+	}
+	if (h->next_shift == 0)
+		return;
+	if (v->next_fd == -1) {
+		say(v, "%s: cannot open: %s", v->next_path,
+		    strerror(v->next_errno));
+		return;
+	}
+	n = 1ULL << h->next_shift;
+	place_open(v, &v->next, "growing table ", "the growing table",
+	    v->next_fd, v->next_path,
+	    r->next_file_size, nsd_index_file_size(n), NSD_INDEX_TABLE_OFFSET,
+	    n);
+}
+
 int
 nsd_index_verify(const char *path, long wait_ms,
     void (*problem)(void *, const char *), void *ctx, size_t max,
     struct nsd_index_report *r, uint64_t *problems, struct nsd_error *err)
 {
 	struct verify	 v;
-	unsigned char	*map = MAP_FAILED, *starts = NULL;
+	unsigned char	*starts = NULL;
 	uint64_t	 size;
 	int		 rc = -1;
 
@@ -701,25 +927,32 @@ nsd_index_verify(const char *path, long wait_ms,
 		starts = xcalloc(v.hdr.ids_length / 64 + 1, 1);
 	verify_ids(&v, r, starts);
 	if (r->file_size >= size) {
-		map = mmap(NULL, size, PROT_READ, MAP_SHARED, v.fd, 0);
-		if (map == MAP_FAILED) {
+		place_open(&v, &v.table, "", "the table", v.fd, v.path, size,
+		    size,
+		    NSD_INDEX_TABLE_OFFSET, v.hdr.nslots);
+		if (v.table.slots == NULL) {
 			nsd_error_errno(err, NSD_EXIT_INDEX, path,
 			    "cannot map");
 			goto done;
 		}
-		verify_slots(&v, (const struct nsd_index_slot *)(map +
-		    NSD_INDEX_TABLE_OFFSET), starts, r);
-		verify_tables(&v, (const struct nsd_index_slot *)(map +
-		    NSD_INDEX_TABLE_OFFSET));
 	}
-	verify_log(&v, r, map == MAP_FAILED ? NULL :
-	    (const struct nsd_index_slot *)(map + NSD_INDEX_TABLE_OFFSET),
-	    starts);
+	verify_places(&v, r);
+	if (v.table.slots != NULL)
+		verify_slots(&v, &v.table, v.hdr.entries, 0, starts, r);
+	if (v.stage.slots != NULL)
+		verify_slots(&v, &v.stage, v.stage_hdr.entries, 1, starts, r);
+	if (v.next.slots != NULL)
+		verify_slots(&v, &v.next, v.hdr.next_entries, 0, starts, r);
+	if (v.table.slots != NULL)
+		verify_between(&v, &v.table);
+	if (v.stage.slots != NULL)
+		verify_between(&v, &v.stage);
+	if (v.next.slots != NULL)
+		verify_between(&v, &v.next);
+	verify_log(&v, r, starts);
 	*problems = v.problems;
 	rc = 0;
 done:
-	if (map != MAP_FAILED)
-		munmap(map, size);
 	free(starts);
 	verify_close(&v);
 	return (rc);

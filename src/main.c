@@ -271,6 +271,13 @@ utc(int64_t t, char *buf, size_t size)
 	return (buf);
 }
 
+/* A part of the hash space, of 2^64 positions, in percent. */
+static double
+share_of_space(uint64_t positions)
+{
+	return (positions == UINT64_MAX ? 100.0 : positions / 1.8446744e17);
+}
+
 /* --db-info, and the summary --db-verify ends with. */
 static void
 print_report(const char *path, const struct nsd_index_report *r)
@@ -292,21 +299,42 @@ print_report(const char *path, const struct nsd_index_report *r)
 	    "parameters:    %s, normalization %u\n"
 	    "records:       %" PRIu64 "\n"
 	    "groups:        %" PRIu64 "\n"
-	    "entries:       %" PRIu64 "\n"
-	    "load:          %.1f%% of %" PRIu64 " slots (grows past %u%%)\n"
+	    "entries:       %" PRIu64 " in the table, %" PRIu64
+	    " in the stage, %" PRIu64 " in the log\n"
+	    "load:          %.1f%% of %" PRIu64 " slots (grows past 62.5%%)\n"
 	    "file size:     %" PRIu64 " bytes, and %" PRIu64
 	    " in %s.ids (%" PRIu64 " committed)\n"
 	    "log:           %" PRIu64 " records, %" PRIu64 " bytes in %s.log"
-	    " (merged into the table at %" PRIu64 ")\n"
-	    "generation:    %" PRIu64 " (runs that added to it)\n"
-	    "created:       %s\n"
-	    "last commit:   %s\n",
+	    " (folded into the stage at %" PRIu64 ")\n",
 	    path, r->version, 'A' + r->copy, params,
 	    r->norm_version, r->records, r->groups, r->fingerprints,
-	    r->slots ? 100.0 * r->fingerprints / r->slots : 0.0, r->slots,
-	    r->max_load, r->file_size, r->ids_file_size, path, r->ids_length,
+	    r->stage_entries, r->log_records * r->ntables,
+	    r->slots ? 100.0 * (r->fingerprints + r->stage_entries +
+	    r->log_records * r->ntables) / r->slots : 0.0, r->slots,
+	    r->file_size, r->ids_file_size, path, r->ids_length,
 	    r->log_records, r->log_file_size, path,
-	    nsd_index_log_limit(r->slots, r->ntables), r->generation,
+	    nsd_index_log_limit(r->slots, r->ntables));
+	if (r->stage_build == 0)
+		printf("stage:         none\n");
+	else
+		printf("stage:         %" PRIu64 " entries in %" PRIu64
+		    " slots, %" PRIu64 " bytes in %s.stage (build %" PRIu64
+		    "%s)\n", r->stage_entries, r->stage_slots,
+		    r->stage_file_size, path, r->stage_build,
+		    r->stage_unfinished ? "; the next build is there, and the "
+		    "next run that writes takes it" : "");
+	printf("sweep:         at %.1f%% of the hash space, %.1f%% of it "
+	    "since the last fold\n", share_of_space(r->sweep_cursor),
+	    share_of_space(r->sweep_done));
+	if (r->next_slots != 0)
+		printf("growing:       to %" PRIu64 " slots in %s.next, %.1f%% "
+		    "of the way round; %" PRIu64 " entries, %" PRIu64
+		    " bytes\n", r->next_slots, path,
+		    share_of_space(r->grow_done), r->next_entries,
+		    r->next_file_size);
+	printf("generation:    %" PRIu64 " (runs that added to it)\n"
+	    "created:       %s\n"
+	    "last commit:   %s\n", r->generation,
 	    utc(r->created, t1, sizeof t1), utc(r->committed_at, t2,
 	    sizeof t2));
 	if (r->pending > r->generation)

@@ -51,6 +51,22 @@ expect_eq() {
 # Shared by the tests of runs that fail or are killed (index-crash.bats,
 # signals.bats).
 
+# Copy the files of index $1 that exist (the table, PATH.ids, PATH.log,
+# PATH.stage and PATH.next) into directory $2.
+copy_index() {
+	local f
+
+	for f in "$1" "$1.ids" "$1.log" "$1.stage" "$1.next"; do
+		[ ! -e "$f" ] || cp "$f" "$2/"
+	done
+}
+
+# Remove the files of index $1 (but its lock), and what a run cut short left.
+remove_index() {
+	rm -f "$1" "$1.ids" "$1.log" "$1.stage" "$1.next" "$1.new" \
+	    "$1.stage.new"
+}
+
 # Fail unless dump file $1 is the same as $2, showing how they differ.
 same_dump() {
 	if ! cmp -s "$1" "$2"; then

@@ -15,10 +15,12 @@ load helpers
 : "${GENCORPUS:?run the tests through make check}"
 
 # The inputs, made once: run 1 reads a.jsonl (100 records, 525 entries in
-# a table of 4096 slots); b.jsonl (1000 records) makes run 2 grow it to
-# 32768 slots (small tables grow eightfold), small.jsonl (300 records) does
-# not; few.jsonl (10 records) does not fill the log, so run 2 commits
-# without rebuilding the table; big.jsonl (3000 records, about 11 MB) is a
+# the log of a table of 4096 slots); b.jsonl (1000 records) makes run 2
+# grow the table into db.next (a growth sweep), rename it into place, then,
+# its log full and having added more than half a sweep period, go on as a
+# bulk load (rebuild the table with the log, then store into it in place);
+# small.jsonl (300 records) does none of that; few.jsonl (10 records) adds
+# a few entries to the log; big.jsonl (3000 records, about 11 MB) is a
 # longer run.
 setup_file() {
 	cd "$BATS_FILE_TMPDIR" || return 1
@@ -48,8 +50,8 @@ prepare() {
 	[ -z "$stderr" ]
 	"$NSD_INDEX_DUMP" db > pre.dump
 	mkdir pre ref
-	cp db db.ids db.log pre/
-	cp db db.ids db.log ref/
+	copy_index db pre
+	copy_index db ref
 	"$NSDEDUP" --db ref/db "${run2[@]}" > want.out 2> ref.err
 	[ ! -s ref.err ]
 	"$NSD_INDEX_DUMP" ref/db > post.dump
@@ -64,7 +66,7 @@ prepare() {
 prepare_again() {
 	[ -e again.dump ] && return 0
 	mkdir again
-	cp ref/db ref/db.ids ref/db.log again/
+	copy_index ref/db again
 	"$NSDEDUP" --db again/db "${run2[@]}" > again.out 2> again.err
 	[ ! -s again.err ]
 	"$NSD_INDEX_DUMP" again/db > again.dump
@@ -156,54 +158,65 @@ entries() {
 	check_interrupted any
 }
 
-@test "killed at an insert after the table grew: the index is as before" {
+@test "killed at an insert while the table grows: the index is as before" {
 	prepare a.jsonl b.jsonl
-	# The table of 4096 slots grows when it holds more than 3072 entries.
-	n=$((3072 - $(entries pre.dump) + 10))
+	# The table of 4096 slots starts to grow into db.next once the index
+	# holds more than 5/8 of that (2560 entries).
+	n=$((2560 - $(entries pre.dump) + 100))
 	crash_at "insert:$n"
-	[ "$(stat -c %s db)" -gt "$(stat -c %s pre/db)" ]
+	[ -e db.next ]
+	[ "$(stat -c %s db)" -eq "$(stat -c %s pre/db)" ]
 	check_recovered pre
-	check_interrupted some
+	[ ! -e db.next ]
+	check_interrupted any
 }
 
-@test "killed when the grown table is built, before its rename" {
+@test "killed when the table has started to grow" {
 	prepare a.jsonl b.jsonl
-	crash_at grow-built
-	[ -e db.new ]
+	crash_at grow-started
+	[ -e db.next ]
+	check_recovered pre
+	[ ! -e db.next ]
+	check_interrupted any
+}
+
+@test "killed when the grown table is ready, before its rename" {
+	prepare a.jsonl b.jsonl
+	crash_at grown-built
+	[ -e db.next ]
 	[ "$(stat -c %s db)" -eq "$(stat -c %s pre/db)" ]
 	check_recovered pre
 	check_interrupted any
 }
 
-@test "killed when the table rebuilt with the log is built, before its rename" {
-	prepare a.jsonl small.jsonl
-	crash_at merge-built
-	[ -e db.new ]
-	cmp -i 8192 db pre/db
+@test "killed just after the grown table is renamed into place" {
+	prepare a.jsonl b.jsonl
+	crash_at grown-renamed
+	[ ! -e db.next ]
+	[ "$(stat -c %s db)" -gt "$(stat -c %s pre/db)" ]
 	check_recovered pre
-	check_interrupted 0
+	check_interrupted any
 }
 
-@test "killed just after the table rebuilt with the log is renamed into place" {
-	prepare a.jsonl small.jsonl
-	crash_at merge-renamed
-	[ "$(stat -c %s db)" -eq "$(stat -c %s pre/db)" ]
+@test "a bulk load rebuilds the table: killed before its rename" {
+	prepare a.jsonl b.jsonl
+	crash_at rebuild-built
+	[ -e db.new ]
+	check_recovered pre
+	check_interrupted any
+}
+
+@test "a bulk load rebuilds the table: killed just after its rename" {
+	prepare a.jsonl b.jsonl
+	crash_at rebuild-renamed
 	! cmp -s -i 8192 db pre/db
 	check_recovered pre
 	check_interrupted some
 }
 
-@test "a run that filled the log goes on in place: killed after the table is synced" {
-	prepare a.jsonl small.jsonl
-	crash_at table-synced
-	check_recovered pre
-	check_interrupted some
-}
-
-@test "killed just after the grown table is renamed into place" {
+@test "a bulk load goes on in place: killed after the table is synced" {
 	prepare a.jsonl b.jsonl
-	crash_at grow-renamed
-	[ "$(stat -c %s db)" -gt "$(stat -c %s pre/db)" ]
+	crash_at table-synced
 	check_recovered pre
 	check_interrupted some
 }
@@ -211,8 +224,51 @@ entries() {
 @test "killed after the second growth of a run: the index is as before" {
 	"$GENCORPUS" --records 7000 --seed 4 > huge.jsonl
 	prepare a.jsonl huge.jsonl
-	crash_at grow-renamed:2
-	[ "$(stat -c %s db)" -eq $((8192 + 262144 * 16)) ]
+	crash_at rebuild-renamed:2
+	[ "$(stat -c %s db)" -gt "$(stat -c %s pre/db)" ]
+	check_recovered pre
+	check_interrupted some
+}
+
+# first.jsonl leaves a log more than half full (over 2048 of the 4096
+# entries a table of 4096 slots folds at), so that run 2 (next.jsonl, 10
+# records it has not seen) folds it into the stage when it opens the
+# index, and sweeps a little of it into the table at its commit.
+fold_first() {
+	cat a.jsonl small.jsonl > first.jsonl
+	sed -n 301,310p b.jsonl > next.jsonl
+	prepare first.jsonl next.jsonl
+	[ ! -e pre/db.stage ]
+	[ -e ref/db.stage ]
+}
+
+@test "killed when the fold before a run is built, before its rename" {
+	fold_first
+	crash_at fold-built
+	[ -e db.stage.new ]
+	[ ! -e db.stage ]
+	check_recovered pre
+	[ ! -e db.stage.new ]
+	# Before the run began: it left nothing to clear.
+	[ "$(grep -c '^interrupted:' verify.out)" -eq 0 ]
+}
+
+@test "killed just after the fold's rename: the next writer finishes it" {
+	fold_first
+	crash_at fold-renamed
+	[ -e db.stage ]
+	# Read as it is, with the log the header still names...
+	run_nsd --db db --no-update next.jsonl
+	[ "$status" -eq 0 ]
+	cmp <(printf '%s\n' "$output") want.out
+	# ...and taken by the next writer.
+	check_recovered pre
+	[ "$(grep -c '^interrupted:' verify.out)" -eq 0 ]
+}
+
+@test "killed in the sweep at the commit: the index is as before" {
+	fold_first
+	crash_at sweep
 	check_recovered pre
 	check_interrupted some
 }
@@ -242,7 +298,7 @@ entries() {
 @test "killed after writing the commit header, before its sync: committed" {
 	# A killed process loses nothing it wrote: the commit is the write.
 	prepare a.jsonl b.jsonl
-	crash_at header-written:2
+	crash_at commit-written
 	check_recovered post
 	[ "$(grep -c '^interrupted:' verify.out)" -eq 0 ]
 }
@@ -262,7 +318,7 @@ entries() {
 	same_dump <("$NSD_INDEX_DUMP" db) pre.dump
 	# The generation of the killed runs is taken again, over no leftovers.
 	crash_at insert:1
-	crash_at grow-renamed
+	crash_at grown-renamed
 	same_dump <("$NSD_INDEX_DUMP" db) pre.dump
 	crash_at ids-synced
 	check_recovered pre
@@ -273,14 +329,14 @@ entries() {
 	prepare a.jsonl big.jsonl
 	# How long a run takes here, on a copy: the kills spread over it.
 	mkdir timed
-	cp pre/db pre/db.ids pre/db.log timed/
+	copy_index pre/db timed
 	t0=$(date +%s%N)
 	"$NSDEDUP" --db timed/db big.jsonl > /dev/null
 	# Eight rounds, each killing within its eighth of 1.25 times that.
 	span=$((($(date +%s%N) - t0) * 5 / 32000000 + 1))
 	for round in 1 2 3 4 5 6 7 8; do
-		rm -f db db.ids db.log db.new
-		cp pre/db pre/db.ids pre/db.log .
+		remove_index db
+		copy_index pre/db .
 		ms=$(((round - 1) * span + RANDOM % span))
 		"$NSDEDUP" --db db big.jsonl > killed.out 2> /dev/null 3>&- &
 		pid=$!
@@ -363,12 +419,12 @@ fiu_midrun() {
 	check_interrupted 0
 }
 
-@test "fiu: msync of a rebuilt table fails" {
+@test "fiu: msync of a grown table fails" {
 	need fiu
 	prepare a.jsonl b.jsonl
 	fiu_fail posix/mm/msync 5 --db db b.jsonl
-	commit_failed "msync of the new table: Input/output error"
-	[ ! -e db.new ]
+	commit_failed "msync of the grown table: Input/output error"
+	[ -e db.next ]
 	check_recovered pre
 	check_interrupted 0
 }
@@ -419,13 +475,13 @@ fiu_midrun() {
 	check_interrupted 0
 }
 
-@test "fiu: fsync of the directory fails after a rebuilt table's rename" {
+@test "fiu: fsync of the directory fails after a grown table's rename" {
 	need fiu
 	prepare a.jsonl b.jsonl
 	fiu_midrun open posix/io/sync/fsync 5 b.jsonl
 	commit_failed "syncing the index's directory: Input/output error"
 	check_recovered pre
-	check_interrupted some
+	check_interrupted any
 }
 
 @test "fiu: fsync of the directory fails when a writer opens the index" {
@@ -440,12 +496,12 @@ fiu_midrun() {
 	check_recovered pre
 }
 
-@test "fiu: the rename of a rebuilt table fails" {
+@test "fiu: the rename of a grown table fails" {
 	need fiu
 	prepare a.jsonl b.jsonl
 	fiu_fail posix/io/dir/rename 5 --db db b.jsonl
-	commit_failed "renaming the rebuilt table into place: Input/output error"
-	[ ! -e db.new ]
+	commit_failed "renaming the grown table into place: Input/output error"
+	[ -e db.next ]
 	[ "$(stat -c %s db)" -eq "$(stat -c %s pre/db)" ]
 	check_recovered pre
 	check_interrupted 0
@@ -455,7 +511,7 @@ fiu_midrun() {
 	need fiu
 	"$NSDEDUP" b.jsonl > want.out
 	for point in posix/io/dir/rename posix/io/sync/fsync; do
-		rm -f db db.ids db.log db.new
+		remove_index db
 		fiu_fail "$point" 5 --db db b.jsonl
 		echo "$point: $status: $stderr"
 		[ "$status" -eq 9 ]
@@ -513,13 +569,18 @@ on_tiny_fs() {
 		size=$1 sparse=$2 before=$3
 		shift 3
 		mount -t tmpfs -o "size=$size" nsdedup-test mnt || exit 1
-		cp "$sparse" db db.ids db.log mnt/ || exit 1
+		for f in db db.ids db.log db.stage db.next; do
+			[ ! -e "$f" ] || cp "$sparse" "$f" mnt/ || exit 1
+		done
 		eval "$before"
 		rc=0
 		"$@" > tiny.out 2> tiny.err || rc=$?
 		echo "$rc" > tiny.status
 		ls -A mnt > tiny.ls
-		cp mnt/db mnt/db.ids mnt/db.log .
+		rm -f db.stage db.next
+		for f in db db.ids db.log db.stage db.next; do
+			[ ! -e "mnt/$f" ] || cp "mnt/$f" .
+		done
 	    ' sh "$size" "$sparse" "$before" "$@"
 	status=$(cat tiny.status)
 	stderr=$(cat tiny.err)
@@ -624,7 +685,7 @@ nsdedup: bad.jsonl:501: stopped at this bad record (--on-error=fail)"
 	expect_eq "$rc" 143
 	[ ! -s term.err ]
 	check_recovered pre
-	check_interrupted some
+	check_interrupted any
 }
 
 @test "an unreadable input among several leaves the index as before" {

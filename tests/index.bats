@@ -43,11 +43,13 @@ put_bytes() {
 	printf "$3" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none
 }
 
-# Make index $1 from enough records (200, about 880 fingerprints) that its
-# log fills (at 512) and is merged into the table: a run's fingerprints
-# reach the table only then.
+# Make index $1 from enough records (1000, about 4900 fingerprints) that
+# its log fills (at 4096) in a run that added more than half a sweep
+# period: a bulk load, which rebuilds the table with the log and stores
+# the rest into it. A run's fingerprints otherwise go to the log, then to
+# the stage, and reach the table a stretch at a time.
 in_table() {
-	"$GENCORPUS" --records 200 --seed 1 > many.jsonl
+	"$GENCORPUS" --records 1000 --seed 1 > many.jsonl
 	"$NSDEDUP" --db "$1" many.jsonl > /dev/null
 }
 
@@ -312,33 +314,38 @@ size_of() {
 	expect_eq "$output" "$(tail -n +21 <("$NSDEDUP" "$NEWS"))"
 	run_nsd --db x --db-verify
 	[ "$status" -eq 0 ]
-	expect_eq "$(info_field entries)" "$fps"
+	expect_eq "$(info_field entries)" \
+	    "0 in the table, 0 in the stage, $fps in the log"
 }
 
-@test "a full log is merged into the table, and the results do not change" {
-	"$GENCORPUS" --records 400 --seed 8 > many.jsonl
-	head -n 100 many.jsonl > p1.jsonl
-	tail -n +101 many.jsonl > p2.jsonl
+@test "a log half full is folded into the stage, and the results do not change" {
+	"$GENCORPUS" --records 600 --seed 8 > many.jsonl
+	# p1.jsonl adds about 2100 entries: over half the 4096 a table of 4096
+	# slots folds its log at.
+	head -n 420 many.jsonl > p1.jsonl
+	tail -n +421 many.jsonl > p2.jsonl
 	"$NSDEDUP" --db x p1.jsonl > out1.jsonl
-	log1=$(size_of x.log)
-	[ -z "$(first_filled_slot x)" ]
-	# Run 2 fills the log (512 entries for 4096 slots): the table is
-	# rebuilt with it, and run 2 goes on in place.
+	[ ! -e x.stage ]
+	run_nsd --db x --db-info
+	n1=$(info_field entries | sed 's/.* \([0-9]*\) in the log$/\1/')
+	[ "$n1" -gt 2048 ]
+	# Run 2 folds it before it begins, and sweeps part of the stage into
+	# the table as it adds its own.
 	"$NSDEDUP" --db x p2.jsonl > out2.jsonl
+	[ -e x.stage ]
 	[ -n "$(first_filled_slot x)" ]
-	[ "$(size_of x)" -eq $((8192 + 4096 * 16)) ]
 	cat out1.jsonl out2.jsonl | cmp - <("$NSDEDUP" many.jsonl)
 	run_nsd --db x --db-verify
 	[ "$status" -eq 0 ]
 	[ "${lines[-1]}" = "verified:      no problems found" ]
-	# Committed records of the log count; what is past them does not.
-	[ "$(size_of x.log)" -ge "$log1" ]
+	[[ "$(info_field stage)" == "$n1 entries in 4096 slots, $(stat -c %s x.stage) bytes in x.stage (build 1)" ]]
+	[[ "$(info_field entries)" == *" in the stage, "*" in the log" ]]
 	run_nsd --db x --no-update many.jsonl
 	[ "$status" -eq 0 ]
 	[ "$(printf '%s\n' "$output" | grep -c '"is_dup":false')" -eq 0 ]
 }
 
-@test "a version-1 index gets a log at its first commit, and version 2" {
+@test "a version-1 index gets a log at its first commit, and version 3" {
 	cp "$FIXTURE/news.nsd" "$FIXTURE/news.nsd.ids" .
 	chmod u+w news.nsd news.nsd.ids
 	chmod 640 news.nsd
@@ -348,12 +355,39 @@ size_of() {
 	[ -f news.nsd.log ]
 	[ "$(stat -c %a news.nsd.log)" = 640 ]
 	run_nsd --db news.nsd --db-info
-	[[ "${lines[1]}" == "format:        version 2 "* ]]
+	[[ "${lines[1]}" == "format:        version 3 "* ]]
 	"$NSD_INDEX_DUMP" --set-u32 8 1 news.nsd
 	run_nsd --db news.nsd --no-update "$NEWS"
 	[ "$status" -eq 7 ]
 	[ -z "$output" ]
 	[ "$stderr" = "nsdedup: news.nsd: both header copies are damaged" ]
+}
+
+@test "version-2 indexes give the same answers, and become version 3 when written" {
+	v2=$TOP_SRCDIR/tests/data/index-v2
+	for name in news simhash; do
+		method=nshash
+		[ "$name" = news ] || method=simhash
+		cp "$v2/$name.nsd" "$v2/$name.nsd.ids" "$v2/$name.nsd.log" .
+		chmod u+w "$name".nsd*
+		run_nsd -m "$method" --db "$name.nsd" --no-update --explain "$NEWS"
+		[ "$status" -eq 0 ]
+		[ -z "$stderr" ]
+		expect_eq "$output" "$(cat "$v2/$name.expected.jsonl")"
+		run_nsd --db "$name.nsd" --db-verify
+		[ "$status" -eq 0 ]
+		[[ "${lines[1]}" == "format:        version 2 "* ]]
+		[ "${lines[-1]}" = "verified:      no problems found" ]
+		# A run that writes keeps every entry of the log.
+		run_nsd -m "$method" --db "$name.nsd" --explain "$NEWS"
+		[ "$status" -eq 0 ]
+		expect_eq "$output" "$(cat "$v2/$name.expected.jsonl")"
+		run_nsd --db "$name.nsd" --db-verify
+		[ "$status" -eq 0 ]
+		[[ "${lines[1]}" == "format:        version 3 "* ]]
+		[ "${lines[-1]}" = "verified:      no problems found" ]
+		expect_eq "$(info_field records)" 60
+	done
 }
 
 @test "a log that is missing, truncated or another index's: status 7" {
@@ -418,14 +452,15 @@ size_of() {
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	[ "${lines[0]}" = "index:         x" ]
-	[[ "${lines[1]}" =~ ^format:\ +version\ 2\ \(header\ copy\ [AB]\ in\ use\)$ ]]
+	[[ "${lines[1]}" =~ ^format:\ +version\ 3\ \(header\ copy\ [AB]\ in\ use\)$ ]]
 	expect_eq "$(info_field parameters)" \
 	    "--method nshash --sentences 4 --min-length 25, normalization 2"
 	expect_eq "$(info_field records)" 40
 	expect_eq "$(info_field groups)" "$groups"
-	expect_eq "$(info_field entries)" "$fps"
+	expect_eq "$(info_field entries)" \
+	    "0 in the table, 0 in the stage, $fps in the log"
 	expect_eq "$(info_field load)" \
-	    "$(awk -v n="$fps" 'BEGIN { printf "%.1f", 100 * n / 4096 }')% of 4096 slots (grows past 75%)"
+	    "$(awk -v n="$fps" 'BEGIN { printf "%.1f", 100 * n / 4096 }')% of 4096 slots (grows past 62.5%)"
 	# Every id is a JSON string of 10 bytes: 12 + 10, padded to 24.
 	expect_eq "$(info_field 'file size')" \
 	    "$(stat -c %s x) bytes, and $(stat -c %s x.ids) in x.ids ($((16 + 24 * groups)) committed)"
@@ -439,8 +474,13 @@ size_of() {
 		[ "$s" -le "$end" ]
 	done
 	expect_eq "$(info_field log)" \
-	    "$fps records, $((16 + 16 * fps)) bytes in x.log (merged into the table at 512)"
-	[ "${#lines[@]}" -eq 12 ]
+	    "$fps records, $((16 + 16 * fps)) bytes in x.log (folded into the stage at 4096)"
+	expect_eq "$(info_field stage)" "none"
+	# The sweep goes once round the hash space for 1024 entries added.
+	pct=$(awk -v n="$fps" 'BEGIN { printf "%.1f", 100 * n / 1024 }')
+	expect_eq "$(info_field sweep)" \
+	    "at $pct% of the hash space, $pct% of it since the last fold"
+	[ "${#lines[@]}" -eq 14 ]
 }
 
 @test "--db-info shows --compat=nshash, reads no FILE and changes nothing" {
@@ -477,7 +517,7 @@ size_of() {
 	[ "$(info_field records)" = 40 ]
 }
 
-@test "an index that grew past 75% of 4096 slots still verifies" {
+@test "an index that grew from 4096 slots still verifies, and grows on" {
 	"$GENCORPUS" --records 1000 --seed 7 > corpus.jsonl
 	head -n 500 corpus.jsonl > c1.jsonl
 	tail -n +501 corpus.jsonl > c2.jsonl
@@ -489,11 +529,10 @@ size_of() {
 	run_nsd --db x --db-verify
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
-	# A small table grows eightfold.
-	[[ "$(info_field load)" == *"of 32768 slots (grows past 75%)" ]]
-	[ "$(info_field entries)" -gt 3072 ]
+	slots=$(info_field load | sed 's/.* of \([0-9]*\) slots.*/\1/')
+	[ "$slots" -gt 4096 ]
 	[ "${lines[-1]}" = "verified:      no problems found" ]
-	[ "$(stat -c %s x)" -eq $((8192 + 32768 * 16)) ]
+	[ "$(stat -c %s x)" -eq $((8192 + slots * 16)) ]
 	[ ! -e x.new ]
 	# Grown once more, in a run that also adds to the grown table.
 	"$GENCORPUS" --records 6000 --seed 8 > more.jsonl
@@ -501,7 +540,8 @@ size_of() {
 	run_nsd --db x --db-verify
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
-	[[ "$(info_field load)" == *"of 262144 slots"* ]]
+	[ "$(info_field load | sed 's/.* of \([0-9]*\) slots.*/\1/')" -gt \
+	    "$slots" ]
 	run_nsd --db x --no-update corpus.jsonl more.jsonl
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
@@ -822,23 +862,23 @@ refused_everywhere() {
 @test "an index of a newer format version is refused, saying so" {
 	cp "$FIXTURE/news.nsd" "$FIXTURE/news.nsd.ids" .
 	chmod u+w news.nsd news.nsd.ids
-	dump --set-u32 8 3 news.nsd
-	refused_everywhere "nsdedup: news.nsd: index format version 3 is newer than this nsdedup reads (2); use a newer nsdedup"
+	dump --set-u32 8 4 news.nsd
+	refused_everywhere "nsdedup: news.nsd: index format version 4 is newer than this nsdedup reads (3); use a newer nsdedup"
 }
 
 @test "a version field changed without its checksum: newer, or damaged" {
 	cp "$FIXTURE/news.nsd" "$FIXTURE/news.nsd.ids" .
 	chmod u+w news.nsd news.nsd.ids
-	put_bytes news.nsd 8 '\003\000\000\000'
-	put_bytes news.nsd 4104 '\003\000\000\000'
-	refused_everywhere "nsdedup: news.nsd: index format version 3 is newer than this nsdedup reads (2), or the index is damaged"
+	put_bytes news.nsd 8 '\004\000\000\000'
+	put_bytes news.nsd 4104 '\004\000\000\000'
+	refused_everywhere "nsdedup: news.nsd: index format version 4 is newer than this nsdedup reads (3), or the index is damaged"
 }
 
 @test "one copy's version field damaged: the other copy is used" {
 	news_halves
 	"$NSDEDUP" --db x day1.jsonl > /dev/null
 	"$NSDEDUP" --db x --no-update day2.jsonl > expected.jsonl
-	put_bytes x "$(header_byte in-use 8)" '\003\000\000\000'
+	put_bytes x "$(header_byte in-use 8)" '\004\000\000\000'
 	run_nsd --db x --no-update day2.jsonl
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]

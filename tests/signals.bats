@@ -31,7 +31,7 @@ make_index() {
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	mkdir pre
-	cp db db.ids db.log pre/
+	copy_index db pre
 	"$NSD_INDEX_DUMP" db > pre.dump
 }
 
@@ -147,7 +147,7 @@ signal_midrun() {
 	[ -d /proc/self/fd ] || skip "no /proc/PID/fd to follow the run"
 	make_index
 	mkdir ref
-	cp pre/db pre/db.ids pre/db.log ref/
+	copy_index pre/db ref
 	"$NSDEDUP" --db ref/db big.jsonl > want.out
 	"$NSD_INDEX_DUMP" ref/db > post.dump
 	cp big.jsonl gone.jsonl
@@ -173,7 +173,7 @@ signal_midrun() {
 	make_index
 	head -n 200 big.jsonl > part.jsonl
 	mkdir ref
-	cp pre/db pre/db.ids pre/db.log ref/
+	copy_index pre/db ref
 	"$NSDEDUP" --db ref/db part.jsonl > want.out
 	mkfifo feed
 	"$NSDEDUP" --db db feed > got.out 2> run.err 3>&- &

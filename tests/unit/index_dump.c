@@ -3,13 +3,13 @@
  * order, so that tests can say "the index is exactly as it was".
  *
  * What is printed is what a later run can see: the counts, the committed
- * generation, every group record and every committed entry (sorted). A
- * committed record of PATH.log is printed as the entry in every table it
- * stands for, and counted as such. What a later run cannot see is left
- * out: the table's size (growth changes it), whether an entry is in the
- * table or in the log (a rebuild merges the one into the other), which
- * header copy is current, times, and leftovers of runs that did not
- * commit.
+ * generation, every group record and every committed entry (sorted, each
+ * once). A committed record of PATH.log is printed as the entry in every
+ * table it stands for. What a later run cannot see is left out: the
+ * table's size (growth changes it), whether an entry is in the table, the
+ * stage, PATH.next or the log (folds, sweeps and growth move them, and an
+ * entry may be in two places until the next fold), which header copy is
+ * current, times, and leftovers of runs that did not commit.
  *
  * Usage: nsd-index-dump PATH
  *        nsd-index-dump --set-u32|--set-u64 OFFSET VALUE PATH
@@ -74,14 +74,52 @@ map_file(const char *path, int *fd, uint64_t *size)
 	return (p);
 }
 
-/*
- * Add the committed records of the log of the index at path to e, at n:
- * each as an entry of every table. With none, nothing of PATH.log counts,
- * and it is not read: it may be missing, or a creation cut short.
- */
+/* The entries found so far, in a growing array. */
+struct entries {
+	struct entry	*e;
+	uint64_t	 n, cap;
+};
+
+static void
+entry_add(struct entries *es, uint64_t key, uint64_t table, uint64_t group)
+{
+	if (es->n == es->cap) {
+		es->cap = es->cap ? es->cap * 2 : 1024;
+		es->e = xreallocarray(es->e, es->cap, sizeof *es->e);
+	}
+	es->e[es->n].key = key;
+	es->e[es->n].table = table;
+	es->e[es->n].group = group;
+	es->n++;
+}
+
+/* Add the committed entries of nslots slots at slots; return their count. */
 static uint64_t
+add_slots(const struct nsd_index_header *h,
+    const struct nsd_index_slot *slots, uint64_t nslots, struct entries *es)
+{
+	uint64_t	 i, gen, meta, n = 0;
+
+	for (i = 0; i < nslots; i++) {
+		meta = le64toh(slots[i].meta);
+		gen = nsd_slot_gen(meta);
+		if (gen == 0 || gen > h->committed_gen)
+			continue;
+		entry_add(es, le64toh(slots[i].key), nsd_slot_table(meta),
+		    nsd_slot_group(meta));
+		n++;
+	}
+	return (n);
+}
+
+/*
+ * Add the committed records of the log of the index at path: each as an
+ * entry of every table. With none, nothing of PATH.log counts, and it is
+ * not read: it may be missing, or a creation cut short.
+ */
+static void
 read_log(const char *path, const struct nsd_index_header *h,
-    struct entry *e, uint64_t n)
+    struct entries *es)
 {
 	unsigned char	*buf;
 	char		*log_path;
@@ -92,7 +130,7 @@ read_log(const char *path, const struct nsd_index_header *h,
 	int		 fd;
 
 	if (h->log_records == 0)
-		return (n);
+		return;
 	log_path = nsd_index_path(path, ".log");
 	if ((fd = open(log_path, O_RDONLY)) == -1) {
 		perror(log_path);
@@ -115,16 +153,72 @@ read_log(const char *path, const struct nsd_index_header *h,
 		    i * NSD_LOG_RECORD_SIZE);
 		meta = nsd_le64(buf + NSD_LOG_HEADER_SIZE +
 		    i * NSD_LOG_RECORD_SIZE + 8);
-		for (t = 0; t < h->ntables; t++, n++) {
-			e[n].key = key;
-			e[n].table = t;
-			e[n].group = nsd_slot_group(meta);
-		}
+		for (t = 0; t < h->ntables; t++)
+			entry_add(es, key, t, nsd_slot_group(meta));
 	}
 	free(buf);
 	close(fd);
 	free(log_path);
-	return (n);
+}
+
+/*
+ * Add the committed entries of the stage (the one the header names, or
+ * the next build, which a fold cut short left: it holds the same).
+ */
+static void
+read_stage(const char *path, const struct nsd_index_header *h,
+    struct entries *es)
+{
+	struct nsd_stage_header	 sh;
+	unsigned char		*map;
+	char			*stage_path;
+	uint64_t		 size;
+	int			 fd;
+
+	if (h->stage_seq == 0)
+		return;
+	stage_path = nsd_index_path(path, ".stage");
+	map = map_file(stage_path, &fd, &size);
+	if (size < NSD_STAGE_OFFSET ||
+	    nsd_stage_header_decode(map, h->file_id, &sh) == -1 ||
+	    (sh.seq != h->stage_seq && sh.seq != h->stage_seq + 1) ||
+	    size != NSD_STAGE_OFFSET + sh.nslots * NSD_INDEX_SLOT_SIZE) {
+		fprintf(stderr, "nsd-index-dump: %s: not the stage of %s\n",
+		    stage_path, path);
+		exit(1);
+	}
+	add_slots(h, (const struct nsd_index_slot *)(map + NSD_STAGE_OFFSET),
+	    sh.nslots, es);
+	munmap(map, size);
+	close(fd);
+	free(stage_path);
+}
+
+/* Add the committed entries of PATH.next, while the index grows. */
+static int
+read_next(const char *path, const struct nsd_index_header *h,
+    struct entries *es)
+{
+	unsigned char	*map;
+	char		*next_path;
+	uint64_t	 size, nslots = 1ULL << h->next_shift;
+	int		 fd, ok;
+
+	if (h->next_shift == 0)
+		return (1);
+	next_path = nsd_index_path(path, ".next");
+	map = map_file(next_path, &fd, &size);
+	if (size != nsd_index_file_size(nslots)) {
+		fprintf(stderr, "nsd-index-dump: %s: not %" PRIu64 " slots\n",
+		    next_path, nslots);
+		exit(1);
+	}
+	ok = add_slots(h, (const struct nsd_index_slot *)(map +
+	    NSD_INDEX_TABLE_OFFSET), nslots, es) == h->next_entries;
+	munmap(map, size);
+	close(fd);
+	free(next_path);
+	return (ok);
 }
 
 /* Put a value of width bytes at off in both header copies of path. */
@@ -164,11 +258,10 @@ main(int argc, char **argv)
 {
 	struct nsd_index_header	 h;
 	struct nsd_error	 err;
-	const struct nsd_index_slot *slots;
-	struct entry		*e;
+	struct entries		 es = { NULL, 0, 0 };
 	unsigned char		*map, *ids;
 	char			*ids_path;
-	uint64_t		 size, ids_size, i, n = 0, gen, off, len, all;
+	uint64_t		 size, ids_size, i, n, off, len;
 	int			 fd, ids_fd, copy, ok;
 
 	if (argc == 5 && (strcmp(argv[1], "--set-u32") == 0 ||
@@ -185,11 +278,20 @@ main(int argc, char **argv)
 		fprintf(stderr, "nsd-index-dump: %s\n", err.msg);
 		return (2);
 	}
-	/* The table's entries, and those the log's records stand for. */
-	all = h.entries + h.log_records * h.ntables;
+	ok = size == nsd_index_file_size(h.nslots) &&
+	    add_slots(&h, (const struct nsd_index_slot *)(map +
+	    NSD_INDEX_TABLE_OFFSET), h.nslots, &es) == h.entries;
+	ok = read_next(argv[1], &h, &es) && ok;
+	read_stage(argv[1], &h, &es);
+	read_log(argv[1], &h, &es);
+	qsort(es.e, es.n, sizeof *es.e, entry_cmp);
+	/* Each entry once, wherever it is. */
+	for (i = 0, n = 0; i < es.n; i++)
+		if (n == 0 || entry_cmp(&es.e[n - 1], &es.e[i]) != 0)
+			es.e[n++] = es.e[i];
 	printf("committed %" PRIu64 " records %" PRIu64 " groups %" PRIu64
 	    " entries %" PRIu64 " ids %" PRIu64 "\n", h.committed_gen,
-	    h.records, h.groups, all, h.ids_length);
+	    h.records, h.groups, n, h.ids_length);
 
 	ids_path = nsd_index_path(argv[1], ".ids");
 	ids = map_file(ids_path, &ids_fd, &ids_size);
@@ -200,30 +302,10 @@ main(int argc, char **argv)
 		    nsd_le64(ids + off), off / 8, (int)len,
 		    ids + off + NSD_IDS_RECORD_HEAD);
 	}
-
-	slots = (const struct nsd_index_slot *)(map + NSD_INDEX_TABLE_OFFSET);
-	e = xcalloc(all + 1, sizeof *e);
-	for (i = 0; i < h.nslots && nsd_index_file_size(i + 1) <= size; i++) {
-		gen = nsd_slot_gen(le64toh(slots[i].meta));
-		if (gen == 0 || gen > h.committed_gen)
-			continue;
-		if (n == h.entries) {
-			fputs("nsd-index-dump: more entries than counted\n",
-			    stderr);
-			return (1);
-		}
-		e[n].key = le64toh(slots[i].key);
-		e[n].table = nsd_slot_table(le64toh(slots[i].meta));
-		e[n].group = nsd_slot_group(le64toh(slots[i].meta));
-		n++;
-	}
-	ok = n == h.entries;
-	n = read_log(argv[1], &h, e, n);
-	qsort(e, n, sizeof *e, entry_cmp);
 	for (i = 0; i < n; i++)
 		printf("entry %" PRIu64 " %016" PRIx64 " %" PRIu64 "\n",
-		    e[i].table, e[i].key, e[i].group);
-	free(e);
+		    es.e[i].table, es.e[i].key, es.e[i].group);
+	free(es.e);
 	free(ids_path);
 	return (fflush(stdout) == 0 && ok ? 0 : 1);
 }
