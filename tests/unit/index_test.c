@@ -1,6 +1,16 @@
 /*
- * index_test.c: the file index's rebuild with the log, on fingerprints
- * chosen for where they land in the table.
+ * index_test.c: the file index, against a model of what it must hold.
+ *
+ * First, runs of random sizes, committed or given up (closed without a
+ * commit, as a run that fails), over one index: after each, every
+ * fingerprint a committed run claimed first is found with its group,
+ * none that only a failed run claimed is found, and --db-verify finds no
+ * problem. The sizes take the index through folds before a run and in
+ * the middle of one, sweeps, growth (and its rename in the middle of a
+ * run) and bulk loads, each committed or not.
+ *
+ * Then the rebuild with the log, on fingerprints chosen for where they
+ * land in the table.
  *
  * The rebuild writes the table in one pass and places the log's entries
  * on their probe chains, committed ones before the run's. An entry whose
@@ -73,6 +83,137 @@ problem(void *ctx, const char *what)
 	printf("# %s\n", what);
 }
 
+/* What the committed runs claimed first: a key and its group. */
+struct claimed {
+	uint64_t	 key;
+	uint64_t	 group;
+};
+
+static int
+claimed_cmp(const void *a, const void *b)
+{
+	const struct claimed	*x = a, *y = b;
+
+	return (x->key < y->key ? -1 : x->key > y->key);
+}
+
+static uint64_t	 rng = 0x243F6A8885A308D3ULL;
+
+static uint64_t
+rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (rng);
+}
+
+#define RUNS	40
+
+/*
+ * Run after run over path; returns whether every check held. The model is
+ * a sorted array of what committed runs claimed first.
+ */
+static int
+check_model(const char *path)
+{
+	struct nsd_index_report	 report;
+	struct nsd_index	*ix;
+	struct nsd_error	 err;
+	struct claimed		*model = NULL, *run = NULL, probe, *hit;
+	uint64_t		 nmodel = 0, nrun, size, i, g[8], found;
+	uint64_t		 problems, lost = 0, wrong = 0, ghosts = 0;
+	int			 r, commit, ok = 1;
+
+	for (r = 0; r < RUNS && ok; r++) {
+		size = rnd() % 10 == 0 ? 50000 + rnd() % 100000 :
+		    rnd() % 4 == 0 ? 3000 + rnd() % 40000 : 1 + rnd() % 3000;
+		commit = rnd() % 4 != 0 || r == RUNS - 1;
+		ix = open_index(path);
+		for (i = 0; i < 8; i++)
+			ok &= nsd_index_group_new(ix, "", 0, &g[i], &err) == 0;
+		run = xreallocarray(run, size, sizeof *run);
+		for (i = 0, nrun = 0; i < size && ok; i++) {
+			/* Now and then a key committed before: kept as is. */
+			if (nmodel > 0 && rnd() % 10 == 0)
+				probe.key = model[rnd() % nmodel].key;
+			else
+				probe.key = rnd();
+			probe.group = g[i % 8];
+			ok &= nsd_index_claim(ix, probe.key, probe.group,
+			    &err) == 0;
+			run[nrun++] = probe;
+		}
+		if (commit)
+			ok &= nsd_index_commit(ix, size, &err) == 0;
+		if (!ok)
+			printf("# run %d: %s\n", r, err.msg);
+		nsd_index_close(ix);
+		if (commit) {
+			/* First claim wins: only keys new to the model. */
+			model = xreallocarray(model, nmodel + nrun,
+			    sizeof *model);
+			for (i = 0, size = nmodel; i < nrun; i++)
+				if (bsearch(&run[i], model, nmodel,
+				    sizeof *model, claimed_cmp) == NULL)
+					model[size++] = run[i];
+			nmodel = size;
+			qsort(model, nmodel, sizeof *model, claimed_cmp);
+		}
+		ix = open_index(path);
+		for (i = 0; i < nmodel; i++) {
+			found = 0;
+			ok &= nsd_index_lookup(ix, model[i].key, &found,
+			    &err) == 0;
+			lost += found == 0;
+			wrong += found != 0 && found != model[i].group;
+		}
+		for (i = 0; !commit && i < nrun; i++) {
+			hit = bsearch(&run[i], model, nmodel, sizeof *model,
+			    claimed_cmp);
+			found = 0;
+			ok &= nsd_index_lookup(ix, run[i].key, &found,
+			    &err) == 0;
+			ghosts += hit == NULL && found != 0;
+		}
+		nsd_index_close(ix);
+		problems = 0;
+		ok &= nsd_index_verify(path, -1, problem, NULL, 10, &report,
+		    &problems, &err) == 0 && problems == 0;
+		ok &= lost == 0 && wrong == 0 && ghosts == 0;
+		if (!ok)
+			printf("# run %d (%s, %llu claims): %llu lost, %llu "
+			    "wrong, %llu of a failed run found, %llu "
+			    "problems\n", r, commit ? "committed" : "failed",
+			    (unsigned long long)nrun, (unsigned long long)lost,
+			    (unsigned long long)wrong,
+			    (unsigned long long)ghosts,
+			    (unsigned long long)problems);
+	}
+	printf("# %d runs, %llu fingerprints committed; the table of %llu "
+	    "slots, stage build %llu\n", r, (unsigned long long)nmodel,
+	    (unsigned long long)report.slots,
+	    (unsigned long long)report.stage_build);
+	free(model);
+	free(run);
+	return (ok);
+}
+
+/* Remove the files of the index at path. */
+static void
+remove_index(const char *path)
+{
+	static const char *const suffix[] = { "", ".ids", ".log", ".lock",
+	    ".new", ".stage", ".stage.new", ".next" };
+	char		 name[4200];
+	size_t		 i;
+
+	for (i = 0; i < sizeof suffix / sizeof suffix[0]; i++) {
+		snprintf(name, sizeof name, "%s%s", path, suffix[i]);
+		(void)unlink(name);
+	}
+}
+
 int
 main(void)
 {
@@ -90,6 +231,11 @@ main(void)
 		printf("Bail out! cannot make a directory in %s\n", dir);
 		return (1);
 	}
+	snprintf(path, sizeof path, "%s/model.nsd", dir);
+	tap_ok(check_model(path), "runs committed and failed: the index holds "
+	    "what the committed ones claimed first, and verifies");
+	remove_index(path);
+
 	snprintf(path, sizeof path, "%s/wrap.nsd", dir);
 	for (i = 0; i < 5; i++)
 		last[i] = key_at(SLOTS - 4 + i % 4, i + 1);
@@ -149,14 +295,7 @@ main(void)
 	ok = nsd_index_verify(path, -1, problem, NULL, 10, &report,
 	    &problems, &err) == 0 && problems == 0;
 	tap_ok(ok, "--db-verify finds no problem");
-	for (i = 0; i < 5; i++) {
-		static const char *const suffix[] = { "", ".ids", ".log",
-		    ".lock", ".new" };
-		char	 name[4200];
-
-		snprintf(name, sizeof name, "%s%s", path, suffix[i]);
-		(void)unlink(name);
-	}
+	remove_index(path);
 	(void)rmdir(dir);
 	return (tap_done());
 }
