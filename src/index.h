@@ -71,7 +71,11 @@ struct nsd_index_info {
 	uint64_t	 memory;	/* bytes of this process's memory it
 					   uses */
 	uint64_t	 peak;		/* the most it used at any one time */
-	uint64_t	 mapped;	/* bytes of index files mapped */
+	uint64_t	 mapped;	/* bytes of files mapped: the index's,
+					   or those the memory index spilled
+					   into */
+	/* Why the memory index kept in memory what outgrew it, or NULL. */
+	const char	*spill_error;
 };
 
 /* What names a group in the output. */

@@ -1705,7 +1705,7 @@ file_info(struct nsd_index *ix, struct nsd_index_info *info)
 	info->groups += fi->hdr.groups + fi->groups;
 	info->memory += sizeof *fi;
 	info->peak += sizeof *fi;
-	info->mapped = fi->main.map_len + fi->stage.map_len +
+	info->mapped += fi->main.map_len + fi->stage.map_len +
 	    fi->next.map_len + fi->ids_cap;
 }
 

@@ -11,6 +11,10 @@
  * from (key & mask[t]) and carries t in the top bits of its group word;
  * entries with equal keys may repeat. nshash has one table with the whole
  * key, where this is the plain hash table above.
+ *
+ * The slots, the groups and the ids are regions (region.h): past a few
+ * MiB each moves into a file in $TMPDIR, so that a run over any input
+ * keeps its own memory bounded.
  */
 #include "config.h"
 
@@ -19,6 +23,7 @@
 #include <string.h>
 
 #include "index.h"
+#include "region.h"
 
 struct slot {
 	uint64_t	 fp;
@@ -35,23 +40,47 @@ struct group {
 
 struct memory_index {
 	struct nsd_index	 base;		/* must be first */
-	struct slot		*slots;
+	struct nsd_region	 slots_region;
+	struct slot		*slots;		/* slots_region's base */
 	size_t			 nslots;	/* a power of two */
 	unsigned		 shift;		/* 64 - log2(nslots) */
 	size_t			 used;
-	struct group		*groups;
+	struct nsd_region	 groups_region;
+	struct group		*groups;	/* groups_region's base */
 	size_t			 ngroups;
-	size_t			 groups_cap;
-	struct nsd_buf		 ids;
+	struct nsd_region	 ids;
+	size_t			 ids_len;
 	size_t			 peak;		/* most bytes held at once */
+	/* Why a region stayed in memory, or "". */
+	char			 spill_error[NSD_REGION_ERROR_MAX];
 };
 
-/* Bytes held now; extra is what is held besides (a table being left). */
+/*
+ * Anonymous bytes held now; extra is what is held besides (a table being
+ * left).
+ */
 static size_t
 memory_bytes(const struct memory_index *m, size_t extra)
 {
-	return (m->nslots * sizeof *m->slots +
-	    m->groups_cap * sizeof *m->groups + m->ids.cap + extra);
+	return (nsd_region_anon(&m->slots_region) +
+	    nsd_region_anon(&m->groups_region) + nsd_region_anon(&m->ids) +
+	    extra);
+}
+
+static size_t
+mapped_bytes(const struct memory_index *m)
+{
+	return (nsd_region_mapped(&m->slots_region) +
+	    nsd_region_mapped(&m->groups_region) +
+	    nsd_region_mapped(&m->ids));
+}
+
+/* Remembers the first reason a region could not move into a file. */
+static void
+note_spill(struct memory_index *m, const struct nsd_region *r)
+{
+	if (m->spill_error[0] == '\0' && r->spill_error[0] != '\0')
+		memcpy(m->spill_error, r->spill_error, sizeof m->spill_error);
 }
 
 static void
@@ -95,13 +124,18 @@ find(struct memory_index *m, uint64_t fp)
 static void
 grow(struct memory_index *m)
 {
-	struct slot	*old = m->slots, *s;
-	size_t		 n = m->nslots, i;
+	struct nsd_region	 old_region = m->slots_region;
+	struct slot		*old = m->slots, *s;
+	size_t			 n = m->nslots, i;
 
 	m->nslots *= 2;
 	m->shift--;
-	m->slots = xcalloc(m->nslots, sizeof *m->slots);
-	note_peak(m, n * sizeof *old);	/* both tables, while rehashing */
+	nsd_region_init(&m->slots_region);
+	nsd_region_resize(&m->slots_region, m->nslots * sizeof *m->slots);
+	note_spill(m, &m->slots_region);
+	m->slots = m->slots_region.base;
+	/* Both tables, while rehashing. */
+	note_peak(m, nsd_region_anon(&old_region));
 	for (i = 0; i < n; i++) {
 		if (old[i].group == 0)
 			continue;
@@ -111,7 +145,7 @@ grow(struct memory_index *m)
 			s = s + 1 == m->slots + m->nslots ? m->slots : s + 1;
 		*s = old[i];
 	}
-	free(old);
+	nsd_region_free(&old_region);
 }
 
 static void
@@ -210,14 +244,24 @@ memory_group_new(struct nsd_index *ix, const char *id, size_t len,
 	struct memory_index	*m = (struct memory_index *)ix;
 
 	(void)err;
-	if (m->ngroups == m->groups_cap) {
-		m->groups_cap = m->groups_cap ? m->groups_cap * 2 : 1024;
-		m->groups = xreallocarray(m->groups, m->groups_cap,
-		    sizeof *m->groups);
+	if ((m->ngroups + 1) * sizeof *m->groups > m->groups_region.size) {
+		nsd_region_resize(&m->groups_region,
+		    m->groups_region.size * 2);
+		note_spill(m, &m->groups_region);
+		m->groups = m->groups_region.base;
 	}
-	m->groups[m->ngroups].id_off = m->ids.len;
+	if (len > m->ids.size - m->ids_len) {
+		if (len > SIZE_MAX / 2 - m->ids_len)
+			nsd_out_of_memory();
+		nsd_region_resize(&m->ids, m->ids.size * 2 > m->ids_len + len ?
+		    m->ids.size * 2 : m->ids_len + len);
+		note_spill(m, &m->ids);
+	}
+	m->groups[m->ngroups].id_off = m->ids_len;
 	m->groups[m->ngroups].id_len = len;
-	nsd_buf_append(&m->ids, id, len);
+	if (len > 0)
+		memcpy((char *)m->ids.base + m->ids_len, id, len);
+	m->ids_len += len;
 	note_peak(m, 0);
 	*group = ++m->ngroups;
 	return (0);
@@ -233,7 +277,7 @@ memory_group_name(struct nsd_index *ix, uint64_t group,
 	assert(group >= 1 && group <= m->ngroups);
 	name->id_len = m->groups[group - 1].id_len;
 	name->id = name->id_len > 0 ?
-	    m->ids.data + m->groups[group - 1].id_off : NULL;
+	    (const char *)m->ids.base + m->groups[group - 1].id_off : NULL;
 	name->number = group;
 	return (0);
 }
@@ -256,7 +300,8 @@ memory_info(struct nsd_index *ix, struct nsd_index_info *info)
 	info->groups = m->ngroups;
 	info->memory = memory_bytes(m, 0);
 	info->peak = m->peak > info->memory ? m->peak : info->memory;
-	info->mapped = 0;
+	info->mapped = mapped_bytes(m);
+	info->spill_error = m->spill_error[0] != '\0' ? m->spill_error : NULL;
 }
 
 static void
@@ -264,9 +309,9 @@ memory_close(struct nsd_index *ix)
 {
 	struct memory_index	*m = (struct memory_index *)ix;
 
-	free(m->slots);
-	free(m->groups);
-	nsd_buf_free(&m->ids);
+	nsd_region_free(&m->slots_region);
+	nsd_region_free(&m->groups_region);
+	nsd_region_free(&m->ids);
 	free(m);
 }
 
@@ -289,7 +334,14 @@ nsd_index_open_memory(struct nsd_index **ixp, const struct nsd_index_params *p,
 	m->base.params = *p;
 	m->nslots = 1 << 16;
 	m->shift = 64 - 16;
-	m->slots = xcalloc(m->nslots, sizeof *m->slots);
+	nsd_region_init(&m->slots_region);
+	nsd_region_resize(&m->slots_region, m->nslots * sizeof *m->slots);
+	m->slots = m->slots_region.base;
+	nsd_region_init(&m->groups_region);
+	nsd_region_resize(&m->groups_region, 1024 * sizeof *m->groups);
+	m->groups = m->groups_region.base;
+	nsd_region_init(&m->ids);
+	nsd_region_resize(&m->ids, 16384);
 	*ixp = &m->base;
 	return (0);
 }

@@ -22,6 +22,7 @@
 #include "index_format.h"
 #include "options.h"
 #include "pipeline.h"
+#include "region.h"
 #include "text.h"
 #include "writer.h"
 
@@ -187,6 +188,22 @@ on_progress(void *ctx, const struct nsd_stats *st)
 	    " duplicates, %.1f MB, %.1f MB/s", st->records, st->duplicates,
 	    st->bytes / 1e6, t > 0 ? st->bytes / 1e6 / t : 0.0);
 	rp->drawn = 1;
+}
+
+/*
+ * The index outgrew memory but could not move into a file: the run went
+ * on in memory, and the user should know why its memory grew.
+ */
+static void
+warn_spill(struct nsd_index *ix)
+{
+	struct nsd_index_info	 info;
+
+	nsd_index_info(ix, &info);
+	if (info.spill_error != NULL)
+		fprintf(stderr, "nsdedup: the index outgrew %lu MiB of memory "
+		    "and could not move into a file: %s; it stayed in memory\n",
+		    NSD_REGION_ANON_MAX >> 20, info.spill_error);
 }
 
 static void
@@ -504,6 +521,8 @@ main(int argc, char **argv)
 		    st.bad, rp.shown);
 	if (rc == -1)
 		fatal(&rp, &err);
+	if (!cfg.quiet)
+		warn_spill(ix);
 	if (cfg.stats)
 		print_stats(&st, ix, seconds_since(&rp.start));
 	nsd_writer_free(&wr);

@@ -34,8 +34,8 @@ nsd_error_set(struct nsd_error *err, int status, const char *fmt, ...)
  * Report exhaustion with a fixed message: there may be no memory left to
  * format one.
  */
-static void
-out_of_memory(void)
+void
+nsd_out_of_memory(void)
 {
 	static const char msg[] = "nsdedup: out of memory\n";
 	ssize_t	 n;
@@ -59,7 +59,7 @@ xmalloc(size_t size)
 	void	*p;
 
 	if ((p = malloc(size == 0 ? 1 : size)) == NULL)
-		out_of_memory();
+		nsd_out_of_memory();
 	return (p);
 }
 
@@ -69,7 +69,7 @@ xcalloc(size_t nmemb, size_t size)
 	void	*p;
 
 	if ((p = calloc(nmemb == 0 ? 1 : nmemb, size == 0 ? 1 : size)) == NULL)
-		out_of_memory();
+		nsd_out_of_memory();
 	return (p);
 }
 
@@ -79,9 +79,9 @@ xreallocarray(void *ptr, size_t nmemb, size_t size)
 	void	*p;
 
 	if (size != 0 && nmemb > SIZE_MAX / size)
-		out_of_memory();
+		nsd_out_of_memory();
 	if ((p = realloc(ptr, nmemb * size == 0 ? 1 : nmemb * size)) == NULL)
-		out_of_memory();
+		nsd_out_of_memory();
 	return (p);
 }
 
@@ -109,7 +109,7 @@ nsd_buf_reserve(struct nsd_buf *b, size_t extra)
 	size_t	 want, cap;
 
 	if (extra > SIZE_MAX - b->len)
-		out_of_memory();
+		nsd_out_of_memory();
 	want = b->len + extra;
 	if (want <= b->cap)
 		return;

@@ -41,6 +41,9 @@ int	 nsd_error_set(struct nsd_error *, int, const char *, ...)
 /* nsd_error_set() with "path: what: strerror(errno)". */
 int	 nsd_error_errno(struct nsd_error *, int, const char *, const char *);
 
+/* Says "out of memory" and exits with NSD_EXIT_NOMEM. */
+void	 nsd_out_of_memory(void) __attribute__((noreturn));
+
 void	*xmalloc(size_t);
 void	*xcalloc(size_t, size_t);
 void	*xreallocarray(void *, size_t, size_t);
