@@ -56,8 +56,9 @@
  * each stretch into PATH.next, a table of twice the slots, along with the
  * stage's, which go there instead of into the table. A lookup reads
  * PATH.next for a position the growth sweep has passed, and the table for
- * the others. Once the growth sweep has gone round and been committed, the
- * next writer renames PATH.next over PATH.
+ * the others. The growth sweep copies entries with their generations, so
+ * that once it has gone round, PATH.next holds every committed entry and
+ * takes the table's place at once, in the middle of the run if need be.
  *
  * Transactions. Every slot and log record carries the generation of the
  * run that wrote it. A run takes generation G = committed + 1 and, before
@@ -89,8 +90,9 @@
  * safe at any time. A fold's rename comes before the header that names
  * the new stage (the stage's own header says what the index header must
  * then say): a writer that finds a stage one build newer than its header
- * names finishes the fold. The rename of PATH.next waits for a writer that
- * finds a growth sweep gone round and committed.
+ * names finishes the fold. Likewise PATH.next: a writer that finds a
+ * growth sweep gone round with PATH.next not yet in place renames it over
+ * PATH before its run.
  *
  * Locking. A writer holds an exclusive flock on PATH.lock for the whole
  * run; --no-update runs hold a shared one, keep the run's own claims in
@@ -114,6 +116,7 @@
 
 #include "index.h"
 #include "index_format.h"
+#include "warm.h"
 
 #ifdef NSD_CRASH_POINTS
 #include <signal.h>
@@ -182,6 +185,7 @@ struct table {
 	unsigned		 shift;		/* 64 - log2(nslots) */
 	uint64_t		 entries;	/* valid slots, the run's too */
 	int			 written;	/* by this run, in place */
+	struct nsd_warm		*warm;		/* reading it in, or NULL */
 };
 
 struct file_index {
@@ -283,6 +287,7 @@ table_view(struct table *tb, unsigned char *map, size_t map_len,
 static void
 table_close(struct table *tb)
 {
+	nsd_warm_stop(tb->warm);
 	if (tb->map != NULL)
 		munmap(tb->map, tb->map_len);
 	if (tb->fd != -1)
@@ -2318,6 +2323,11 @@ nsd_index_open_file(struct nsd_index **ixp, const struct nsd_index_open *o,
 		if (prepare(fi, err) == -1)
 			goto fail;
 	}
+	/* Lookups go at random over the table and the stage: see warm.c. */
+	fi->main.warm = nsd_warm_start(fi->main.map, fi->main.map_len);
+	if (fi->stage.fd != -1)
+		fi->stage.warm = nsd_warm_start(fi->stage.map,
+		    fi->stage.map_len);
 	fi->cursor = fi->hdr.sweep_cursor;
 	if (nsd_index_open_memory(&fi->overlay, p, err) == -1 ||
 	    load_log(fi, err) == -1)
