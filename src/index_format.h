@@ -2,14 +2,24 @@
  * index_format.h: the bytes of an index file, shared by the live index
  * (index_file.c) and its inspection (index_verify.c).
  *
- * An index named PATH is four files:
+ * An index named PATH is these files:
  *
  *   PATH        two header copies, then the slot table (mapped);
  *   PATH.ids    the group records, append-only (mapped);
- *   PATH.log    the fingerprints of the runs since the table was last
- *               rebuilt, append-only;
+ *   PATH.log    the fingerprints of the runs since the log was last folded
+ *               into the stage (or the table rebuilt), append-only;
+ *   PATH.stage  the stage, from the first fold on: a header page, then a
+ *               slot table like PATH's but smaller (mapped, read-only),
+ *               made whole by each fold and never written again;
+ *   PATH.next   while the index grows: the table of twice the slots that
+ *               the growth sweep copies PATH into (mapped), renamed over
+ *               PATH once the sweep has gone round;
  *   PATH.lock   empty; flock(2) on it decides who may write. It is never
- *               renamed, so every run locks the same inode.
+ *               renamed, so every run locks the same inode;
+ *
+ * and, only while they are built, PATH.new (a new index, or the table a
+ * bulk load rebuilds) and PATH.stage.new (a fold's stage), each renamed
+ * into place when done. How they are used is in index_file.c.
  *
  * Every integer is little-endian whatever the machine ("canonical byte
  * order"), so an index can be copied between machines. The layout is
@@ -22,12 +32,18 @@
  *   in PATH.ids), a sequence number (the valid copy with the higher one is
  *   current), the fingerprint parameters, the table's size, and the state
  *   of the last commit: its generation, the generation a run may have
- *   started since (pending), the counts and the committed length of
- *   PATH.ids. An XXH3-64 checksum of everything before it ends the copy.
+ *   started since (pending), the counts, the committed lengths of PATH.ids
+ *   and PATH.log, the build of the stage in use, where the sweep is in the
+ *   hash space and how far it has gone since the last fold, and, while
+ *   the index grows, the size of PATH.next and how far the growth sweep
+ *   has copied PATH into it. An XXH3-64 checksum of everything before it
+ *   ends the copy. Versions 1 and 2 had no stage and no growth (their
+ *   fields were reserved, and zero).
  *
- * A slot is 16 bytes: the 64-bit key (a fingerprint), then a word holding
- * the generation of the run that wrote it (bits 0-23; 0 for an empty
- * slot), the table it belongs to (bits 24-27) and its group (bits 28-63).
+ * A slot is 16 bytes, in PATH, PATH.stage and PATH.next alike: the 64-bit
+ * key (a fingerprint), then a word holding the generation of the run that
+ * wrote it (bits 0-23; 0 for an empty slot), the table it belongs to (bits
+ * 24-27) and its group (bits 28-63).
  * A group is the offset of its record in PATH.ids in units of 8 bytes,
  * which grows with every new group, so a smaller group is an older one.
  *
@@ -37,7 +53,10 @@
  * home from (key & mask[t]), so entries whose keys agree under the mask
  * meet on one probe chain. nshash uses one table with the whole key;
  * SimHash's block tables are masks over its bits. Entries with equal keys
- * may repeat.
+ * may repeat. The home is the top bits of the entry's position in the
+ * hash space (nsd_index_position()), so that the table, the stage and
+ * PATH.next, whatever their sizes, map the space in the same order, and a
+ * stretch of it is a run of buckets in each.
  *
  * A group record in PATH.ids: the group's number (8 bytes), the id's
  * length (4 bytes) and the id (a JSON token, possibly empty), padded with
@@ -47,9 +66,17 @@
  * A record in PATH.log is a fingerprint and its slot word (with table 0):
  * 16 bytes, which stand for an entry in every table. PATH.log starts with
  * a 16-byte header: magic "NSDLOG\0\1" and the index's file id. Only its
- * first log_records records count; a fingerprint is in the table or in
- * the log, never both. Version 1 had no log (its log_records field was
- * reserved, and zero).
+ * first log_records records count; an nshash fingerprint of the log is in
+ * no table file (PATH, PATH.stage or PATH.next). Version 1 had no log (its
+ * log_records field was reserved, and zero).
+ *
+ * PATH.stage starts with its own header (struct nsd_stage_header) in the
+ * first NSD_STAGE_OFFSET bytes: magic "NSDSTAGE", the index's file id, the
+ * build's number (the header of the index names the build in use), the
+ * slots and entries, the sweep's position when it was made, the newest
+ * generation among its entries, whether it took the log in, and an
+ * XXH3-64 checksum. PATH.next has the layout of PATH; its header copies
+ * are written only when it is renamed over PATH.
  */
 #ifndef NSD_INDEX_FORMAT_H
 #define NSD_INDEX_FORMAT_H
@@ -71,7 +98,6 @@
 #define NSD_INDEX_MAX_TABLES	16
 #define NSD_INDEX_MIN_SLOTS	4096
 #define NSD_INDEX_MAX_LOAD	75	/* percent; then the table grows */
-#define NSD_INDEX_FAST_GROWTH	(1ULL << 20)	/* below, it grows 8x */
 
 #define NSD_INDEX_GEN_BITS	24
 #define NSD_INDEX_GEN_MAX	((1ULL << NSD_INDEX_GEN_BITS) - 1)
