@@ -1,10 +1,11 @@
 /*
  * index_fuzz.c: opening an index file made of arbitrary bytes.
  *
- * The input is a flags byte, then the bytes of PATH, PATH.ids and PATH.log
- * separated by SEP (a missing part is a missing file). With flag 1 the
- * checksums of both header copies are recomputed first, so that mutated
- * headers get past the checksum to the checks behind it. The files are
+ * The input is a flags byte, then the bytes of PATH, PATH.ids, PATH.log,
+ * PATH.stage and PATH.next separated by SEP (a missing part is a missing
+ * file). With flag 1 the checksums of both header copies, and of the
+ * stage's header, are recomputed first, so that mutated headers get past
+ * the checksum to the checks behind it. The files are
  * written to a scratch directory, then read as nsdedup --db-info,
  * --db-verify and --db --no-update would: described, verified, and opened
  * read-only with the parameters the header names, with lookups of the keys
@@ -13,8 +14,8 @@
  *
  * With flag 2 the index is then also updated, as a run without
  * --no-update would: opened for writing, given 32 << (flags >> 2 & 7) new
- * fingerprints (up to 4096: enough to fill the log, rebuild the table from
- * it and grow it, from a small index), committed and closed. When that
+ * fingerprints (up to 4096: enough to fill the log and fold it, sweep,
+ * grow, or load in bulk, from a small index), committed and closed. When that
  * commit succeeds, every fingerprint it claimed must be found by a
  * read-only open afterwards, and an index that --db-verify passed before
  * must pass after. The scratch files are in /dev/shm where there is one,
@@ -39,15 +40,18 @@
 #define SEP_LEN		(sizeof SEP - 1)
 #define NKEYS		64
 
+#define NPARTS		5		/* PATH, .ids, .log, .stage, .next */
+#define NPATHS		8		/* and .lock, .new, .stage.new */
+
 static char	 dir[64];
-static char	*paths[5];	/* PATH, .ids, .log, .lock, .new */
+static char	*paths[NPATHS];
 
 static void
 cleanup(void)
 {
 	size_t	 i;
 
-	for (i = 0; i < 5; i++)
+	for (i = 0; i < NPATHS; i++)
 		unlink(paths[i]);
 	rmdir(dir);
 }
@@ -55,8 +59,8 @@ cleanup(void)
 static void
 init(void)
 {
-	static const char *suffix[5] = { "", ".ids", ".log", ".lock",
-	    ".new" };
+	static const char *suffix[NPATHS] = { "", ".ids", ".log", ".stage",
+	    ".next", ".lock", ".new", ".stage.new" };
 	size_t	 i;
 
 	snprintf(dir, sizeof dir, "/dev/shm/nsd-fuzz-index.XXXXXX");
@@ -65,7 +69,7 @@ init(void)
 		if (mkdtemp(dir) == NULL)
 			FUZZ_FAIL("mkdtemp");
 	}
-	for (i = 0; i < 5; i++) {
+	for (i = 0; i < NPATHS; i++) {
 		paths[i] = xmalloc(sizeof dir + 8 + strlen(suffix[i]));
 		snprintf(paths[i], sizeof dir + 8 + strlen(suffix[i]),
 		    "%s/x.nsd%s", dir, suffix[i]);
@@ -96,21 +100,32 @@ get_le64(const uint8_t *p)
 	return (v);
 }
 
-/* Give both header copies the checksum they claim to have. */
+/* Give the header at p, its checksum at offset at, the checksum it claims. */
 static void
-fix_checksums(uint8_t *p, size_t n)
+fix_checksum(uint8_t *p, size_t n, size_t at)
 {
-	const size_t	 at = offsetof(struct nsd_index_header, checksum);
 	uint64_t	 sum;
-	size_t		 c, i;
+	size_t		 i;
 
-	for (c = 0; c < 2; c++) {
-		if (n < c * NSD_INDEX_COPY_SIZE + at + 8)
-			return;
-		sum = XXH3_64bits(p + c * NSD_INDEX_COPY_SIZE, at);
-		for (i = 0; i < 8; i++)
-			p[c * NSD_INDEX_COPY_SIZE + at + i] = sum >> (8 * i);
+	if (n < at + 8)
+		return;
+	sum = XXH3_64bits(p, at);
+	for (i = 0; i < 8; i++)
+		p[at + i] = sum >> (8 * i);
+}
+
+/* Both header copies of a table, or the header of a stage. */
+static void
+fix_checksums(uint8_t *p, size_t n, int stage)
+{
+	if (stage) {
+		fix_checksum(p, n, offsetof(struct nsd_stage_header, checksum));
+		return;
 	}
+	fix_checksum(p, n, offsetof(struct nsd_index_header, checksum));
+	if (n > NSD_INDEX_COPY_SIZE)
+		fix_checksum(p + NSD_INDEX_COPY_SIZE, n - NSD_INDEX_COPY_SIZE,
+		    offsetof(struct nsd_index_header, checksum));
 }
 
 /* The parameters an index with report r was made with. */
@@ -268,7 +283,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct nsd_index	*ix;
 	struct nsd_error	 err;
 	const uint8_t		*part, *end, *sep;
-	uint8_t			*copy = NULL;
+	uint8_t			*copy = NULL, *buf;
 	uint64_t		 problems;
 	char			 method[sizeof r.method + 1];
 	size_t			 i, len, table_len = 0;
@@ -280,20 +295,24 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (size == 0)
 		return (0);
-	for (i = 0; i < 5; i++)
+	for (i = 0; i < NPATHS; i++)
 		unlink(paths[i]);
 	part = data + 1;
 	end = data + size;
-	for (i = 0; i < 3 && part != NULL; i++) {
+	for (i = 0; i < NPARTS && part != NULL; i++) {
 		sep = memmem(part, end - part, SEP, SEP_LEN);
 		len = (sep ? sep : end) - part;
-		if (i == 0) {
-			copy = xmalloc(len + 1);
-			memcpy(copy, part, len);
+		if (i == 0 || i == 3) {
+			buf = xmalloc(len + 1);
+			memcpy(buf, part, len);
 			if (data[0] & 1)
-				fix_checksums(copy, len);
-			write_file(paths[0], copy, len);
-			table_len = len;
+				fix_checksums(buf, len, i == 3);
+			write_file(paths[i], buf, len);
+			if (i == 0) {
+				copy = buf;
+				table_len = len;
+			} else
+				free(buf);
 		} else
 			write_file(paths[i], part, len);
 		part = sep ? sep + SEP_LEN : NULL;
