@@ -49,3 +49,23 @@ freeze_programs() {
 		fi
 	done
 }
+
+# Sample the anonymous resident memory of process $1 (RssAnon in
+# /proc/$1/status) every 10 ms until it exits, and print the largest sample
+# in KiB and the number of samples taken, "KIB N" ("0 0" when it ended
+# before the first).  The caller starts the process and waits for it.
+rss_anon_sample() {
+	local pid=$1 peak=0 n=0 s re='RssAnon:[[:space:]]+([0-9]+)'
+	while :; do
+		# In one read: the file changes between reads, so that the
+		# builtin read, which reads ahead and seeks back, can miss
+		# its line.
+		s=$(cat "/proc/$pid/status" 2>/dev/null) || break
+		# A process that has exited (a zombie) has no RssAnon line.
+		[[ $s =~ $re ]] || break
+		n=$((n + 1))
+		[ "${BASH_REMATCH[1]}" -le "$peak" ] || peak=${BASH_REMATCH[1]}
+		sleep 0.01
+	done
+	echo "$peak $n"
+}

@@ -1,19 +1,36 @@
 #!/usr/bin/env bash
 #
-# bench/run.sh: time nsdedup against cat and jq on a generated news corpus
-# (and on the shared evaluation corpora when they are there), in memory and
-# with a fresh persistent index (--db), with both fingerprint methods
-# (nshash and -m simhash), measure its peak memory at two input sizes, and
-# write the results as Markdown.  Then, unless --no-scale, it
-# runs bench/index-scale.sh (the index at 10^8 fingerprints: several
-# minutes, about 3 GB in $TMPDIR), which adds its own section to the report;
-# with --no-scale the report keeps the section it had.  make bench runs this
-# script; make bench BENCH_FLAGS=--no-scale leaves the scale part out, and
-# make bench-scale runs only that part.
+# bench/run.sh: time nsdedup against cat, wc -l, jq -c . and an awk exact
+# dedup on a generated news corpus, and write the results as Markdown.
+#
+# The report leads with one table, a row per command: the four references,
+# then nsdedup --annotate for each fingerprint method (nshash, -m simhash),
+# in memory and with a fresh persistent index (--db), at -j1 and -j2,
+# reading the corpus from a file and from a pipe (cat FILE | nsdedup):
+# median wall seconds, MB/s, throughput relative to jq -c . and to
+# awk '!seen[$0]++', user and system seconds, and for nsdedup its peak
+# anonymous memory (RssAnon, sampled every 10 ms during the one untimed
+# run that also checks the command).  Below it, the targets, each with its
+# figure and MET or NOT MET; the table and the targets are also printed at
+# the end.  Then the machine, what the runs found (duplicates, the index),
+# where the CPU time goes by stage (bench/profile.sh under perf, for each
+# method at -j1; said to be missing when perf cannot sample), and the
+# shared evaluation corpora when they are there.  Every command runs once
+# untimed, then --runs times, every row alike since each target compares
+# several; at 1G that is about a quarter of an hour on two cores, the
+# index at scale aside.
+#
+# Unless --no-scale, it then runs bench/index-scale.sh (the index at 10^8
+# fingerprints: several minutes, about 3 GB in $TMPDIR), which writes its
+# own section of the report between its markers; with --no-scale the
+# report keeps the section it had.  make bench runs this script; make
+# bench BENCH_FLAGS=--no-scale leaves the scale part out, and make
+# bench-scale runs only that part.
 #
 # With --baseline PROGRAM or --baseline-rev REV (a git revision, built here
-# with the build tree's configure options), the nsdedup commands on the
-# generated corpus are also timed with that program, a run of one and a run
+# with the build tree's configure options), the nsdedup commands at the
+# default number of jobs reading the corpus file (both methods, in memory
+# and with --db) are also timed with that program, a run of one and a run
 # of the other in turn, and the report says whether this nsdedup keeps at
 # least 95% of the baseline's throughput: the check that a change which is
 # not meant to touch speed (hardening, a refactoring) did not.
@@ -38,15 +55,20 @@
 #                      present (delete it after changing gencorpus.c),
 #                      and written there with --keep-corpus
 #     NSD_BENCH_NO_HYPERFINE=1, NSD_BENCH_NO_TIME=1
-#                      use the fallbacks (a date +%s.%N loop; VmHWM read
-#                      from /proc) even when hyperfine or /usr/bin/time exist
+#                      use the fallbacks even when hyperfine or
+#                      /usr/bin/time exist: a bash loop timed with
+#                      date +%s.%N, its user and system seconds from
+#                      /usr/bin/time or else not measured
 #     NSD_BENCH_NO_STRACE=1
 #                      leave out the --db run's syscall times even when
 #                      strace exists (LeakSanitizer cannot run under it)
+#     NSD_BENCH_NO_PERF=1
+#                      leave out the profile even when perf exists
 #
-# Needs bash, jq and GNU coreutils; uses hyperfine and /usr/bin/time when
-# installed.  Exits 0 when every command ran (whether or not the targets
-# were met), 1 when a command failed, 2 on a usage error.
+# Needs bash, jq (the one on $PATH), awk and GNU coreutils; uses hyperfine,
+# /usr/bin/time, strace and perf when installed.  Exits 0 when every
+# command ran (whether or not the targets were met), 1 when a command
+# failed, 2 on a usage error.
 
 # The report's Markdown puts commands in backquotes inside single quotes.
 # shellcheck disable=SC2016
@@ -63,7 +85,9 @@ scale=1
 baseline=
 baseline_rev=
 baseline_flag=
-
+# The jobs of the table's rows; the second is the default on two cores.
+jobs_lo=1
+jobs_hi=2
 usage() {
 	cat <<EOF
 usage: $prog [--size SIZE] [--runs N] [--seed N] [--out FILE] [--keep-corpus]
@@ -112,7 +136,8 @@ while [ $# -gt 0 ]; do
 	--seed) seed=$val ;;
 	--out) out=$val ;;
 	--baseline) baseline=$val baseline_flag=" --baseline $val" ;;
-	--baseline-rev) baseline_rev=$val baseline_flag=" --baseline-rev $val" ;;
+	--baseline-rev)
+		baseline_rev=$val baseline_flag=" --baseline-rev $val" ;;
 	esac
 done
 
@@ -189,7 +214,8 @@ if [ -n "$baseline_rev" ]; then
 	fi
 	rev_id=$(git -C "$src_top" rev-parse --verify -q \
 	    "$baseline_rev^{commit}") ||
-		die "--baseline-rev: '$baseline_rev' is not a revision of $src_top"
+		die "--baseline-rev: '$baseline_rev' is not a revision of" \
+		    "$src_top"
 	note "building the baseline from $baseline_rev ($rev_id)"
 	mkdir "$tmp/baseline"
 	git -C "$src_top" archive "$rev_id" | tar -x -C "$tmp/baseline" ||
@@ -260,16 +286,20 @@ corpus() {
 
 # Time a shell command $runs times.  Sets T_MEDIAN (wall seconds), T_USER
 # and T_SYS (mean user and system CPU seconds, or "n/a").  The command is
-# run once first, untimed, as a check and to warm the page cache; a failure
-# there or in a timed run stops the benchmark.  With allow1 set, exit
-# status 1 (bad records passed through) is accepted and reported in T_NOTE.
-# A prepare command, when given, runs untimed before each run.
+# run once first, untimed, as a check and to warm the page cache, unless
+# $4 says that the caller has done so; a failure there or in a timed run
+# stops the benchmark.  With allow1 set, exit status 1 (bad records passed
+# through) is accepted and reported in T_NOTE.  A prepare command, when
+# given, runs untimed before each run.
 time_cmd() {
-	local cmd=$1 allow1=${2:-0} prep=${3:-} st=0 i json="$tmp/hf.json"
+	local cmd=$1 allow1=${2:-0} prep=${3:-} checked=${4:-0} st=0 i
+	local json="$tmp/hf.json"
 	T_NOTE=
 	note "timing: $cmd"
-	[ -z "$prep" ] || sh -c "$prep" || die "command failed: $prep"
-	sh -c "$cmd" 2>"$tmp/err" || st=$?
+	if [ "$checked" = 0 ]; then
+		[ -z "$prep" ] || sh -c "$prep" || die "command failed: $prep"
+		sh -c "$cmd" 2>"$tmp/err" || st=$?
+	fi
 	if [ "$st" -ne 0 ]; then
 		if [ "$allow1" = 1 ] && [ "$st" -eq 1 ]; then
 			T_NOTE="exit 1: $(tail -n 1 "$tmp/err")"
@@ -293,7 +323,8 @@ time_cmd() {
 		T_SYS=$(jq '.results[0].system' "$json" |
 		    awk '{ printf "%.3f\n", $1 }')
 	else
-		# Status 1 is accepted in the timed runs if the first run had it.
+		# Status 1 is accepted in the timed runs if the first run had
+		# it.
 		local seen1=0
 		[ -z "$T_NOTE" ] || seen1=1
 		: >"$tmp/times"
@@ -301,17 +332,26 @@ time_cmd() {
 			time_once "$cmd" "$prep" "$tmp/times" "$seen1"
 		done
 		T_MEDIAN=$(awk '{ print $1 }' "$tmp/times" | median)
-		T_USER=n/a
-		T_SYS=n/a
+		T_USER=$(mean_col 2 "$tmp/times")
+		T_SYS=$(mean_col 3 "$tmp/times")
 	fi
 }
 
+# The mean of column $1 of file $2, three decimals, or "n/a" when the
+# column is not numbers.
+mean_col() {
+	awk -v c="$1" '$c !~ /^[0-9.]+$/ { bad = 1 } { s += $c }
+	    END { if (bad || NR == 0) print "n/a"
+		else printf "%.3f\n", s / NR }' "$2"
+}
+
 # One timed run of a shell command, after an untimed prepare command when
-# given; appends "wall user sys" seconds to file $3 (user and sys "n/a"
-# without hyperfine).  Exit status 1 is accepted when allow1 ($4) is set.
+# given; appends "wall user sys" seconds to file $3 (without hyperfine,
+# user and sys from /usr/bin/time, or "n/a").  Exit status 1 is accepted
+# when allow1 ($4) is set.
 time_once() {
 	local cmd=$1 prep=$2 to=$3 allow1=${4:-0} json="$tmp/hf1.json" t0 t1
-	local st=0
+	local st=0 cpu="n/a n/a"
 	if [ "$use_hyperfine" = 1 ]; then
 		local opts=()
 		[ "$allow1" = 0 ] || opts=(--ignore-failure)
@@ -323,16 +363,22 @@ time_once() {
 		}
 		jq -r '.results[0] | "\(.times[0]) \(.user) \(.system)"' \
 		    "$json" >>"$to"
-	else
-		[ -z "$prep" ] || sh -c "$prep" || die "command failed: $prep"
-		t0=$(date +%s.%N)
-		sh -c "$cmd" 2>/dev/null || st=$?
-		t1=$(date +%s.%N)
-		[ "$st" -eq 0 ] || { [ "$allow1" = 1 ] && [ "$st" -eq 1 ]; } ||
-			die "command failed (exit $st): $cmd"
-		awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a, "n/a n/a" }' \
-		    >>"$to"
+		return
 	fi
+	[ -z "$prep" ] || sh -c "$prep" || die "command failed: $prep"
+	t0=$(date +%s.%N)
+	if [ "$use_time" = 1 ]; then
+		/usr/bin/time -f '%U %S' -o "$tmp/cpu" sh -c "$cmd" \
+		    2>/dev/null || st=$?
+	else
+		sh -c "$cmd" 2>/dev/null || st=$?
+	fi
+	t1=$(date +%s.%N)
+	[ "$st" -eq 0 ] || { [ "$allow1" = 1 ] && [ "$st" -eq 1 ]; } ||
+		die "command failed (exit $st): $cmd"
+	[ "$use_time" = 0 ] || cpu=$(tail -n 1 "$tmp/cpu")
+	awk -v a="$t0" -v b="$t1" -v c="$cpu" \
+	    'BEGIN { print b - a, c }' >>"$to"
 }
 
 # Time the same shell command with this nsdedup and with the baseline
@@ -366,7 +412,8 @@ time_pair() {
 	done
 	P_MED_A=$(awk '{ print $1 }' "$tmp/pair-a" | median)
 	P_MED_B=$(awk '{ print $1 }' "$tmp/pair-b" | median)
-	if [ "$use_hyperfine" = 1 ]; then
+	if awk '$2 !~ /^[0-9.]+$/ { exit 1 }' "$tmp/pair-a" "$tmp/pair-b"
+	then
 		P_USR_A=$(awk '{ print $2 }' "$tmp/pair-a" | median)
 		P_USR_B=$(awk '{ print $2 }' "$tmp/pair-b" | median)
 	else
@@ -381,45 +428,20 @@ mbps() {
 		if (s > 0) printf "%.1f\n", b / s / 1e6; else print "inf" }'
 }
 
-# Run "nsdedup --annotate --stats FILE" once; sets RSS_KIB (peak resident
-# set in KiB), INDEX_KIB (the in-memory index's peak memory, from --stats)
-# and DUPS (records annotated "is_dup":true).
-measure_rss() {
-	local f=$1 st=0 fifo="$tmp/annotate.fifo" hwm=0 v pid gpid
-	rm -f "$fifo"
-	mkfifo "$fifo"
-	grep -c '"is_dup":true' <"$fifo" >"$tmp/dups" &
-	gpid=$!
-	if [ "$use_time" = 1 ]; then
-		/usr/bin/time -f %M -o "$tmp/rss" \
-		    "$NSDEDUP" --annotate --stats "$f" >"$fifo" 2>"$tmp/err" ||
-		    st=$?
-		hwm=$(tail -n 1 "$tmp/rss")
+# $1 / $2 with two decimals: a throughput ratio from two times, the
+# reference's first.
+ratio() {
+	awk -v a="$1" -v b="$2" 'BEGIN {
+		if (b > 0) printf "%.2f\n", a / b; else print "inf" }'
+}
+
+# MET when figure $1 >= $2, else NOT MET.
+met() {
+	if awk -v x="$1" -v y="$2" 'BEGIN { exit !(x >= y) }'; then
+		echo MET
 	else
-		"$NSDEDUP" --annotate --stats "$f" >"$fifo" 2>"$tmp/err" &
-		pid=$!
-		while kill -0 "$pid" 2>/dev/null; do
-			v=$(awk '/^VmHWM:/ { print $2 }' "/proc/$pid/status" \
-			    2>/dev/null || true)
-			[ -z "$v" ] || hwm=$v
-			sleep 0.02
-		done
-		wait "$pid" || st=$?
+		echo "NOT MET"
 	fi
-	wait "$gpid" || true
-	[ "$st" -eq 0 ] || {
-		tail -n 5 "$tmp/err" >&2
-		die "nsdedup --annotate $f failed (exit $st)"
-	}
-	RSS_KIB=$hwm
-	# The index line's "(N MiB at peak)", rehashing included.
-	INDEX_KIB=$(awk '/^nsdedup: index / {
-	    for (i = 1; i + 2 < NF; i++)
-		if ($(i + 1) == "MiB" && $(i + 2) == "at") {
-			v = $i; sub(/^\(/, "", v)
-		}
-	    printf "%d\n", v * 1024 }' "$tmp/err")
-	DUPS=$(cat "$tmp/dups")
 }
 
 q() {
@@ -437,17 +459,15 @@ cflags=
 if [ -f config.log ]; then
 	cflags=$(sed -n "s/^CFLAGS='\\(.*\\)'\$/\\1/p" config.log | head -n 1)
 fi
+# gawk knows --version, mawk -W version, busybox neither.
+awk_version=$(awk --version 2>/dev/null | head -n 1) || true
+[ -n "$awk_version" ] ||
+	awk_version=$(awk -W version 2>&1 | head -n 1) || true
+awk_version="${awk_version:-unknown} ($(readlink -f "$(command -v awk)"))"
 
-# The generated corpus, and a small one for the memory comparison.
+# The generated corpus.
 big=$(corpus "$size")
 big_bytes=$(stat -c %s "$big")
-if [ "$size_bytes" -gt $((100 << 20)) ]; then
-	small_size=100M
-else
-	small_size=$(( (size_bytes / 10 + 1048575) >> 20 ))M
-fi
-small=$(corpus "$small_size")
-small_bytes=$(stat -c %s "$small")
 
 # "R records, D reposts" from a generator log, or "n/a" for a reused corpus.
 gen_counts() {
@@ -458,41 +478,158 @@ reposts() {
 	gen_counts "$1" | awk '{ print ($3 == "" ? "n/a" : $3) }'
 }
 
-# Timings on the generated corpus; the --db run starts from no index.
-names=(cat jq annotate db drop simhash simhash_db)
-declare -A CMD PREP MED USR SYS
+# The table's rows.  The references first; then nsdedup's, one per method,
+# index (in memory or --db), jobs and input (the file, or a pipe from cat),
+# named METHOD-jJOBS-mem|db-file|pipe.  A --db run starts from no index.
+declare -A CMD PREP MED USR SYS METHOD JOBS DB INPUT RSS RSSN
 db=$tmp/x.nsd
+db_files="$db $db.ids $db.log $db.lock $db.stage $db.next"
+# shellcheck disable=SC2086  # the words of $db_files
+db_rm=$(printf '%q ' $db_files)
+db_rm="rm -f ${db_rm% }"
+ref_rows=(cat wc jq awk)
 CMD[cat]="cat $(q "$big") > /dev/null"
+CMD[wc]="wc -l $(q "$big") > /dev/null"
 CMD[jq]="jq -c . $(q "$big") > /dev/null"
-CMD[annotate]="$(q "$NSDEDUP") --annotate $(q "$big") > /dev/null"
-CMD[db]="$(q "$NSDEDUP") --annotate --db $(q "$db") $(q "$big") > /dev/null"
-PREP[db]="rm -f $(q "$db") $(q "$db.ids") $(q "$db.log") $(q "$db.lock")"
-CMD[drop]="$(q "$NSDEDUP") --drop-dups $(q "$big") > /dev/null"
-CMD[simhash]="$(q "$NSDEDUP") -m simhash --annotate $(q "$big") > /dev/null"
-CMD[simhash_db]="$(q "$NSDEDUP") -m simhash --annotate --db $(q "$db") $(q "$big") > /dev/null"
-PREP[simhash_db]=${PREP[db]}
-for n in "${names[@]}"; do
-	time_cmd "${CMD[$n]}" 0 "${PREP[$n]:-}"
-	MED[$n]=$T_MEDIAN
-	USR[$n]=$T_USER
-	SYS[$n]=$T_SYS
+CMD[awk]="awk '!seen[\$0]++' $(q "$big") > /dev/null"
+nsd_rows=()
+for m in nshash simhash; do
+	for d in mem db; do
+		for j in "$jobs_lo" "$jobs_hi"; do
+			for i in file pipe; do
+				r=$m-j$j-$d-$i
+				nsd_rows+=("$r")
+				METHOD[$r]=$m JOBS[$r]=$j DB[$r]=$d INPUT[$r]=$i
+			done
+		done
+	done
 done
 
-# The same nsdedup commands with the baseline, in turn with this nsdedup.
-pair_names=(annotate db drop simhash simhash_db)
-declare -A PAIR_A PAIR_B PUSR_A PUSR_B
+# The arguments of nsdedup in row $1, into the array argv; with $2 set,
+# without -j (the default number of jobs).
+row_argv() {
+	local r=$1 nojobs=${2:-0}
+	argv=()
+	[ "${METHOD[$r]}" = nshash ] || argv+=(-m "${METHOD[$r]}")
+	argv+=(--annotate)
+	[ "$nojobs" = 1 ] || argv+=("-j${JOBS[$r]}")
+	[ "${DB[$r]}" = mem ] || argv+=(--db "$db")
+}
+
+# The shell command of nsdedup row $1 (with $2 set: without -j).
+row_cmd() {
+	local c
+	row_argv "$@"
+	c="$(q "$NSDEDUP") $(printf '%q ' "${argv[@]}")"
+	if [ "${INPUT[$1]}" = pipe ]; then
+		echo "cat $(q "$big") | $c> /dev/null"
+	else
+		echo "$c$(q "$big") > /dev/null"
+	fi
+}
+
+for r in "${nsd_rows[@]}"; do
+	CMD[$r]=$(row_cmd "$r")
+	[ "${DB[$r]}" = mem ] || PREP[$r]=$db_rm
+done
+
+# Row $1 in words, e.g. "simhash -j2 --db, from a pipe".
+row_label() {
+	local r=$1 s
+	s="${METHOD[$r]} -j${JOBS[$r]}"
+	[ "${DB[$r]}" = mem ] || s="$s --db"
+	if [ "${INPUT[$r]}" = pipe ]; then
+		echo "$s, from a pipe"
+	else
+		echo "$s, from a file"
+	fi
+}
+
+# A shell command as the report shows it: the paths named, the output
+# redirection left out, and | escaped for a Markdown table when $2 is set.
+shown() {
+	local c=$1
+	c=${c//"$(q "$big")"/\$CORPUS}
+	c=${c//"$big"/\$CORPUS}
+	c=${c//"$(q "$NSDEDUP")"/\$NSDEDUP}
+	c=${c//"$(q "$db")"/\$TMP/x.nsd}
+	c=${c% > /dev/null}
+	[ -z "${2:-}" ] || c=${c//|/\\|}
+	echo "$c"
+}
+
+# The untimed run of nsdedup row $1 that checks it, warms the page cache
+# and samples its anonymous memory: sets RSS[$1] (the largest RssAnon, in
+# KiB) and RSSN[$1] (the samples taken).
+sampled_run() {
+	local r=$1 pid st=0 s
+	note "checking, RssAnon sampled: ${CMD[$r]}"
+	[ -z "${PREP[$r]:-}" ] || sh -c "${PREP[$r]}" ||
+		die "command failed: ${PREP[$r]}"
+	row_argv "$r"
+	if [ "${INPUT[$r]}" = pipe ]; then
+		# $! is the last process of the pipeline: nsdedup.
+		# shellcheck disable=SC2002
+		cat "$big" | "$NSDEDUP" "${argv[@]}" >/dev/null 2>"$tmp/err" &
+	else
+		"$NSDEDUP" "${argv[@]}" "$big" >/dev/null 2>"$tmp/err" &
+	fi
+	pid=$!
+	s=$(rss_anon_sample "$pid")
+	wait "$pid" || st=$?
+	[ "$st" -eq 0 ] || {
+		tail -n 5 "$tmp/err" >&2
+		die "command failed (exit $st): ${CMD[$r]}"
+	}
+	RSS[$r]=${s% *}
+	RSSN[$r]=${s#* }
+}
+
+for r in "${ref_rows[@]}"; do
+	time_cmd "${CMD[$r]}"
+	MED[$r]=$T_MEDIAN USR[$r]=$T_USER SYS[$r]=$T_SYS
+done
+for r in "${nsd_rows[@]}"; do
+	sampled_run "$r"
+	time_cmd "${CMD[$r]}" 0 "${PREP[$r]:-}" 1
+	MED[$r]=$T_MEDIAN USR[$r]=$T_USER SYS[$r]=$T_SYS
+done
+
+# With the baseline, in turn: the rows reading the file at the default
+# number of jobs (no -j, which an older nsdedup may not know).
+pair_rows=("nshash-j$jobs_hi-mem-file" "nshash-j$jobs_hi-db-file"
+    "simhash-j$jobs_hi-mem-file" "simhash-j$jobs_hi-db-file")
+declare -A PAIR_CMD PAIR_A PAIR_B PUSR_A PUSR_B
 if [ -n "$baseline" ]; then
-	for n in "${pair_names[@]}"; do
-		time_pair "${CMD[$n]}" "${PREP[$n]:-}"
-		PAIR_A[$n]=$P_MED_A
-		PAIR_B[$n]=$P_MED_B
-		PUSR_A[$n]=$P_USR_A
-		PUSR_B[$n]=$P_USR_B
+	for r in "${pair_rows[@]}"; do
+		PAIR_CMD[$r]=$(row_cmd "$r" 1)
+		time_pair "${PAIR_CMD[$r]}" "${PREP[$r]:-}"
+		PAIR_A[$r]=$P_MED_A PAIR_B[$r]=$P_MED_B
+		PUSR_A[$r]=$P_USR_A PUSR_B[$r]=$P_USR_B
 	done
 fi
 
+# What each method finds, and its in-memory index (--stats).
+declare -A DUPS INDEX INDEX_PEAK CAND
+for m in nshash simhash; do
+	"$NSDEDUP" -m "$m" --annotate --stats "$big" >/dev/null \
+	    2>"$tmp/$m-stats" ||
+		die "nsdedup -m $m --stats failed: $(tail -n 1 "$tmp/$m-stats")"
+	DUPS[$m]=$(awk '/^nsdedup: duplicates/ { print $3 }' "$tmp/$m-stats")
+	INDEX[$m]=$(awk '/^nsdedup: index / { sub(/,$/, "", $6)
+	    printf "%s %s %s %s", $3, $4, $5, $6 }' "$tmp/$m-stats")
+	# The index line's "(N MiB at peak)", rehashing included.
+	INDEX_PEAK[$m]=$(awk '/^nsdedup: index / {
+	    for (i = 1; i + 2 < NF; i++)
+		if ($(i + 1) == "MiB" && $(i + 2) == "at") {
+			v = $i; sub(/^\(/, "", v)
+		}
+	    print v " MiB" }' "$tmp/$m-stats")
+	CAND[$m]=$(awk '/^nsdedup: candidates/ { print $3 }' "$tmp/$m-stats")
+done
+
 # What the --db run leaves: one more run, with --stats and the syncs timed.
-sh -c "${PREP[db]}"
+sh -c "$db_rm"
 "$NSDEDUP" --annotate --stats --db "$db" "$big" >/dev/null 2>"$tmp/db-stats" ||
 	die "nsdedup --db failed"
 db_stats=$(awk '/^nsdedup: index / { sub(/,$/, "", $6)
@@ -501,7 +638,7 @@ db_stats="$db_stats; $(stat -c %s "$db") bytes in x.nsd"
 db_stats="$db_stats and $(stat -c %s "$db.ids") in x.nsd.ids"
 if [ -z "${NSD_BENCH_NO_STRACE:-}" ] && command -v strace >/dev/null 2>&1
 then
-	sh -c "${PREP[db]}"
+	sh -c "$db_rm"
 	strace -f -T -o "$tmp/db-strace" \
 	    -e trace=msync,fdatasync,fsync,rename,fallocate \
 	    "$NSDEDUP" --annotate --db "$db" "$big" >/dev/null ||
@@ -512,32 +649,30 @@ then
 	    gsub(/[<>]/, "", t); s += t } END { printf "%.3f", s }' \
 	    "$tmp/db-strace") s in all (\`strace -T\`)"
 fi
-sh -c "${PREP[db]}"
+sh -c "$db_rm"
 
-# What -m simhash finds, and how many entries each lookup compares.
-"$NSDEDUP" -m simhash --annotate --stats "$big" 2>"$tmp/simhash-stats" |
-    grep -c '"is_dup":true' >"$tmp/simhash-dups" || true
-grep -q '^nsdedup: records' "$tmp/simhash-stats" ||
-	die "nsdedup -m simhash --stats failed: $(tail -n 1 "$tmp/simhash-stats")"
-simhash_dups=$(cat "$tmp/simhash-dups")
-simhash_cand=$(awk '/^nsdedup: candidates/ { print $3 }' "$tmp/simhash-stats")
-simhash_index=$(awk '/^nsdedup: index / { sub(/,$/, "", $6)
-    printf "%s %s %s %s", $3, $4, $5, $6 }' "$tmp/simhash-stats")
-
-# Peak memory at two sizes.
-note "measuring memory"
-measure_rss "$small"
-rss_small=$RSS_KIB
-index_small=$INDEX_KIB
-dups_small=$DUPS
-measure_rss "$big"
-rss_big=$RSS_KIB
-index_big=$INDEX_KIB
-dups_big=$DUPS
-# The target sets the in-memory index aside: what is left is the process's
-# own memory (buffers, code, libraries), which must stay flat.
-own_small=$((rss_small - index_small))
-own_big=$((rss_big - index_big))
+# Where the time goes: bench/profile.sh for each method at -j1.  PROFILE
+# holds its table rows, or PROFILE_MISSING why there are none.
+declare -A PROFILE PROFILE_MISSING
+for m in nshash simhash; do
+	if [ -n "${NSD_BENCH_NO_PERF:-}" ]; then
+		PROFILE_MISSING[$m]="not taken: NSD_BENCH_NO_PERF is set"
+		continue
+	fi
+	note "profiling: nsdedup -m $m --annotate -j$jobs_lo \$CORPUS"
+	st=0
+	NSDEDUP=$NSDEDUP "$BASH" "$script_dir/profile.sh" -- -m "$m" \
+	    --annotate "-j$jobs_lo" "$big" >"$tmp/profile-$m" \
+	    2>"$tmp/profile-$m.err" || st=$?
+	case $st in
+	0) PROFILE[$m]=$(cat "$tmp/profile-$m") ;;
+	3) PROFILE_MISSING[$m]="not taken: perf is missing or cannot sample"
+	   PROFILE_MISSING[$m]+=" here ($(tail -n 1 "$tmp/profile-$m.err"))"
+	   note "${PROFILE_MISSING[$m]}" ;;
+	*) tail -n 5 "$tmp/profile-$m.err" >&2
+	   die "bench/profile.sh failed (exit $st) for -m $m" ;;
+	esac
+done
 
 # The shared evaluation corpora.
 shared_rows=()
@@ -553,7 +688,8 @@ if [ -d "$NSD_SHARED_DATA" ]; then
 		recs=$(grep -c . "$f" || true)
 		time_cmd "jq -c . $(q "$f") > /dev/null"
 		sj=$T_MEDIAN
-		time_cmd "$(q "$NSDEDUP") -m simhash --annotate $(q "$f") > /dev/null" 1
+		time_cmd "$(q "$NSDEDUP") -m simhash --annotate $(q "$f") \
+> /dev/null" 1
 		ss=$T_MEDIAN
 		time_cmd "$(q "$NSDEDUP") --annotate $(q "$f") > /dev/null" 1
 		sn=$T_MEDIAN
@@ -571,12 +707,10 @@ if [ -d "$NSD_SHARED_DATA" ]; then
 		[ "$st" -le 1 ] || die "counting duplicates in $base failed"
 		sdups=${sdups:-0}
 		mb=$(awk -v b="$fb" 'BEGIN { printf "%.1f", b / 1e6 }')
-		ratio=$(awk -v a="$sj" -v b="$sn" \
-		    'BEGIN { printf "%.1fx", a / b }')
 		row="| $base | $recs | $mb | $sj | $(mbps "$fb" "$sj") | $sn"
-		row="$row | $(mbps "$fb" "$sn") | $ratio | $dups | $ss"
-		row="$row | $(mbps "$fb" "$ss") | $(awk -v a="$sj" -v b="$ss" \
-		    'BEGIN { printf "%.1fx", a / b }') | $sdups |"
+		row="$row | $(mbps "$fb" "$sn") | $(ratio "$sj" "$sn")x"
+		row="$row | $dups | $ss | $(mbps "$fb" "$ss")"
+		row="$row | $(ratio "$sj" "$ss")x | $sdups |"
 		shared_rows+=("$row${nnote:+ $nnote |}")
 		rm -f "$f"
 	done
@@ -584,101 +718,192 @@ else
 	note "no shared corpora at $NSD_SHARED_DATA; skipping them"
 fi
 
-# Targets.
-mb_annotate=$(mbps "$big_bytes" "${MED[annotate]}")
-ratio_jq=$(awk -v a="${MED[jq]}" -v b="${MED[annotate]}" \
-    'BEGIN { printf "%.2f\n", a / b }')
-own_growth_kib=$((own_big - own_small))
-met() {
-	if awk -v x="$1" -v y="$2" 'BEGIN { exit !(x >= y) }'; then
-		echo MET
-	else
-		echo "NOT MET"
-	fi
+# The table's ratios: each row's throughput over jq's and over awk's.
+declare -A XJQ XAWK
+for r in "${ref_rows[@]}" "${nsd_rows[@]}"; do
+	XJQ[$r]=$(ratio "${MED[jq]}" "${MED[$r]}")
+	XAWK[$r]=$(ratio "${MED[awk]}" "${MED[$r]}")
+done
+
+# The targets.  TARGETS holds the report's lines, "- TARGET: FIGURE —
+# STATUS".
+targets=()
+target() {
+	targets+=("- $1: $2 — $3")
 }
-t_speed=$(met "$mb_annotate" 300)
-mb_db=$(mbps "$big_bytes" "${MED[db]}")
-ratio_db=$(awk -v a="${MED[annotate]}" -v b="${MED[db]}" \
-    'BEGIN { printf "%.2f\n", a / b }')
-t_db=$(met "$ratio_db" 0.8)
-t_ratio=$(met "$ratio_jq" 4)
-mb_simhash=$(mbps "$big_bytes" "${MED[simhash]}")
-ratio_simhash=$(awk -v a="${MED[jq]}" -v b="${MED[simhash]}" \
-    'BEGIN { printf "%.2f\n", a / b }')
-t_simhash=$(met "$mb_simhash" 150)
-t_simhash_jq=$(met "$ratio_simhash" 2)
-ratio_simhash_db=$(awk -v a="${MED[simhash]}" -v b="${MED[simhash_db]}" \
-    'BEGIN { printf "%.2f\n", a / b }')
+nf=nshash-j$jobs_hi-mem-file
+sf=simhash-j$jobs_hi-mem-file
+if [ "$(nproc)" = "$jobs_hi" ]; then
+	jobs_note="at the default jobs (-j$jobs_hi here)"
+else
+	jobs_note="at -j$jobs_hi (the default here would be -j$(nproc))"
+fi
+target "nshash --annotate $jobs_note, from a file, ≥ 12× \`jq -c .\`" "${XJQ[$nf]}× ($(mbps "$big_bytes" "${MED[$nf]}") MB/s,\
+ jq $(mbps "$big_bytes" "${MED[jq]}") MB/s)" "$(met "${XJQ[$nf]}" 12)"
+target "nshash --annotate $jobs_note, from a file, ≥ 3× the awk\
+ exact dedup" "${XAWK[$nf]}× (awk $(mbps "$big_bytes" \
+"${MED[awk]}") MB/s)" "$(met "${XAWK[$nf]}" 3)"
+target "simhash --annotate $jobs_note, from a file, ≥ 10×\
+ \`jq -c .\`" "${XJQ[$sf]}× ($(mbps "$big_bytes" "${MED[$sf]}") MB/s)" \
+    "$(met "${XJQ[$sf]}" 10)"
+for m in nshash simhash; do
+	lo=$m-j$jobs_lo-mem-file hi=$m-j$jobs_hi-mem-file
+	x=$(ratio "${MED[$lo]}" "${MED[$hi]}")
+	target "$m -j$jobs_hi ≥ 1.8× the -j$jobs_lo throughput (in memory,\
+ from a file)" "$x× ($(mbps "$big_bytes" "${MED[$hi]}") MB/s against\
+ $(mbps "$big_bytes" "${MED[$lo]}"))" "$(met "$x" 1.8)"
+done
+# From a pipe: its throughput as a share of the file's, per configuration.
+pipe_fig='' pipe_min='' pipe_min_label=''
+for r in "${nsd_rows[@]}"; do
+	[ "${INPUT[$r]}" = file ] || continue
+	p=${r%-file}-pipe
+	x=$(ratio "${MED[$r]}" "${MED[$p]}")
+	l=$(row_label "$r")
+	l=${l%, from a file}
+	pipe_fig="$pipe_fig${pipe_fig:+, }$l $x"
+	if [ -z "$pipe_min" ] ||
+	    awk -v x="$x" -v y="$pipe_min" 'BEGIN { exit !(x < y) }'; then
+		pipe_min=$x pipe_min_label=$l
+	fi
+done
+target "from a pipe within 10% of from a file, every nsdedup configuration\
+ (pipe throughput / file throughput ≥ 0.90)" "lowest $pipe_min\
+ ($pipe_min_label); $pipe_fig" "$(met "$pipe_min" 0.90)"
+# Peak RssAnon: every nsdedup row under 64 MiB.
+rss_max=0 rss_max_label='' rss_over=() rss_unsampled=0
+for r in "${nsd_rows[@]}"; do
+	if [ "${RSSN[$r]}" = 0 ]; then
+		rss_unsampled=$((rss_unsampled + 1))
+		continue
+	fi
+	if [ "${RSS[$r]}" -gt "$rss_max" ] || [ -z "$rss_max_label" ]; then
+		rss_max=${RSS[$r]} rss_max_label=$(row_label "$r")
+	fi
+	[ "${RSS[$r]}" -lt $((64 << 10)) ] ||
+		rss_over+=("$(row_label "$r") $(mib "${RSS[$r]}")")
+done
+rss_fig="largest $(mib "$rss_max") ($rss_max_label)"
+if [ ${#rss_over[@]} -gt 0 ]; then
+	rss_fig="$rss_fig; ${#rss_over[@]} of ${#nsd_rows[@]} rows at 64 MiB"
+	rss_fig="$rss_fig or more: $(printf '%s; ' "${rss_over[@]}")"
+	rss_fig=${rss_fig%; }
+	t_rss="NOT MET"
+else
+	t_rss=MET
+fi
+if [ "$rss_unsampled" -gt 0 ]; then
+	rss_fig="$rss_fig; rows that ended before a first sample:"
+	rss_fig="$rss_fig $rss_unsampled"
+	[ -n "$rss_max_label" ] || t_rss="not measured"
+fi
+target "peak RssAnon under 64 MiB, every nsdedup row" "$rss_fig" "$t_rss"
 # Against the baseline: this nsdedup's throughput as a share of the
 # baseline's (baseline seconds / these seconds), and the lowest share.
 declare -A SHARE
 share_min=
 if [ -n "$baseline" ]; then
-	for n in "${pair_names[@]}"; do
-		SHARE[$n]=$(awk -v a="${PAIR_A[$n]}" -v b="${PAIR_B[$n]}" \
+	for r in "${pair_rows[@]}"; do
+		SHARE[$r]=$(awk -v a="${PAIR_A[$r]}" -v b="${PAIR_B[$r]}" \
 		    'BEGIN { printf "%.3f\n", b / a }')
-		if [ -z "$share_min" ] || awk -v x="${SHARE[$n]}" \
+		if [ -z "$share_min" ] || awk -v x="${SHARE[$r]}" \
 		    -v y="$share_min" 'BEGIN { exit !(x < y) }'; then
-			share_min=${SHARE[$n]}
-			share_min_name=$n
+			share_min=${SHARE[$r]}
+			share_min_label=$(row_label "$r")
 		fi
 	done
-	t_baseline=$(met "$share_min" 0.95)
-fi
-if [ "$own_small" -le 16384 ] && [ "$own_big" -le 16384 ]; then
-	t_mem=MET
-else
-	t_mem="NOT MET"
-fi
-signed_mib() {
-	awk -v k="$1" 'BEGIN { printf "%+.1f MiB\n", k / 1024 }' |
-	    sed 's/^[-+]0\.0 /0.0 /'
-}
-if [ "${USR[annotate]}" = n/a ]; then
-	cpu_annotate="CPU not measured"
-else
-	cpu_annotate="user ${USR[annotate]} s, sys ${SYS[annotate]} s"
+	target "throughput ≥ 95% of the baseline's, every command compared" \
+	    "lowest share $share_min (${share_min_label/ -j$jobs_hi/})" \
+	    "$(met "$share_min" 0.95)"
 fi
 size_note=
 if [ "$big_bytes" -lt $((1 << 30)) ] && [ "$size_bytes" -lt $((1 << 30)) ]
 then
-	size_note=" (measured over $size; the target is stated for 1 GB)"
+	size_note="Measured over $size; the targets are stated for 1 GB."
 fi
 
 if [ "$use_hyperfine" = 1 ]; then
 	timer="hyperfine $(hyperfine --version | awk '{ print $2 }'):"
 	timer="$timer \`hyperfine --runs $runs --style none --export-json"
-	timer="$timer FILE -- 'COMMAND'\`, after one untimed run"
+	timer="$timer FILE [--prepare CMD] -- 'COMMAND'\`"
+	cputool="hyperfine"
 else
-	timer="a bash loop of $runs runs timed with \`date +%s.%N\`,"
-	timer="$timer after one untimed run"
-fi
-if [ "$use_time" = 1 ]; then
-	rsstool="\`/usr/bin/time -f %M\`"
-else
-	rsstool="VmHWM polled from /proc/PID/status"
+	timer="a bash loop of $runs runs timed with \`date +%s.%N\`"
+	if [ "$use_time" = 1 ]; then
+		cputool="\`/usr/bin/time -f '%U %S'\`"
+	else
+		cputool="not measured (n/a)"
+	fi
 fi
 
-# Command $1 of CMD as the report shows it, with the paths named.
-shown_cmd() {
-	local c=${CMD[$1]//"$big"/\$CORPUS}
-	c=${c//"$(q "$NSDEDUP")"/\$NSDEDUP}
-	echo "${c//"$(q "$db")"/\$TMP/x.nsd}"
+# The main table, in Markdown.
+main_table() {
+	local r rss
+	printf '| command | median s | MB/s | ×jq | ×awk | user s | sys s '
+	printf '| peak RssAnon |\n'
+	printf '|---|---:|---:|---:|---:|---:|---:|---:|\n'
+	for r in "${ref_rows[@]}" "${nsd_rows[@]}"; do
+		rss=
+		if [ -n "${RSSN[$r]:-}" ]; then
+			rss=$(mib "${RSS[$r]}")
+			[ "${RSSN[$r]}" != 0 ] || rss="n/a (no sample)"
+		fi
+		printf '| `%s` | %s | %s | %s | %s | %s | %s | %s |\n' \
+		    "$(shown "${CMD[$r]}" 1)" "${MED[$r]}" \
+		    "$(mbps "$big_bytes" "${MED[$r]}")" "${XJQ[$r]}" \
+		    "${XAWK[$r]}" "${USR[$r]}" "${SYS[$r]}" "$rss"
+	done
+}
+
+# The profile's tables side by side: stage, then CPU s and share for each.
+profile_table() {
+	printf '| stage | nshash CPU s | nshash share | simhash CPU s '
+	printf '| simhash share |\n|---|---:|---:|---:|---:|\n'
+	paste -d '\n' <(printf '%s\n' "${PROFILE[nshash]}") \
+	    <(printf '%s\n' "${PROFILE[simhash]}") |
+	    awk -F' *\\| *' 'NR % 2 { s = $2; a = $3; b = $4; next }
+		{ printf "| %s | %s | %s | %s | %s |\n", s, a, b, $3, $4 }'
 }
 
 # The report, written beside its destination and renamed into place.
 mkdir -p "$(dirname "$out")"
 {
 	printf '# nsdedup benchmark results\n\n'
-	printf 'Written by `bench/run.sh --size %s --runs %s --seed %s%s`.\n\n' \
+	printf 'Written by `bench/run.sh --size %s --runs %s --seed %s%s`' \
 	    "$size" "$runs" "$seed" "$baseline_flag"
+	printf ' on %s; the machine is described below.\n\n' \
+	    "$(date -u '+%Y-%m-%d %H:%M UTC')"
+
+	printf '## Throughput\n\n'
+	printf 'Each command reads `$CORPUS`, %s bytes of generated news ' \
+	    "$big_bytes"
+	printf '(%s; see "The corpus and what was found"), ' \
+	    "$(gen_counts "$size")"
+	printf 'from the file or from a pipe (`cat $CORPUS |`), and writes '
+	printf 'to /dev/null; a `--db` command starts from no index each run '
+	printf '(`%s` before it). ' "$(shown "$db_rm")"
+	printf 'Median wall seconds of %s runs, after one untimed run; ' "$runs"
+	printf 'MB/s is input bytes / median / 10^6; ×jq and ×awk are the '
+	printf 'throughput over that of `jq -c .` and of '
+	printf '`awk '"'"'!seen[$0]++'"'"'` (their median / this median); '
+	printf 'user and sys are mean CPU seconds per run, of the whole '
+	printf 'pipeline for a pipe. Peak RssAnon is nsdedup'"'"'s '
+	printf 'anonymous resident memory, the largest of the samples of '
+	printf '/proc/PID/status taken every 10 ms during the untimed run '
+	printf '(sampled, so a shorter peak can be missed).\n\n'
+	main_table
+	printf '\n## Targets\n\n'
+	printf '%s\n' "${targets[@]}"
+	[ -z "$size_note" ] || printf '\n%s\n' "$size_note"
+	printf '\n'
+
 	printf '## Machine\n\n'
-	printf -- '- Date: %s\n' "$(date -u '+%Y-%m-%d %H:%M UTC')"
 	printf -- '- System: %s\n' "$(uname -srm)"
 	printf -- '- CPU: %s, %s cores online\n' "$cpu_model" "$(nproc)"
 	printf -- '- Memory: %s\n' "$mem_gib"
-	printf -- '- Load average (1, 5, 15 min) at the start: %s, at the end: %s\n' \
-	    "$load_start" "$(cut -d ' ' -f 1-3 /proc/loadavg)"
+	printf -- '- Load average (1, 5, 15 min) at the start: %s, ' \
+	    "$load_start"
+	printf 'at the end: %s\n' "$(cut -d ' ' -f 1-3 /proc/loadavg)"
 	printf -- '- nsdedup: `%s`, `$NSDEDUP` = %s (built %s, sha256 %s...)' \
 	    "$nsd_version" "$nsd_shown" "$nsd_mtime" "$nsd_sum"
 	if [ "$NSDEDUP" != "$nsd_shown" ]; then
@@ -686,90 +911,85 @@ mkdir -p "$(dirname "$out")"
 	fi
 	printf '\n'
 	[ -z "$cflags" ] || printf -- '- Built with CFLAGS: `%s`\n' "$cflags"
-	printf -- '- jq: %s\n' "$(jq --version 2>&1)"
-	printf -- '- Timing: %s; median of the runs.\n' "$timer"
-	printf -- '- MB/s: input bytes / median wall seconds / 10^6; '
-	printf 'user and sys are mean CPU seconds per run.\n\n'
+	printf -- '- jq: %s; awk: %s\n' "$(jq --version 2>&1)" "$awk_version"
+	printf -- '- Timing: %s; the median of the runs. ' "$timer"
+	printf 'User and sys: %s.\n\n' "$cputool"
 
-	printf '## Generated corpus\n\n'
+	printf '## The corpus and what was found\n\n'
 	printf '`%s --seed %s --size %s > $CORPUS`: %s bytes, %s.\n\n' \
 	    "$GENCORPUS" "$seed" "$size" "$big_bytes" "$(gen_counts "$size")"
-	printf '| command | median s | MB/s | user s | sys s |\n'
-	printf '|---|---:|---:|---:|---:|\n'
-	for n in "${names[@]}"; do
-		printf '| `%s` | %s | %s | %s | %s |\n' \
-		    "$(shown_cmd "$n")" "${MED[$n]}" \
-		    "$(mbps "$big_bytes" "${MED[$n]}")" "${USR[$n]}" \
-		    "${SYS[$n]}"
-	done
-	printf '\nnsdedup --annotate is %sx as fast as `jq -c .`; ' "$ratio_jq"
-	printf 'nsdedup --drop-dups is %sx; ' "$(awk -v a="${MED[jq]}" \
-	    -v b="${MED[drop]}" 'BEGIN { printf "%.2f", a / b }')"
-	printf 'nsdedup -m simhash --annotate is %sx, and with --db ' \
-	    "$ratio_simhash"
-	printf '(a fresh index each run) at %s of its in-memory ' \
-	    "$ratio_simhash_db"
-	printf 'throughput.\n\n'
-	printf 'The `-m simhash` run (defaults: --distance 3, block tables '
-	printf 'of the fingerprint'"'"'s bits) found %s duplicates ' \
-	    "$simhash_dups"
-	printf 'where the corpus has %s reposts (nshash: %s); each lookup ' \
-	    "$(reposts "$size")" "$dups_big"
-	printf 'compared %s entries on average (`--stats`); its index: %s.' \
-	    "$simhash_cand" "$simhash_index"
-	printf ' bench/QUALITY.md scores what each method finds against '
-	printf 'the generator'"'"'s ground truth.\n\n'
-	printf 'The `--db` run starts from no index each time: '
-	printf '`rm -f $TMP/x.nsd $TMP/x.nsd.ids $TMP/x.nsd.log $TMP/x.nsd.lock` before it '
-	printf '(hyperfine `--prepare`), so it creates the index, grows '
-	printf 'its table as it fills, and commits once at the end; it '
-	printf 'runs at %s of the in-memory run'"'"'s throughput. ' "$ratio_db"
-	printf 'The index it leaves: %s.\n\n' "$db_stats"
+	printf -- '- nshash (`$NSDEDUP --annotate --stats $CORPUS`) found %s ' \
+	    "${DUPS[nshash]}"
+	printf 'duplicates where the corpus has %s reposts; its in-memory ' \
+	    "$(reposts "$size")"
+	printf 'index: %s, %s at its peak.\n' "${INDEX[nshash]}" \
+	    "${INDEX_PEAK[nshash]}"
+	printf -- '- simhash (defaults: --distance 3, block tables of the '
+	printf 'fingerprint'"'"'s bits) found %s duplicates; each lookup ' \
+	    "${DUPS[simhash]}"
+	printf 'compared %s entries on average; its index: %s, %s at its ' \
+	    "${CAND[simhash]}" "${INDEX[simhash]}" "${INDEX_PEAK[simhash]}"
+	printf 'peak.\n'
+	printf -- '- The index a `--db` run leaves: %s.\n\n' "$db_stats"
+	printf 'A `--db` index is mapped from its file, so it is not in '
+	printf 'the RssAnon column; an in-memory one is. '
+	printf 'bench/QUALITY.md scores what each method finds against the '
+	printf 'generator'"'"'s ground truth.\n\n'
 
 	if [ -n "$baseline" ]; then
 		printf '## Against a baseline\n\n'
 		printf 'Baseline: `%s`, %s (sha256 %s...).\n\n' \
 		    "$baseline_version" "$baseline_shown" "$baseline_sum"
-		printf 'Each nsdedup command above, timed again with this '
-		printf 'nsdedup and with the baseline in its place, in turn: '
+		printf 'The nsdedup commands at the default number of jobs '
+		printf '(no `-j`) reading the file, timed with this nsdedup '
+		printf 'and with the baseline in its place, in turn: '
 		printf '%s runs of each, in the order ABBA ABBA..., each run ' \
 		    "$runs"
-		printf 'on its own (`hyperfine --runs 1` or the fallback loop), '
-		printf 'after one untimed run of each. The share is this '
-		printf 'nsdedup'"'"'s throughput as a part of the baseline'"'"'s '
+		printf 'on its own (`hyperfine --runs 1` or the fallback '
+		printf 'loop), after one untimed run of each. The share is '
+		printf 'this nsdedup'"'"'s throughput as a part of the '
+		printf 'baseline'"'"'s '
 		printf '(baseline median / this median); user s is the median '
 		printf 'of the runs'"'"' user CPU seconds.\n\n'
 		printf '| command | this median s | baseline median s | share '
 		printf '| this user s | baseline user s |\n'
 		printf '|---|---:|---:|---:|---:|---:|\n'
-		for n in "${pair_names[@]}"; do
+		for r in "${pair_rows[@]}"; do
 			printf '| `%s` | %s | %s | %s | %s | %s |\n' \
-			    "$(shown_cmd "$n")" \
-			    "${PAIR_A[$n]}" "${PAIR_B[$n]}" "${SHARE[$n]}" \
-			    "${PUSR_A[$n]}" "${PUSR_B[$n]}"
+			    "$(shown "${PAIR_CMD[$r]}" 1)" \
+			    "${PAIR_A[$r]}" "${PAIR_B[$r]}" "${SHARE[$r]}" \
+			    "${PUSR_A[$r]}" "${PUSR_B[$r]}"
 		done
 		printf '\n'
 	fi
 
-	printf '## Memory\n\n'
-	printf 'Peak resident set of '
-	printf '`$NSDEDUP --annotate --stats $CORPUS > /dev/null`'
-	printf ', measured with %s; the index column is the in-memory ' "$rsstool"
-	printf 'index at its peak as `--stats` reports it (table, groups and '
-	printf 'ids, with both tables while the table doubles), and '
-	printf 'the last column is what is left: the process'"'"'s own memory.\n\n'
-	printf '| input | bytes | max RSS | index | RSS less index '
-	printf '| duplicates found | reposts written |\n'
-	printf '|---|---:|---:|---:|---:|---:|---:|\n'
-	printf '| %s corpus | %s | %s | %s | %s | %s | %s |\n' "$small_size" \
-	    "$small_bytes" "$(mib "$rss_small")" "$(mib "$index_small")" \
-	    "$(mib "$own_small")" "$dups_small" "$(reposts "$small_size")"
-	printf '| %s corpus | %s | %s | %s | %s | %s | %s |\n\n' "$size" \
-	    "$big_bytes" "$(mib "$rss_big")" "$(mib "$index_big")" \
-	    "$(mib "$own_big")" "$dups_big" "$(reposts "$size")"
-	printf 'The %s corpus is the first %s bytes of the %s one ' \
-	    "$small_size" "$small_bytes" "$size"
-	printf '(same seed).\n\n'
+	printf '## Where the time goes\n\n'
+	printf 'CPU seconds by stage of `$NSDEDUP [-m simhash] --annotate '
+	printf -- '-j%s $CORPUS > /dev/null`, from bench/profile.sh: ' \
+	    "$jobs_lo"
+	printf '`perf record -e cpu-clock` with DWARF call chains, each '
+	printf 'sample charged to the stage of the innermost function on '
+	printf 'its chain that has one (frame: reading and cutting lines; '
+	printf 'scan: JSON and TSV syntax; decode: escapes; normalize; '
+	printf 'split: sentences or features; hash; index; write; wait: '
+	printf 'threads waiting; other). A run under perf is slower than '
+	printf 'the timed ones; the shares are what to compare.\n\n'
+	if [ -n "${PROFILE[nshash]:-}" ] && [ -n "${PROFILE[simhash]:-}" ]
+	then
+		profile_table
+	else
+		for m in nshash simhash; do
+			if [ -n "${PROFILE[$m]:-}" ]; then
+				printf '%s:\n\n| stage | CPU s | share |\n' "$m"
+				printf '|---|---:|---:|\n%s\n\n' \
+				    "${PROFILE[$m]}"
+			else
+				printf -- '- %s: %s.\n' "$m" \
+				    "${PROFILE_MISSING[$m]}"
+			fi
+		done
+	fi
+	printf '\n'
 
 	printf '## Shared corpora\n\n'
 	if [ ${#shared_rows[@]} -eq 0 ]; then
@@ -779,59 +999,37 @@ mkdir -p "$(dirname "$out")"
 		    "$NSD_SHARED_DATA"
 		printf 'commands `jq -c . FILE > /dev/null`, '
 		printf '`nsdedup --annotate FILE > /dev/null` and '
-		printf '`nsdedup -m simhash --annotate FILE > /dev/null`; '
-		printf 'duplicates counted with `nsdedup [-m simhash] --annotate '
-		printf "FILE | grep -c '\"is_dup\":true'\`. bench/QUALITY.md "
+		printf '`nsdedup -m simhash --annotate FILE > /dev/null` '
+		printf '(default jobs); '
+		printf 'duplicates counted with `nsdedup [-m simhash] '
+		printf -- "--annotate FILE | grep -c '\"is_dup\":true'\`. "
+		printf 'bench/QUALITY.md '
 		printf 'compares what the two methods find.\n\n'
 		printf '| corpus | records | MB | jq s | jq MB/s '
 		printf '| nsdedup s | nsdedup MB/s | vs jq | duplicates '
-		printf '| simhash s | simhash MB/s | vs jq | simhash duplicates |\n'
-		printf '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n'
+		printf '| simhash s | simhash MB/s | vs jq '
+		printf '| simhash duplicates |\n'
+		printf '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:'
+		printf '|---:|---:|\n'
 		printf '%s\n' "${shared_rows[@]}"
 		printf '\n'
 	fi
 
-	printf '## Targets\n\n'
-	printf '| target | figure | status |\n|---|---|---|\n'
-	printf '| nsdedup --annotate >= 300 MB/s on one core | %s MB/s ' \
-	    "$mb_annotate"
-	printf '(wall %s s; %s)%s | %s |\n' "${MED[annotate]}" \
-	    "$cpu_annotate" "$size_note" "$t_speed"
-	printf '| nsdedup --annotate >= 4x jq -c . | %sx (jq %s s) | %s |\n' \
-	    "$ratio_jq" "${MED[jq]}" "$t_ratio"
-	printf '| nsdedup -m simhash --annotate >= 150 MB/s on one core '
-	printf '| %s MB/s (wall %s s; user %s s, sys %s s)%s | %s |\n' \
-	    "$mb_simhash" "${MED[simhash]}" "${USR[simhash]}" \
-	    "${SYS[simhash]}" "$size_note" "$t_simhash"
-	printf '| nsdedup -m simhash --annotate >= 2x jq -c . in the same '
-	printf 'run | %sx | %s |\n' "$ratio_simhash" "$t_simhash_jq"
-	printf '| with --db (fresh index), >= 80%% of the in-memory '
-	printf 'throughput | %s (%s MB/s, wall %s s; in memory %s MB/s)%s ' \
-	    "$ratio_db" "$mb_db" "${MED[db]}" "$mb_annotate" "$size_note"
-	printf '| %s |\n' "$t_db"
-	printf '| memory flat within 16 MiB over 1 GB, index aside | '
-	printf '%s at %s, %s at %s' "$(mib "$own_small")" "$small_size" \
-	    "$(mib "$own_big")" "$size"
-	printf ' (growth %s; with the index %s and %s)%s | %s |\n' \
-	    "$(signed_mib "$own_growth_kib")" "$(mib "$rss_small")" \
-	    "$(mib "$rss_big")" "$size_note" "$t_mem"
-	if [ -n "$baseline" ]; then
-		printf '| throughput >= 95%% of the baseline'"'"'s, every '
-		printf 'command | lowest share %s (%s) | %s |\n' \
-		    "$share_min" "$share_min_name" "$t_baseline"
-	fi
 	# bench/index-scale.sh's section, kept until it writes a new one.
 	if [ -f "$out" ]; then
-		sed -n '/^<!-- index-scale: begin -->$/,/^<!-- index-scale: end/p' \
-		    "$out" | sed '1s/^/\n/'
+		sed -n '/^<!-- index-scale: begin -->$/,'\
+'/^<!-- index-scale: end/p' "$out"
 	fi
 } >"$out.tmp"
 mv "$out.tmp" "$out"
 note "wrote $out"
-sed -n '/^## Targets/,/^<!--/{/^<!--/!p}' "$out"
 
 if [ "$scale" = 1 ]; then
 	NSDEDUP=$NSDEDUP GENCORPUS=$GENCORPUS \
 	    "$BASH" "$script_dir/index-scale.sh" --out "$out" ||
 		die "bench/index-scale.sh failed"
 fi
+
+# The table and the targets, last.
+printf '\n'
+sed -n '/^## Throughput$/,/^## Machine$/{/^## Machine$/!p}' "$out"
