@@ -27,6 +27,10 @@
 #include "region.h"
 #include "util.h"
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE	23	/* Linux 5.14 */
+#endif
+
 void
 nsd_region_init(struct nsd_region *r)
 {
@@ -158,10 +162,25 @@ fail:
 	return (-1);
 }
 
+/*
+ * Map in the bytes from old to the end: one system call where touching
+ * them would fault a page at a time (a third of a run's system time when
+ * the in-memory table doubles). Older kernels say EINVAL, and the pages
+ * fault in as before.
+ */
+static void
+populate(struct nsd_region *r, size_t old)
+{
+	if (old < r->size)
+		(void)madvise((char *)r->base + old, r->size - old,
+		    MADV_POPULATE_WRITE);
+}
+
 void
 nsd_region_resize(struct nsd_region *r, size_t size)
 {
 	long	 page = sysconf(_SC_PAGESIZE);
+	size_t	 old = r->size;
 
 	size = size == 0 ? 1 : size;
 	if (size > SIZE_MAX - (size_t)page)
@@ -174,16 +193,15 @@ nsd_region_resize(struct nsd_region *r, size_t size)
 	 * goes on as it would have without files, and says why at its end.
 	 */
 	if (r->fd == -1 && (size <= NSD_REGION_ANON_MAX ||
-	    r->spill_error[0] != '\0')) {
+	    r->spill_error[0] != '\0'))
 		resize_anon(r, size);
-		return;
-	}
-	if (resize_file(r, size) == -1) {
+	else if (resize_file(r, size) == -1) {
 		if (r->fd != -1)
 			to_anon(r, r->size, size);
 		else
 			resize_anon(r, size);
 	}
+	populate(r, old);
 }
 
 size_t
