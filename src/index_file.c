@@ -1047,6 +1047,16 @@ stage_open(struct file_index *fi, struct nsd_stage_header *sh,
 	return (0);
 }
 
+/* Start the log again empty, with an overlay to match, once it is moved. */
+static int
+log_restart(struct file_index *fi, struct nsd_error *err)
+{
+	fi->log_records = fi->log_written = 0;
+	nsd_index_close(fi->overlay);
+	fi->overlay = NULL;
+	return (nsd_index_open_memory(&fi->overlay, &fi->base.params, err));
+}
+
 /*
  * Fold: make a new stage of the old one's entries that the committed sweep
  * has not moved into the table (but those left by runs that did not
@@ -1138,14 +1148,7 @@ fold(struct file_index *fi, int log, struct nsd_error *err)
 	 */
 	fi->swept = 0;
 	fi->epoch++;
-	if (log) {
-		fi->log_records = fi->log_written = 0;
-		nsd_index_close(fi->overlay);
-		fi->overlay = NULL;
-		return (nsd_index_open_memory(&fi->overlay, &fi->base.params,
-		    err));
-	}
-	return (0);
+	return (log ? log_restart(fi, err) : 0);
 fail_renamed:
 	/* The stage in place is the new one, and the run fails. */
 	munmap(map, size);
@@ -1239,10 +1242,7 @@ rebuild(struct file_index *fi, unsigned steps, struct nsd_error *err)
 	fi->hdr = h;
 	fi->copy = 0;
 	fi->epoch++;
-	fi->log_records = fi->log_written = 0;
-	nsd_index_close(fi->overlay);
-	fi->overlay = NULL;
-	return (nsd_index_open_memory(&fi->overlay, &fi->base.params, err));
+	return (log_restart(fi, err));
 damaged:
 	damaged_table(fi, err);
 fail:
@@ -1251,6 +1251,7 @@ fail:
 	(void)unlink(fi->new_path);
 	return (-1);
 }
+
 /*
  * Whether the overlay holds nothing: a writer's holds the log's records
  * and nothing else, so a run whose log is empty (a new index, or one just
