@@ -20,6 +20,10 @@
 # several; at 1G that is about a quarter of an hour on two cores, the
 # index at scale aside.
 #
+# A section between the lines <!-- analysis: begin --> and <!-- analysis:
+# end --> at the end of the report, written by hand (why the figures are
+# what they are, what was tried), is kept as it is.
+#
 # Unless --no-scale, it then runs bench/index-scale.sh (the index at 10^8
 # fingerprints: several minutes, about 3 GB in $TMPDIR), which writes its
 # own section of the report between its markers; with --no-scale the
@@ -1015,10 +1019,13 @@ mkdir -p "$(dirname "$out")"
 		printf '\n'
 	fi
 
-	# bench/index-scale.sh's section, kept until it writes a new one.
+	# bench/index-scale.sh's section, kept until it writes a new one, and
+	# the analysis written by hand below it, kept until it is rewritten.
 	if [ -f "$out" ]; then
 		sed -n '/^<!-- index-scale: begin -->$/,'\
 '/^<!-- index-scale: end/p' "$out"
+		sed -n '/^<!-- analysis: begin -->$/,'\
+'/^<!-- analysis: end/p' "$out"
 	fi
 } >"$out.tmp"
 mv "$out.tmp" "$out"

@@ -236,6 +236,26 @@ EOF
 	awk -v r="${rss% MiB}" 'BEGIN { exit !(r >= 76) }'
 }
 
+@test "bench/run.sh: the sections of index-scale.sh and of the analysis are kept" {
+	{
+		printf '# old report\n\n<!-- index-scale: begin -->\n'
+		printf '## Index at scale\nscale figures\n'
+		printf '<!-- index-scale: end -->\n\n'
+		printf 'a line of the old report\n\n'
+		printf '<!-- analysis: begin -->\n## Analysis\nwhy\n'
+		printf '<!-- analysis: end -->\n'
+	} > "$report"
+	bench
+	[ "$status" -eq 0 ]
+	sed -n '/^<!-- index-scale: begin -->$/,$p' "$report" > kept
+	expect_eq "$(cat kept)" "$(printf '%s\n' '<!-- index-scale: begin -->' \
+	    '## Index at scale' 'scale figures' '<!-- index-scale: end -->' \
+	    '<!-- analysis: begin -->' '## Analysis' 'why' \
+	    '<!-- analysis: end -->')"
+	[ "$(grep -c 'a line of the old report' "$report")" -eq 0 ]
+	grep -q '^## Throughput$' "$report"
+}
+
 @test "bench/run.sh: without perf, the report says the profile was not taken" {
 	mkdir "$BATS_TEST_TMPDIR/bin"
 	cat > "$BATS_TEST_TMPDIR/bin/perf" <<'EOF'
