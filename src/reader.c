@@ -159,7 +159,8 @@ fill_long(struct nsd_reader *r, struct nsd_batch *b, struct nsd_error *err)
 
 	if (b->buf.len == 0 && !r->eof && read_more(r, b, err) == -1)
 		return (-1);
-	if ((nl = memchr(b->buf.data, '\n', b->buf.len)) == NULL) {
+	nl = b->buf.len > 0 ? memchr(b->buf.data, '\n', b->buf.len) : NULL;
+	if (nl == NULL) {
 		if (r->eof) {
 			r->in_long = 0;
 			add_line(b, 0, b->buf.len, 0, NSD_LINE_LONG_LAST,
@@ -207,8 +208,9 @@ nsd_reader_fill(struct nsd_reader *r, struct nsd_batch *b,
 			    memcmp(b->buf.data, bom, sizeof bom) == 0)
 				line_start = scan = sizeof bom;
 		}
-		while ((nl = memchr(b->buf.data + scan, '\n',
-		    b->buf.len - scan)) != NULL) {
+		/* A batch never filled has no buffer: no memchr of NULL. */
+		while (scan < b->buf.len && (nl = memchr(b->buf.data + scan,
+		    '\n', b->buf.len - scan)) != NULL) {
 			end = nl - b->buf.data;
 			eol = 1;
 			if (end > line_start && b->buf.data[end - 1] == '\r') {
