@@ -2330,7 +2330,9 @@ nsd_index_open_file(struct nsd_index **ixp, const struct nsd_index_open *o,
 		fi->stage.warm = nsd_warm_start(fi->stage.map,
 		    fi->stage.map_len);
 	fi->cursor = fi->hdr.sweep_cursor;
-	if (nsd_index_open_memory(&fi->overlay, p, err) == -1 ||
+	/* A fold before the run has already made the overlay, empty. */
+	if ((fi->overlay == NULL &&
+	    nsd_index_open_memory(&fi->overlay, p, err) == -1) ||
 	    load_log(fi, err) == -1)
 		goto fail;
 	*ixp = &fi->base;
