@@ -1025,7 +1025,11 @@ mkdir -p "$(dirname "$out")"
 		sed -n '/^<!-- index-scale: begin -->$/,'\
 '/^<!-- index-scale: end/p' "$out"
 		sed -n '/^<!-- analysis: begin -->$/,'\
-'/^<!-- analysis: end/p' "$out"
+'/^<!-- analysis: end/p' "$out" >"$tmp/analysis"
+		if [ -s "$tmp/analysis" ]; then
+			printf '\n'
+			cat "$tmp/analysis"
+		fi
 	fi
 } >"$out.tmp"
 mv "$out.tmp" "$out"

@@ -225,9 +225,10 @@ EOF
 	check_table
 	check_targets 7
 	run targets
-	[[ ${lines[0]} == *"≥ 12× \`jq -c .\`: 0."*"× "*" — NOT MET" ]]
-	[[ ${lines[1]} == *"≥ 3× the awk exact dedup: 0."*"× "*" — NOT MET" ]]
-	[[ ${lines[2]} == *"≥ 10× \`jq -c .\`: 0."*"× "*" — NOT MET" ]]
+	# Under 12x, 3x and 10x whatever jq and awk take on a loaded machine.
+	[[ ${lines[0]} == *"≥ 12× \`jq -c .\`: "*"× "*" — NOT MET" ]]
+	[[ ${lines[1]} == *"≥ 3× the awk exact dedup: "*"× "*" — NOT MET" ]]
+	[[ ${lines[2]} == *"≥ 10× \`jq -c .\`: "*"× "*" — NOT MET" ]]
 	[[ ${lines[3]} == "- nshash -j2 ≥ 1.8× the -j1 throughput"*" — MET" ]]
 	[[ ${lines[4]} == "- simhash -j2 ≥ 1.8× the -j1 throughput"*" — MET" ]]
 	[[ ${lines[5]} == "- from a pipe within 10% "*": lowest 0."*" --db); "*" — NOT MET" ]]
@@ -247,10 +248,10 @@ EOF
 	} > "$report"
 	bench
 	[ "$status" -eq 0 ]
-	sed -n '/^<!-- index-scale: begin -->$/,$p' "$report" > kept
-	expect_eq "$(cat kept)" "$(printf '%s\n' '<!-- index-scale: begin -->' \
+	expect_eq "$(sed -n '/^<!-- index-scale: begin -->$/,$p' "$report")" \
+	    "$(printf '%s\n' '<!-- index-scale: begin -->' \
 	    '## Index at scale' 'scale figures' '<!-- index-scale: end -->' \
-	    '<!-- analysis: begin -->' '## Analysis' 'why' \
+	    '' '<!-- analysis: begin -->' '## Analysis' 'why' \
 	    '<!-- analysis: end -->')"
 	[ "$(grep -c 'a line of the old report' "$report")" -eq 0 ]
 	grep -q '^## Throughput$' "$report"
