@@ -47,6 +47,38 @@
  *   html           wrapped in a <div class=...> of <p> paragraphs, or of
  *                  <br>-separated sentence blocks
  *
+ * Touched copies.  With --touch SPEC[,SPEC...] each original gets exactly
+ * one copy, changed by the touches named instead of by random edits, so
+ * that every copy of a set is changed the same way and in every sentence.
+ * --copy-rate and --max-copies are refused with it; --max-gap still places
+ * the copies, and --boilerplate still adds the blocks.  The touches,
+ * applied in this order whatever the order given:
+ *
+ *   words:P        in every sentence a share P of its words replaced, at
+ *                  least one: in English a word (ASCII letters, with
+ *                  apostrophes inside) by a word of another English text of
+ *                  the input, cased as the one replaced; in Chinese a span
+ *                  of two Han characters by two others that stand together
+ *                  in a text of the same script
+ *   chars:P        in every sentence a share P of its letters replaced, at
+ *                  least one: in Chinese a Han character by another common
+ *                  one of the text's script, in English an ASCII letter by
+ *                  another of the same case; never white space, punctuation
+ *                  or digits
+ *   paragraphs     the paragraphs in a random order other than their own;
+ *                  with fewer than 3 paragraphs, 2 to 5 blocks of
+ *                  consecutive sentences
+ *
+ * A share is rounded up or down at random, so that it holds on average
+ * before the one per sentence, which raises it in short sentences.  A
+ * sentence with no letter (or no word, or no two Han characters in a row)
+ * is left as it is, and so is the order of a text of one sentence.  Words
+ * go first so that a word replaced cannot undo a letter changed.  The
+ * truth file gives the touches as the edits, in that order and with P as
+ * %g prints it ("words:0.05,chars:0.02").  They draw from a PRNG of their
+ * own: sets made with other touches and the same seed have the same
+ * originals in the same order, and their copies at the same places.
+ *
  * Sentences end at 。！？；, at . ! ? ; before white space, and at line
  * breaks (in English, where texts are often hard-wrapped, at the end of a
  * paragraph: a blank line or an indented line), with any closing quote and
@@ -73,11 +105,13 @@
 
 #include "config.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/types.h>
 
 #include "json.h"
@@ -133,6 +167,30 @@ static const char *const edit_help[E_COUNT] = {
 	"wrapped in a <div> of <p> paragraphs or <br> blocks"
 };
 
+/* The touches of --touch, in the order they are applied. */
+enum touch {
+	T_WORDS,
+	T_CHARS,
+	T_PARAS,
+	T_COUNT
+};
+
+static const char *const touch_names[T_COUNT] = {
+	"words", "chars", "paragraphs"
+};
+
+/* What each touch does, for --help. */
+static const char *const touch_help[T_COUNT] = {
+	"in each sentence a share P of its words, at least one,\n"
+	"                  replaced by words of other texts of the input (in\n"
+	"                  Chinese: two Han characters in a row by two others)",
+	"in each sentence a share P of its letters, at least one,\n"
+	"                  replaced: Han characters in Chinese, ASCII letters\n"
+	"                  in English (never spaces, punctuation or digits)",
+	"the paragraphs in another order; with fewer than 3,\n"
+	"                  blocks of consecutive sentences"
+};
+
 enum boilerplate {
 	BP_NONE,
 	BP_FOOTER,
@@ -183,11 +241,25 @@ struct options {
 	enum boilerplate bp_kind;
 	const char	*truth;
 	int		 verbose;
+	double		 touch[T_COUNT];	/* share P, 1 for paragraphs */
+	int		 touched;	/* --touch given */
+	int		 rate_given;	/* --copy-rate or --max-copies */
+	char		 touch_spec[96];	/* for the truth file */
+};
+
+/* What the touches changed, for --verbose. */
+struct touch_stats {
+	size_t	 sentences[T_COUNT];	/* with something to change */
+	size_t	 units[T_COUNT];	/* words or letters in them */
+	size_t	 changed[T_COUNT];	/* of them, replaced */
+	size_t	 reordered;	/* copies whose units moved */
+	size_t	 by_blocks;	/* of them, blocks of sentences */
 };
 
 static const char *progname = "nsd-repost";
 static uint64_t rng_state;
 static uint64_t bp_state;
+static uint64_t touch_state;
 
 /* Simplified and traditional forms of common characters, pair by pair. */
 static const char st_pairs[] =
@@ -206,10 +278,21 @@ static const char han_common[] =
     "的一是在不了有和人中大上我以要他到作地于出就分成可主年同工也能下"
     "子产种面而方多定行法所民得十三之着等部度家力里如水化高自二理起小";
 
+/*
+ * Common characters written the same in both scripts: with the table
+ * above's column of a text's script, what chars:P puts in its place.
+ */
+static const char han_shared[] =
+    "的一是在不了有和人中大上我以要他到作地出就分成可主年同工也能下子"
+    "面而方多定行法所民得十三之等部度家力如水化高自二理起小日月山天心"
+    "手口目生用事公外本文今明正又已其此意";
+
 static uint32_t *st_simp, *st_trad;
 static size_t st_n;
 static uint32_t *han_cps;
 static size_t han_n;
+static uint32_t *han_pool[2];	/* Simplified, Traditional */
+static size_t han_pool_n[2];
 
 /* Source lines to put first, by language. */
 static const char *const prefixes[3][5] = {
@@ -357,6 +440,19 @@ rng_unit(void)
 	return ((double)(mix_next(&rng_state) >> 11) / 9007199254740992.0);
 }
 
+/* The same two from the touches' own PRNG. */
+static size_t
+touch_below(size_t n)
+{
+	return ((size_t)(mix_next(&touch_state) % n));
+}
+
+static double
+touch_unit(void)
+{
+	return ((double)(mix_next(&touch_state) >> 11) / 9007199254740992.0);
+}
+
 /* --- UTF-8 and character classes --------------------------------------- */
 
 /* The code point at p (valid UTF-8) and its length in *n. */
@@ -453,6 +549,14 @@ tables_init(void)
 	}
 	free(all);
 	han_cps = cps_of(han_common, &han_n);
+	/* The shared characters, then the script's own column. */
+	for (i = 0; i < 2; i++) {
+		all = cps_of(han_shared, &n);
+		han_pool[i] = xreallocarray(all, n + st_n, sizeof *all);
+		memcpy(han_pool[i] + n, i == 0 ? st_simp : st_trad,
+		    st_n * sizeof *all);
+		han_pool_n[i] = n + st_n;
+	}
 }
 
 /* Index of c in table v[0..n), or -1. */
@@ -742,49 +846,42 @@ edit_add(struct nsd_buf *t, struct spans *sp, const struct doc *other,
 }
 
 /*
- * Swap two paragraphs, or with fewer than 3 two blocks of consecutive
- * sentences (2 to 4 blocks).
+ * Merge the sentences of sp into at most nb blocks of consecutive ones
+ * (0 < nb), each but the last of the same number of sentences.
  */
 static void
-edit_reorder(struct nsd_buf *t, struct spans *sp, enum lang lang)
+merge_blocks(struct spans *sp, size_t nb)
+{
+	size_t i, k, per;
+
+	if (nb > sp->n)
+		nb = sp->n;
+	per = (sp->n + nb - 1) / nb;
+	for (i = 0, k = 0; i < sp->n; i += per, k++) {
+		sp->v[k].start = sp->v[i].start;
+		sp->v[k].end = sp->v[i + per < sp->n ? i + per - 1 :
+		    sp->n - 1].end;
+	}
+	sp->n = k;
+}
+
+/*
+ * Rewrite t, which the units of sp cover, as those units in the order
+ * ord (paragraphs when paras is set, else blocks of sentences).
+ */
+static void
+put_in_order(struct nsd_buf *t, const struct spans *sp, const size_t *ord,
+    int paras, enum lang lang)
 {
 	struct nsd_buf out = { NULL, 0, 0 };
-	struct span *u;
-	size_t n, i, j, k, nb, per;
-	int paras;
+	size_t k;
 
-	split_paragraphs(t->data, t->len, sp);
-	paras = sp->n >= 3;
-	if (!paras) {
-		split_sentences(t->data, t->len, lang, sp);
-		if (sp->n < 2)
-			return;
-		/* Merge the sentences into nb blocks. */
-		nb = 2 + rng_below(3);
-		if (nb > sp->n)
-			nb = sp->n;
-		per = (sp->n + nb - 1) / nb;
-		for (i = 0, k = 0; i < sp->n; i += per, k++) {
-			sp->v[k].start = sp->v[i].start;
-			sp->v[k].end = sp->v[i + per < sp->n ? i + per - 1 :
-			    sp->n - 1].end;
-		}
-		sp->n = k;
-	}
-	n = sp->n;
-	if (n < 2)
-		return;
-	u = sp->v;
-	i = rng_below(n);
-	do
-		j = rng_below(n);
-	while (j == i);
-	for (k = 0; k < n; k++) {
-		const struct span *s = &u[k == i ? j : k == j ? i : k];
+	for (k = 0; k < sp->n; k++) {
+		const struct span *s = &sp->v[ord[k]];
 
 		nsd_buf_append(&out, t->data + s->start, s->end - s->start);
 		/* A unit that did not end the text may have no separator. */
-		if (k + 1 < n && s->end == t->len && out.len > 0 &&
+		if (k + 1 < sp->n && s->end == t->len && out.len > 0 &&
 		    !is_blank(out.data[out.len - 1])) {
 			if (paras)
 				nsd_buf_putc(&out, '\n');
@@ -796,6 +893,38 @@ edit_reorder(struct nsd_buf *t, struct spans *sp, enum lang lang)
 	nsd_buf_append(t, out.data, out.len);
 	trim_end(t);
 	nsd_buf_free(&out);
+}
+
+/*
+ * Swap two paragraphs, or with fewer than 3 two blocks of consecutive
+ * sentences (2 to 4 blocks).
+ */
+static void
+edit_reorder(struct nsd_buf *t, struct spans *sp, enum lang lang)
+{
+	size_t *ord, n, i, j, k;
+	int paras;
+
+	split_paragraphs(t->data, t->len, sp);
+	paras = sp->n >= 3;
+	if (!paras) {
+		split_sentences(t->data, t->len, lang, sp);
+		if (sp->n < 2)
+			return;
+		merge_blocks(sp, 2 + rng_below(3));
+	}
+	n = sp->n;
+	if (n < 2)
+		return;
+	i = rng_below(n);
+	do
+		j = rng_below(n);
+	while (j == i);
+	ord = xreallocarray(NULL, n, sizeof *ord);
+	for (k = 0; k < n; k++)
+		ord[k] = k == i ? j : k == j ? i : k;
+	put_in_order(t, sp, ord, paras, lang);
+	free(ord);
 }
 
 /* Cut the tail at a sentence end, keeping 60% to 90% of the bytes. */
@@ -1177,6 +1306,396 @@ make_copy(struct pending *p, size_t src, const struct options *o)
 	p->src = src;
 }
 
+/* --- Touches (--touch) ------------------------------------------------- */
+
+/*
+ * How many of n things (n > 0) a share rate of them is: rate * n rounded
+ * up or down at random, so that it is rate * n on average, but at least 1.
+ */
+static size_t
+touch_count(double rate, size_t n)
+{
+	double x = rate * (double)n;
+	size_t k = (size_t)x;
+
+	if (touch_unit() < x - (double)k)
+		k++;
+	if (k < 1)
+		k = 1;
+	return (k < n ? k : n);
+}
+
+/*
+ * Whether to take the next of n things left, k of them still wanted; if
+ * so, one fewer is.  Asked of each thing in turn (Knuth's selection
+ * sampling), it takes exactly k, any k as likely as any other.
+ */
+static int
+touch_take(size_t *k, size_t n)
+{
+	if (touch_below(n) >= *k)
+		return (0);
+	(*k)--;
+	return (1);
+}
+
+/* What chars:P replaces in a text of lang. */
+static int
+is_letter(uint32_t c, enum lang lang)
+{
+	return (lang == LANG_EN ? is_alpha(c) : is_han(c));
+}
+
+/* Whether c2 changes c: another character, and not c in its other script. */
+static int
+han_other(uint32_t c, uint32_t c2)
+{
+	ssize_t x;
+
+	if (c2 == c)
+		return (0);
+	if ((x = table_find(st_simp, st_n, c)) >= 0 && st_trad[x] == c2)
+		return (0);
+	if ((x = table_find(st_trad, st_n, c)) >= 0 && st_simp[x] == c2)
+		return (0);
+	return (1);
+}
+
+/* A common Han character of lang's script in place of c. */
+static uint32_t
+han_instead(uint32_t c, enum lang lang)
+{
+	int s = lang == LANG_HANT;
+	uint32_t c2;
+
+	do
+		c2 = han_pool[s][touch_below(han_pool_n[s])];
+	while (!han_other(c, c2));
+	return (c2);
+}
+
+/* Write Han character c at byte i of t, in place of one of as many bytes. */
+static void
+han_put(struct nsd_buf *t, size_t i, uint32_t c)
+{
+	char enc[8];
+	size_t k;
+
+	k = nsd_utf8_encode(c, enc);
+	assert(k == 3 && i + k <= t->len);
+	memcpy(t->data + i, enc, k);
+}
+
+/*
+ * chars:P.  Letters are replaced by letters of as many bytes (ASCII, or
+ * Han characters, which all take 3), so the sentences stay in place.
+ */
+static void
+touch_chars(struct nsd_buf *t, struct spans *sp, enum lang lang,
+    double rate, struct touch_stats *ts)
+{
+	size_t s, i, k, n, want;
+	uint32_t c;
+
+	split_sentences(t->data, t->len, lang, sp);
+	for (s = 0; s < sp->n; s++) {
+		const struct span *u = &sp->v[s];
+
+		for (n = 0, i = u->start; i < u->end; i += k)
+			n += is_letter(cp_at(t->data, t->len, i, &k), lang);
+		if (n == 0)
+			continue;
+		want = touch_count(rate, n);
+		ts->sentences[T_CHARS]++;
+		ts->units[T_CHARS] += n;
+		ts->changed[T_CHARS] += want;
+		for (i = u->start; want > 0; i += k) {
+			assert(i < u->end);
+			c = cp_at(t->data, t->len, i, &k);
+			if (!is_letter(c, lang) || !touch_take(&want, n--))
+				continue;
+			if (lang != LANG_EN) {
+				han_put(t, i, han_instead(c, lang));
+				continue;
+			}
+			c = 'a' + ((c | 0x20) - 'a' + 1 + touch_below(25)) % 26;
+			t->data[i] = (char)(t->data[i] < 'a' ? c - 32 : c);
+		}
+	}
+}
+
+/* Whether s[i] is an apostrophe between two ASCII letters; its length. */
+static size_t
+inner_apostrophe(const char *s, size_t a, size_t b, size_t i)
+{
+	size_t k;
+
+	if (s[i] == '\'')
+		k = 1;
+	else if (i + 3 <= b && memcmp(s + i, "\u2019", 3) == 0)
+		k = 3;
+	else
+		return (0);
+	if (i > a && is_alpha((unsigned char)s[i - 1]) && i + k < b &&
+	    is_alpha((unsigned char)s[i + k]))
+		return (k);
+	return (0);
+}
+
+/*
+ * The words of s[a..b) into w, for words:P: in English runs of ASCII
+ * letters and the apostrophes between them; in Chinese, each run of Han
+ * characters cut into twos from its start (an odd one left over).
+ */
+static void
+find_words(const char *s, size_t a, size_t b, enum lang lang,
+    struct spans *w)
+{
+	size_t i, j, k, k2;
+
+	w->n = 0;
+	for (i = a; i < b; ) {
+		if (lang == LANG_EN) {
+			if (!is_alpha((unsigned char)s[i])) {
+				i++;
+				continue;
+			}
+			for (j = i; j < b; j += k)
+				if (is_alpha((unsigned char)s[j]))
+					k = 1;
+				else if ((k = inner_apostrophe(s, a, b, j)) ==
+				    0)
+					break;
+			spans_add(w, i, j);
+			i = j;
+			continue;
+		}
+		if (is_han(cp_at(s, b, i, &k)) && i + k < b &&
+		    is_han(cp_at(s, b, i + k, &k2))) {
+			spans_add(w, i, i + k + k2);
+			i += k + k2;
+		} else
+			i += k;
+	}
+}
+
+/*
+ * A word to put in place of w[0..wlen) of a text of lang into r, drawn
+ * from a text of the same language (and script) other than docs[src]: in
+ * English the first word after a random place, of at least two letters
+ * and not w (in any case), lower-cased; in Chinese the first two Han
+ * characters in a row after a random place, each changing the one at its
+ * place in w.  Returns 0 when 200 draws found none.
+ */
+static int
+vocab_word(size_t src, enum lang lang, const char *w, size_t wlen,
+    struct nsd_buf *r)
+{
+	const struct doc *d;
+	size_t tries, i, j, k, k2 = 0, n;
+	uint32_t c1 = 0, c2 = 0, w1, w2;
+
+	r->len = 0;
+	for (tries = 0; tries < 200; tries++) {
+		d = &docs[touch_below(ndocs)];
+		if (d == &docs[src] || d->lang != lang || d->len == 0)
+			continue;
+		i = char_start(d->text, touch_below(d->len));
+		if (lang != LANG_EN) {
+			w1 = cp_at(w, wlen, 0, &k);
+			w2 = cp_at(w, wlen, k, &k);
+			for (n = 0; i < d->len && n < 64; i += k, n++) {
+				c1 = cp_at(d->text, d->len, i, &k);
+				if (!is_han(c1) || i + k >= d->len)
+					continue;
+				c2 = cp_at(d->text, d->len, i + k, &k2);
+				if (is_han(c2))
+					break;
+			}
+			if (i >= d->len || n == 64 || !han_other(w1, c1) ||
+			    !han_other(w2, c2))
+				continue;
+			nsd_buf_append(r, d->text + i, k + k2);
+			return (1);
+		}
+		/* Past the word that holds i, to the next one. */
+		while (i < d->len && is_alpha((unsigned char)d->text[i]))
+			i++;
+		while (i < d->len && !is_alpha((unsigned char)d->text[i]))
+			i++;
+		for (j = i, k = 0; j < d->len; j += k)
+			if (is_alpha((unsigned char)d->text[j]))
+				k = 1;
+			else if ((k = inner_apostrophe(d->text, i, d->len,
+			    j)) == 0)
+				break;
+		if (j - i < 2 || (j - i == wlen &&
+		    strncasecmp(d->text + i, w, wlen) == 0))
+			continue;
+		for (; i < j; i++)
+			nsd_buf_putc(r, (char)(d->text[i] | (is_alpha(
+			    (unsigned char)d->text[i]) ? 0x20 : 0)));
+		return (1);
+	}
+	return (0);
+}
+
+/*
+ * Case r (lower case) as w is cased: all capitals when w has two letters or
+ * more and all are capitals, else a capital first when w has one.
+ */
+static void
+case_as(struct nsd_buf *r, const char *w, size_t wlen)
+{
+	size_t i, upper = 0, letters = 0;
+
+	for (i = 0; i < wlen; i++)
+		if (is_alpha((unsigned char)w[i])) {
+			letters++;
+			upper += w[i] >= 'A' && w[i] <= 'Z';
+		}
+	if (letters >= 2 && upper == letters) {
+		for (i = 0; i < r->len; i++)
+			if (r->data[i] >= 'a' && r->data[i] <= 'z')
+				r->data[i] = (char)(r->data[i] - 32);
+	} else if (w[0] >= 'A' && w[0] <= 'Z' && r->len > 0)
+		r->data[0] = (char)(r->data[0] - 32);
+}
+
+/*
+ * In place of w[0..wlen) when no text has a word to give (an input of one
+ * language's text alone): w with each letter, or Han character, replaced.
+ */
+static void
+made_up(struct nsd_buf *r, const char *w, size_t wlen, enum lang lang)
+{
+	size_t i, k;
+	uint32_t c;
+
+	r->len = 0;
+	for (i = 0; i < wlen; i += k) {
+		c = cp_at(w, wlen, i, &k);
+		if (lang != LANG_EN && is_han(c)) {
+			nsd_buf_reserve(r, 8);
+			r->len += nsd_utf8_encode(han_instead(c, lang),
+			    r->data + r->len);
+		} else if (lang == LANG_EN && is_alpha(c))
+			nsd_buf_putc(r, (char)('a' + ((c | 0x20) - 'a' + 1 +
+			    touch_below(25)) % 26));
+		else
+			nsd_buf_append(r, w + i, k);
+	}
+}
+
+/* words:P, the text rewritten into a new buffer (words change lengths). */
+static void
+touch_words(struct nsd_buf *t, struct spans *sp, size_t src, enum lang lang,
+    double rate, struct touch_stats *ts)
+{
+	struct nsd_buf out = { NULL, 0, 0 }, r = { NULL, 0, 0 };
+	struct spans w = { NULL, 0, 0 };
+	size_t s, j, k, n, want, at = 0;
+	const char *p;
+
+	split_sentences(t->data, t->len, lang, sp);
+	for (s = 0; s < sp->n; s++) {
+		find_words(t->data, sp->v[s].start, sp->v[s].end, lang, &w);
+		if (w.n == 0)
+			continue;
+		n = w.n;
+		want = touch_count(rate, n);
+		ts->sentences[T_WORDS]++;
+		ts->units[T_WORDS] += n;
+		ts->changed[T_WORDS] += want;
+		for (j = 0; j < w.n && want > 0; j++) {
+			if (!touch_take(&want, n--))
+				continue;
+			p = t->data + w.v[j].start;
+			k = w.v[j].end - w.v[j].start;
+			if (!vocab_word(src, lang, p, k, &r))
+				made_up(&r, p, k, lang);
+			if (lang == LANG_EN)
+				case_as(&r, p, k);
+			nsd_buf_append(&out, t->data + at, w.v[j].start - at);
+			nsd_buf_append(&out, r.data, r.len);
+			at = w.v[j].end;
+		}
+	}
+	nsd_buf_append(&out, t->data + at, t->len - at);
+	t->len = 0;
+	nsd_buf_append(t, out.data, out.len);
+	nsd_buf_free(&out);
+	nsd_buf_free(&r);
+	free(w.v);
+}
+
+/*
+ * paragraphs: the paragraphs of t in a random order other than their own,
+ * or with fewer than 3 of them, 3 to 5 blocks of consecutive sentences
+ * (2 at least when the sentences do not divide so).  Returns 2 when
+ * paragraphs moved, 1 blocks, 0 nothing (one sentence).
+ */
+static int
+touch_paragraphs(struct nsd_buf *t, struct spans *sp, enum lang lang)
+{
+	size_t *ord, n, i, j, k;
+	int paras;
+
+	split_paragraphs(t->data, t->len, sp);
+	paras = sp->n >= 3;
+	if (!paras) {
+		split_sentences(t->data, t->len, lang, sp);
+		if (sp->n < 2)
+			return (0);
+		merge_blocks(sp, 3 + touch_below(3));
+	}
+	n = sp->n;
+	assert(n >= 2);
+	ord = xreallocarray(NULL, n, sizeof *ord);
+	do {
+		for (i = 0; i < n; i++)
+			ord[i] = i;
+		for (i = n - 1; i > 0; i--) {
+			j = touch_below(i + 1);
+			k = ord[i];
+			ord[i] = ord[j];
+			ord[j] = k;
+		}
+		for (i = 0; i < n && ord[i] == i; i++)
+			;
+	} while (i == n);
+	put_in_order(t, sp, ord, paras, lang);
+	free(ord);
+	return (paras ? 2 : 1);
+}
+
+/* Make the copy of docs[src] that --touch asks for into p. */
+static void
+make_touched(struct pending *p, size_t src, const struct options *o,
+    struct touch_stats *ts)
+{
+	const struct doc *d = &docs[src];
+	struct nsd_buf *t = &p->text;
+	int moved;
+
+	t->len = 0;
+	nsd_buf_append(t, d->text, d->len);
+	if (o->touch[T_WORDS] > 0)
+		touch_words(t, &scratch, src, d->lang, o->touch[T_WORDS], ts);
+	if (o->touch[T_CHARS] > 0)
+		touch_chars(t, &scratch, d->lang, o->touch[T_CHARS], ts);
+	if (o->touch[T_PARAS] > 0) {
+		moved = touch_paragraphs(t, &scratch, d->lang);
+		ts->reordered += moved > 0;
+		ts->by_blocks += moved == 1;
+	}
+	put_block(t, d, o->bp_kind);
+	(void)snprintf(p->edits, sizeof p->edits, "%s", o->touch_spec);
+	p->mask = 0;
+	p->lang = d->lang;
+	p->src = src;
+}
+
 /* A hash of the text with its white space removed, for exact repeats. */
 static uint64_t
 text_key(const char *s, size_t len)
@@ -1388,6 +1907,32 @@ flush_out(struct nsd_buf *out)
 	return (0);
 }
 
+/* The touches' counts, for --verbose, after "...N copies;". */
+static void
+touch_report(const struct options *o, const struct touch_stats *ts,
+    size_t ncopies)
+{
+	const char *sep = " touches";
+	int i;
+
+	for (i = 0; i < T_COUNT; i++) {
+		if (o->touch[i] == 0)
+			continue;
+		if (i == T_PARAS)
+			fprintf(stderr, "%s paragraphs: %zu of %zu copies "
+			    "reordered (%zu by blocks of sentences)", sep,
+			    ts->reordered, ncopies, ts->by_blocks);
+		else
+			fprintf(stderr, "%s %s:%g: %zu of %zu %s changed "
+			    "(%.1f%%) in %zu sentences", sep, touch_names[i],
+			    o->touch[i], ts->changed[i], ts->units[i],
+			    i == T_WORDS ? "words" : "letters",
+			    ts->units[i] > 0 ? 100.0 * (double)ts->changed[i] /
+			    (double)ts->units[i] : 0.0, ts->sentences[i]);
+		sep = ";";
+	}
+}
+
 static void
 usage(int status)
 {
@@ -1398,8 +1943,10 @@ usage(int status)
 	    "[--max-copies N]\n"
 	    "                  [--max-gap N] [--min-length N] "
 	    "[--boilerplate footer|script]\n"
-	    "                  [--boilerplate-rate F] [--truth FILE] "
-	    "[--verbose] [FILE]...\n", progname);
+	    "                  [--boilerplate-rate F] [--touch SPEC[,SPEC...]]"
+	    "\n"
+	    "                  [--truth FILE] [--verbose] [FILE]...\n",
+	    progname);
 	if (status != 0) {
 		fprintf(f, "Try '%s --help'.\n", progname);
 		exit(status);
@@ -1432,14 +1979,26 @@ usage(int status)
 	    "                    share of originals given their site's block,"
 	    "\n"
 	    "                    one of 3 sites per language (default 0)\n"
+	    "  --touch SPEC[,SPEC...]\n"
+	    "                    exactly one copy of each original, changed by "
+	    "the\n"
+	    "                    touches named instead of 1 to 3 edits (no "
+	    "--copy-rate\n"
+	    "                    or --max-copies then)\n"
 	    "  --truth FILE      write \"copy-id TAB source-id TAB edits\" "
 	    "lines\n"
 	    "  --verbose         print counts to standard error\n"
 	    "  --help            show this help\n\n"
-	    "A copy's id is its source's followed by #rN.  Each copy gets 1 "
-	    "to 3\nedits, applied in this order:\n\n");
+	    "A copy's id is its source's followed by #rN.  Without --touch, "
+	    "each copy\ngets 1 to 3 edits, applied in this order:\n\n");
 	for (i = 0; i < E_COUNT; i++)
 		fprintf(f, "  %-15s %s\n", edit_names[i], edit_help[i]);
+	fprintf(f, "\nThe touches of --touch, applied in this order whatever "
+	    "the order given\n(P: above 0, at most 1; the truth file gives "
+	    "them as the edits):\n\n");
+	for (i = 0; i < T_COUNT; i++)
+		fprintf(f, "  %-15s %s\n", i == T_PARAS ? touch_names[i] :
+		    i == T_WORDS ? "words:P" : "chars:P", touch_help[i]);
 	fprintf(f, "\nExit status: 0, 1 when bad input lines were skipped, 2 "
 	    "on a usage\nerror, 3 when a file cannot be read or written.\n");
 	exit(0);
@@ -1484,6 +2043,77 @@ opt_value(int argc, char **argv, int *i, const char *name)
 	return (argv[++*i]);
 }
 
+/* A usage error in --touch's value: what, and the piece it is about. */
+static void
+bad_touch(const char *what, const char *piece, size_t len)
+{
+	fprintf(stderr, "%s: invalid value for --touch: '%.*s' %s\n",
+	    progname, (int)len, piece, what);
+	usage(EXIT_USAGE);
+}
+
+/*
+ * Parse --touch SPEC[,SPEC...] into o->touch, and write the touches into
+ * o->touch_spec in the order they are applied.
+ */
+static void
+parse_touch(const char *v, struct options *o)
+{
+	const char *p = v, *e, *colon;
+	char num[32], *end;
+	size_t n, namelen, off = 0;
+	double rate;
+	int i;
+
+	memset(o->touch, 0, sizeof o->touch);
+	for (;;) {
+		if ((e = strchr(p, ',')) == NULL)
+			e = p + strlen(p);
+		n = (size_t)(e - p);
+		colon = memchr(p, ':', n);
+		namelen = colon != NULL ? (size_t)(colon - p) : n;
+		for (i = 0; i < T_COUNT; i++)
+			if (strlen(touch_names[i]) == namelen &&
+			    strncmp(p, touch_names[i], namelen) == 0)
+				break;
+		if (i == T_COUNT || (i == T_PARAS) != (colon == NULL))
+			bad_touch("(valid: chars:P, words:P, paragraphs, "
+			    "joined by commas; P above 0, at most 1)", p, n);
+		rate = 1;
+		if (colon != NULL) {
+			n = (size_t)(e - colon - 1);
+			if (n == 0 || n >= sizeof num)
+				bad_touch("(P: a share above 0, at most 1)",
+				    p, (size_t)(e - p));
+			memcpy(num, colon + 1, n);
+			num[n] = '\0';
+			errno = 0;
+			rate = strtod(num, &end);
+			if (errno != 0 || *end != '\0' || !(rate > 0 &&
+			    rate <= 1) || (num[0] != '.' &&
+			    (num[0] < '0' || num[0] > '9')))
+				bad_touch("(P: a share above 0, at most 1)",
+				    p, (size_t)(e - p));
+		}
+		if (o->touch[i] > 0)
+			bad_touch("(given twice)", p, namelen);
+		o->touch[i] = rate;
+		if (*e == '\0')
+			break;
+		p = e + 1;
+	}
+	for (i = 0; i < T_COUNT; i++) {
+		if (o->touch[i] == 0)
+			continue;
+		off += (size_t)snprintf(o->touch_spec + off,
+		    sizeof o->touch_spec - off, i == T_PARAS ? "%s%s" :
+		    "%s%s:%g", off > 0 ? "," : "", touch_names[i],
+		    o->touch[i]);
+		assert(off < sizeof o->touch_spec);
+	}
+	o->touched = 1;
+}
+
 /* Parse the options; returns the index of the first operand. */
 static int
 parse_args(int argc, char **argv, struct options *o)
@@ -1514,12 +2144,16 @@ parse_args(int argc, char **argv, struct options *o)
 		else if ((v = opt_value(argc, argv, &i, "--originals")) != NULL)
 			o->originals = (size_t)parse_num("--originals", v, 1,
 			    1e12, 1);
-		else if ((v = opt_value(argc, argv, &i, "--copy-rate")) != NULL)
+		else if ((v = opt_value(argc, argv, &i, "--copy-rate")) !=
+		    NULL) {
 			o->copy_rate = parse_num("--copy-rate", v, 0, 100, 0);
-		else if ((v = opt_value(argc, argv, &i, "--max-copies")) !=
-		    NULL)
+			o->rate_given = 1;
+		} else if ((v = opt_value(argc, argv, &i, "--max-copies")) !=
+		    NULL) {
 			o->max_copies = (unsigned)parse_num("--max-copies", v,
 			    1, 100, 1);
+			o->rate_given = 1;
+		}
 		else if ((v = opt_value(argc, argv, &i, "--max-gap")) != NULL)
 			o->max_gap = (unsigned)parse_num("--max-gap", v, 0,
 			    1e6, 1);
@@ -1543,13 +2177,20 @@ parse_args(int argc, char **argv, struct options *o)
 				    "script)\n", progname, v);
 				usage(EXIT_USAGE);
 			}
-		} else if ((v = opt_value(argc, argv, &i, "--truth")) != NULL)
+		} else if ((v = opt_value(argc, argv, &i, "--touch")) != NULL)
+			parse_touch(v, o);
+		else if ((v = opt_value(argc, argv, &i, "--truth")) != NULL)
 			o->truth = v;
 		else {
 			fprintf(stderr, "%s: unknown argument '%s'\n", progname,
 			    argv[i]);
 			usage(EXIT_USAGE);
 		}
+	}
+	if (o->touched && o->rate_given) {
+		fprintf(stderr, "%s: --touch makes one copy of each original: "
+		    "no --copy-rate or --max-copies with it\n", progname);
+		usage(EXIT_USAGE);
 	}
 	if (o->copy_rate > o->max_copies) {
 		fprintf(stderr, "%s: --copy-rate is above --max-copies\n",
@@ -1569,6 +2210,7 @@ main(int argc, char **argv)
 	struct pending *pend = NULL;
 	size_t npend = 0, pend_cap = 0, *order, norig, i, j, k, m, ncopies = 0;
 	size_t per_edit[E_COUNT] = { 0 }, with_block = 0;
+	struct touch_stats ts;
 	FILE *truth = NULL;
 	int first, status = 0;
 	double p;
@@ -1594,6 +2236,8 @@ main(int argc, char **argv)
 	/* Draw the originals: a partial Fisher-Yates shuffle. */
 	rng_state = o.seed;
 	bp_state = o.seed ^ 0x5DEECE66DULL;
+	touch_state = o.seed ^ 0x2545F4914F6CDD1DULL;
+	memset(&ts, 0, sizeof ts);
 	norig = o.originals == 0 || o.originals > ndocs ? ndocs : o.originals;
 	order = xreallocarray(NULL, ndocs + 1, sizeof *order);
 	for (i = 0; i < ndocs; i++)
@@ -1624,8 +2268,10 @@ main(int argc, char **argv)
 		put_record(&out, d->id, d->idlen, t.data, t.len, d->lang);
 		nsd_buf_free(&t);
 		/* Binomial(max-copies, rate / max-copies) copies. */
-		for (m = 0, k = 0; k < o.max_copies; k++)
+		for (m = 0, k = 0; k < o.max_copies && !o.touched; k++)
 			m += rng_unit() < o.copy_rate / o.max_copies;
+		if (o.touched)
+			m = 1;
 		for (k = 1; k <= m; k++) {
 			struct pending *pe;
 			size_t idcap;
@@ -1641,7 +2287,10 @@ main(int argc, char **argv)
 			idcap = d->idlen + 24;
 			pe->id = xmalloc(idcap);
 			snprintf(pe->id, idcap, "%s#r%zu", d->id, k);
-			make_copy(pe, order[i], &o);
+			if (o.touched)
+				make_touched(pe, order[i], &o, &ts);
+			else
+				make_copy(pe, order[i], &o);
 		}
 		/* The copies due now, in the order they were made. */
 		for (j = 0, k = 0; j < npend; j++) {
@@ -1683,10 +2332,16 @@ main(int argc, char **argv)
 	if (o.verbose) {
 		fprintf(stderr, "%s: %zu lines, %zu bad, %zu short, %zu exact "
 		    "repeats, %zu eligible; %zu originals (%zu with a block), "
-		    "%zu copies; edits:", progname, c.lines, c.bad, c.shorter,
+		    "%zu copies;", progname, c.lines, c.bad, c.shorter,
 		    c.repeats, ndocs, norig, with_block, ncopies);
-		for (m = 0; m < E_COUNT; m++)
-			fprintf(stderr, " %s %zu", edit_names[m], per_edit[m]);
+		if (o.touched)
+			touch_report(&o, &ts, ncopies);
+		else {
+			fprintf(stderr, " edits:");
+			for (m = 0; m < E_COUNT; m++)
+				fprintf(stderr, " %s %zu", edit_names[m],
+				    per_edit[m]);
+		}
 		fprintf(stderr, "\n");
 	}
 	if (c.bad > 0)
