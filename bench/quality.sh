@@ -36,6 +36,18 @@
 # boilerplate costs: originals matched through it, and copies of documents
 # with a block missed.
 #
+# Then copies in which every sentence was touched: the same originals,
+# and one copy of each made by nsd-repost --touch with one touch or a
+# combination (a share of the letters of each sentence replaced, of its
+# words, the paragraphs in another order), per language; each
+# configuration of touched_configs is scored on them as above, in one
+# table (recall per set, precision per language, each method's defaults
+# and best row), and on the English copies of texts under 500 code
+# points.  A configuration that the program under test refuses (a method
+# it does not have yet) is left out with a note.  With --only touched,
+# only this part runs (about a minute), and only its section of the
+# report is replaced, the rest kept as it is.
+#
 # Then, on the shared real corpora (no truth there), it counts each
 # method's duplicates, how far the two agree, and how many of each
 # corpus's exact repeats (same text once white space is removed, at least
@@ -47,7 +59,9 @@
 # Run it from the top of the build tree:
 #
 #     bench/quality.sh [--size 32M] [--seed 1] [--originals 3000]
-#         [--out bench/QUALITY.md]
+#         [--only touched] [--out bench/QUALITY.md]
+#
+# e.g. make quality BENCH_QUALITY_FLAGS='--only touched'.
 #
 # Environment:
 #     NSDEDUP          the program under test (default ./src/nsdedup)
@@ -71,18 +85,22 @@ size=32M
 seed=1
 real_originals=3000
 out=bench/QUALITY.md
+only=""
 distances=(2 3 4)
 shingles=(1 2 3)
 ngrams=(2 3)
 usage() {
 	cat <<EOF
-usage: $prog [--size SIZE] [--seed N] [--originals N] [--out FILE]
+usage: $prog [--size SIZE] [--seed N] [--originals N] [--only touched]
+                       [--out FILE]
 
   --size SIZE      size of each generated corpus, K/M/G suffixes
                    (default 32M)
   --seed N         corpus seed, and nsd-repost's (default 1)
   --originals N    real documents per language for the labelled
-                   reposts (default 3000)
+                   reposts and the touched copies (default 3000)
+  --only touched   run only the copies with every sentence touched, and
+                   replace only their section of the report
   --out FILE       where to write the Markdown report
                    (default bench/QUALITY.md)
 EOF
@@ -93,11 +111,11 @@ EOF
 
 while [ $# -gt 0 ]; do
 	case $1 in
-	--size|--seed|--originals|--out)
+	--size|--seed|--originals|--only|--out)
 		[ $# -ge 2 ] || usage_error "option '$1' needs a value"
 		opt=$1 val=$2
 		shift 2 ;;
-	--size=*|--seed=*|--originals=*|--out=*)
+	--size=*|--seed=*|--originals=*|--only=*|--out=*)
 		opt=${1%%=*} val=${1#*=}
 		shift ;;
 	-h|--help)
@@ -109,6 +127,7 @@ while [ $# -gt 0 ]; do
 	--size) size=$val ;;
 	--seed) seed=$val ;;
 	--originals) real_originals=$val ;;
+	--only) only=$val ;;
 	--out) out=$val ;;
 	esac
 done
@@ -118,6 +137,8 @@ done
 [[ $real_originals =~ ^[1-9][0-9]*$ ]] ||
 	usage_error "invalid --originals '$real_originals'"
 [ -n "$out" ] || usage_error "empty --out"
+[ -z "$only" ] || [ "$only" = touched ] ||
+	usage_error "invalid --only '$only' (valid: touched)"
 
 script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 src_top=$(dirname "$script_dir")
@@ -237,6 +258,520 @@ score() {
 		printf "\n"
 	}' "$tmp/dups"
 }
+
+# --- Real documents: what the labelled sets share -----------------------
+
+# The two sets, and their shared corpora.
+real_langs=(zh en)
+declare -A REAL_FILES REAL_LOG
+REAL_FILES[zh]="zh_sina_news_2018 zh_hant_hkcnews_2018"
+REAL_FILES[en]="en_reuters21578 en_bbc_news en_20newsgroups_bydate"
+edit_kinds=(drop-sentence add-sentence reorder truncate insert-ad char-edit
+    whitespace source-prefix footer html)
+real_len_names=("under 500" "500 to 1500" "1500 to 3000" "3000 and more")
+
+# Decompress the shared corpora of language $2 into folder $1, and list
+# them in the array inputs.  Returns 1, the first missing in real_missing,
+# when one of them is missing.
+real_inputs() {
+	local b gz
+	inputs=()
+	for b in ${REAL_FILES[$2]}; do
+		gz=$NSD_SHARED_DATA/$b.jsonl.gz
+		if [ ! -f "$gz" ]; then
+			real_missing=$b.jsonl.gz
+			return 1
+		fi
+		gzip -dc "$gz" >"$1/$b.jsonl" || die "cannot decompress $gz"
+		inputs+=("$1/$b.jsonl")
+	done
+}
+
+# Score $tmp/dups against truth $1 and record info $2 ("id<TAB>lang<TAB>
+# code points<TAB>block", block 1 for an original with a site's block or
+# a copy of one).  Prints tagged lines: "main copies TP FP FP-originals
+# FP-wrong-group", "edit KIND copies TP" for each edit kind, the same
+# as "alone KIND copies TP" for the copies with that edit only, "len CLASS
+# copies TP" for each class of length, and "block copies-with-block
+# TP-among-them originals-with-block flagged-among-them
+# flagged-onto-another-block-original".  With $3, the FPs on originals go
+# there, "id<TAB>similar_id" a line.
+real_score() {
+	awk -F '\t' -v truth="$1" -v info="$2" -v kinds="${edit_kinds[*]}" \
+	    -v pairs="${3:-}" '
+	function cls(n) {
+		return n < 500 ? 1 : n < 1500 ? 2 : n < 3000 ? 3 : 4
+	}
+	BEGIN {
+		while ((getline l < truth) > 0) {
+			split(l, f, "\t")
+			src[f[1]] = f[2]
+			ne = split(f[3], e, ",")
+			for (i = 1; i <= ne; i++)
+				has[f[1], e[i]] = 1
+			if (ne == 1)
+				alone[f[1]] = e[1]
+		}
+		while ((getline l < info) > 0) {
+			split(l, f, "\t")
+			len[f[1]] = f[3]
+			blk[f[1]] = f[4]
+			if (!(f[1] in src) && f[4] == 1)
+				borig++
+		}
+		nk = split(kinds, kind, " ")
+		for (c in src) {
+			copies++
+			nc[cls(len[c])]++
+			for (i = 1; i <= nk; i++)
+				if ((c, kind[i]) in has)
+					nek[kind[i]]++
+			if (blk[c] == 1)
+				bcopies++
+			if (c in alone)
+				nalone[alone[c]]++
+		}
+	}
+	{
+		id = $1; sim = $2
+		joined[id] = sim
+		# A copy is right to name its source, a copy of the same
+		# source, or the group its source joined (an original of the
+		# set may be a near-copy of an earlier one, which no truth
+		# labels).  (x in a) first: a reference to a[x] would add it.
+		if ((id in src) && (sim == src[id] ||
+		    ((sim in src) && src[sim] == src[id]) ||
+		    ((src[id] in joined) && joined[src[id]] == sim))) {
+			tp++
+			tpc[cls(len[id])]++
+			for (i = 1; i <= nk; i++)
+				if ((id, kind[i]) in has)
+					tek[kind[i]]++
+			if (blk[id] == 1)
+				btp++
+			if (id in alone)
+				talone[alone[id]]++
+		} else {
+			fp++
+			if (id in src)
+				wrong++
+			else {
+				orig++
+				if (pairs != "")
+					print id "\t" sim > pairs
+				if (blk[id] == 1) {
+					bflag++
+					if (!(sim in src) && blk[sim] == 1)
+						bonto++
+				}
+			}
+		}
+	}
+	END {
+		printf "main %d %d %d %d %d\n", copies, tp, fp, orig, wrong
+		for (i = 1; i <= nk; i++)
+			printf "edit %s %d %d\n", kind[i], nek[kind[i]],
+			    tek[kind[i]]
+		for (i = 1; i <= nk; i++)
+			printf "alone %s %d %d\n", kind[i], nalone[kind[i]],
+			    talone[kind[i]]
+		for (c = 1; c <= 4; c++)
+			printf "len %d %d %d\n", c, nc[c], tpc[c]
+		printf "block %d %d %d %d %d\n", bcopies, btp, borig, bflag,
+		    bonto
+	}' "$tmp/dups"
+}
+
+# How many of the pairs of file $1 ("id<TAB>similar_id") are near-copies
+# already, by a measure of their own, not nsdedup's: the texts of set
+# text file $2 ("id<TAB>text", white space and its escapes removed), cut
+# into overlapping 24-byte shingles, the shorter's shingles at least half
+# in the longer's (containment, so that a copy with a site's furniture
+# added still counts).  Prints "held N of-M".
+held_pairs() {
+	awk -F '\t' '
+	FNR == NR { want[$1] = want[$2] = 1; a[++n] = $1; b[n] = $2; next }
+	($1 in want) { text[$1] = $2 }
+	function shingles(t, set,    i, k) {
+		k = 0
+		for (i = 1; i + 23 <= length(t); i++)
+			if (!(substr(t, i, 24) in set)) {
+				set[substr(t, i, 24)] = 1
+				k++
+			}
+		return k
+	}
+	END {
+		for (p = 1; p <= n; p++) {
+			split("", sa)
+			split("", sb)
+			na = shingles(text[a[p]], sa)
+			nb = shingles(text[b[p]], sb)
+			both = 0
+			for (x in sa)
+				both += x in sb
+			if (na > 0 && nb > 0 && both >= (na < nb ? na : nb) / 2)
+				held++
+		}
+		printf "held %d %d\n", held, n
+	}' "$1" "$2"
+}
+
+# The texts of set $1 for held_pairs into $2, "id<TAB>text" a line, white
+# space removed (@tsv writes tabs and newlines as \t and \n; those go
+# with it).
+held_text() {
+	jq -r '[.id, .text] | @tsv' "$1" |
+	    awk -F '\t' '{ t = $0; sub(/^[^\t]*\t/, "", t)
+		gsub(/[ \t]|\\[nrt]/, "", t); print $1 "\t" t }' >"$2" ||
+		die "jq failed on $1"
+}
+
+# A note written by hand under a table: the lines between "<!-- note: $1
+# -->" and "<!-- end note -->" of the report being replaced, kept as they
+# are (a placeholder the first time).
+kept_note() {
+	local text=""
+	[ ! -f "$out" ] || text=$(awk -v n="<!-- note: $1 -->" '
+	    $0 == n { on = 1; next }
+	    on && $0 == "<!-- end note -->" { exit }
+	    on { print }' "$out")
+	printf '<!-- note: %s -->\n' "$1"
+	if [ -n "$text" ]; then
+		printf '%s\n' "$text"
+	else
+		printf '(No note yet: write one here; it is kept.)\n'
+	fi
+	printf '<!-- end note -->\n\n'
+}
+
+# --- Copies with every sentence touched ----------------------------------
+
+# The sets: for each language and touch, the originals of the real sets
+# (the same seed and --originals) and one copy of each, changed in every
+# sentence by nsd-repost --touch.  "column header|--touch value".
+touches=(
+	"chars 1%|chars:0.01"
+	"chars 2%|chars:0.02"
+	"chars 5%|chars:0.05"
+	"words 5%|words:0.05"
+	"paragraphs|paragraphs"
+	"combined|chars:0.02,words:0.05,paragraphs"
+)
+# The configurations scored on them: "label|nsdedup arguments", one a
+# line; add a line to add a row.  A row whose arguments are "-m METHOD"
+# alone is that method's defaults.  One that the program under test
+# refuses (a method or an option it does not have yet) is left out, with
+# a note in the report.
+touched_configs=(
+	"nshash|-m nshash"
+	"simhash|-m simhash"
+	"simhash k=4|-m simhash --distance 4"
+	"minhash|-m minhash"
+	"minhash threshold=0.5|-m minhash --threshold 0.5"
+	"minhash threshold=0.6|-m minhash --threshold 0.6"
+	"minhash threshold=0.7|-m minhash --threshold 0.7"
+	"minhash threshold=0.8|-m minhash --threshold 0.8"
+)
+# The best row of a method: the highest recall over all the sets among
+# its rows with a precision (held right) of at least this, in percent, in
+# each language.
+best_precision=99.0
+
+touched_start=$SECONDS
+touched_runs=0
+# The configurations the program takes, tried on an empty input.
+touched_ok=()
+touched_refused=()
+: >"$tmp/empty.jsonl"
+for cf in "${touched_configs[@]}"; do
+	# shellcheck disable=SC2086
+	if "$NSDEDUP" ${cf#*|} --only-dups "$tmp/empty.jsonl" >/dev/null \
+	    2>"$tmp/probe"; then
+		touched_ok+=("$cf")
+	else
+		touched_refused+=("$cf|$(head -n 1 "$tmp/probe")")
+		note "touched copies: nsdedup refuses ${cf#*|}; left out"
+	fi
+done
+
+# Rows: lang|touch|label|tagged line of real_score or held_pairs, into
+# $tmp/touched.rows.  The record info gives a copy its source's length,
+# so that real_score's "len 1" counts the copies of originals under 500
+# code points.
+declare -A TOUCH_LOG
+have_touched=0
+touched_skip=""
+: >"$tmp/touched.rows"
+if [ -d "$NSD_SHARED_DATA" ]; then
+	mkdir "$tmp/touched"
+	for lang in "${real_langs[@]}"; do
+		if ! real_inputs "$tmp/touched" "$lang"; then
+			touched_skip="$touched_skip $lang ($real_missing missing)"
+			continue
+		fi
+		have_touched=1
+		for tc in "${touches[@]}"; do
+			spec=${tc#*|}
+			set=$tmp/touched/$lang.$spec
+			note "touched copies: generating the $lang $spec set"
+			"$NSD_REPOST" --seed "$seed" --originals "$real_originals" \
+			    --touch "$spec" --truth "$set.truth" --verbose \
+			    "${inputs[@]}" >"$set.jsonl" 2>"$set.gen" ||
+				die "nsd-repost failed: $(cat "$set.gen")"
+			TOUCH_LOG[$lang|$spec]=$(sed 's/.* copies; touches //' \
+			    "$set.gen")
+			jq -r '[.id, .lang, (.text | length)] | @tsv' \
+			    "$set.jsonl" | awk -F '\t' -v truth="$set.truth" '
+			    BEGIN { while ((getline l < truth) > 0) {
+				split(l, f, "\t")
+				src[f[1]] = f[2] } }
+			    { n[$1] = $3
+			      print $1 "\t" $2 "\t" (($1 in src) ? n[src[$1]] : \
+				$3) "\t0" }' >"$set.info" ||
+				die "jq failed on $set.jsonl"
+			held_text "$set.jsonl" "$set.txt"
+			for cf in "${touched_ok[@]}"; do
+				label=${cf%%|*}
+				note "touched copies, $lang $spec set: $label"
+				# shellcheck disable=SC2086
+				judge "$set.jsonl" ${cf#*|}
+				touched_runs=$((touched_runs + 1))
+				real_score "$set.truth" "$set.info" \
+				    "$tmp/fp.pairs" |
+				    sed "s/^/$lang|$spec|$label|/" \
+				    >>"$tmp/touched.rows"
+				touch "$tmp/fp.pairs"
+				held_pairs "$tmp/fp.pairs" "$set.txt" |
+				    sed "s/^/$lang|$spec|$label|/" \
+				    >>"$tmp/touched.rows"
+				rm -f "$tmp/fp.pairs"
+			done
+			rm -f "$set.jsonl" "$set.txt"
+		done
+		rm -f "${inputs[@]}"
+	done
+fi
+[ "$have_touched" = 1 ] ||
+	note "no shared corpora for the touched copies; skipping them"
+touched_secs=$((SECONDS - touched_start))
+
+# The touched sets' table, one row per configuration that ran: its label,
+# whether it is its method's defaults or best, its recall on each set
+# and its precision over the sets of each language, held right (as
+# scored in brackets).  With $1 = short, recall on the English copies of
+# originals under 500 code points instead, a column per touch.
+touched_table() {
+	local labels args specs heads
+	labels=$(for cf in "${touched_ok[@]}"; do printf '%s\t' "${cf%%|*}"
+	    done)
+	args=$(for cf in "${touched_ok[@]}"; do printf '%s\t' "${cf#*|}"
+	    done)
+	specs=$(for tc in "${touches[@]}"; do printf '%s\t' "${tc#*|}"
+	    done)
+	heads=$(for tc in "${touches[@]}"; do printf '%s\t' "${tc%%|*}"
+	    done)
+	awk -F '|' -v labels="$labels" -v args="$args" -v specs="$specs" \
+	    -v heads="$heads" -v langs="${real_langs[*]}" \
+	    -v minp="$best_precision" -v short="${1:-}" '
+	function pct(a, b) {
+		return b > 0 ? sprintf("%.1f", 100 * a / b) : "-"
+	}
+	# The method of nsdedup arguments a: what follows -m, or the default.
+	function method(a,    w, i, n) {
+		n = split(a, w, " ")
+		for (i = 1; i < n; i++)
+			if (w[i] == "-m" || w[i] == "--method")
+				return w[i + 1]
+		return "nshash"
+	}
+	{ split($4, s, " ")
+		k = $1 SUBSEP $2 SUBSEP $3
+		if (s[1] == "main") {
+			n[k] = s[2]; tp[k] = s[3]
+			TP[$1, $3] += s[3]; FP[$1, $3] += s[4]
+			N[$3] += s[2]; T[$3] += s[3]
+		} else if (s[1] == "held")
+			H[$1, $3] += s[2]
+		else if (s[1] == "len" && s[2] == 1) {
+			n500[k] = s[3]; t500[k] = s[4]
+		}
+		ran[$3] = 1 }
+	END {
+		nl = split(labels, lab, "\t") - 1
+		split(args, arg, "\t")
+		ns = split(specs, spec, "\t") - 1
+		split(heads, head, "\t")
+		ng = split(langs, lang, " ")
+		# Roles: the defaults, and the best of each method.
+		for (j = 1; j <= nl; j++) {
+			m = method(arg[j])
+			role[j] = arg[j] ~ /^(-m|--method) [^ ]+$/ ? "defaults" : ""
+			ok = ran[lab[j]]
+			for (g = 1; g <= ng; g++) {
+				l = lang[g]
+				tf = TP[l, lab[j]] + FP[l, lab[j]]
+				if (tf == 0 || 100 * (TP[l, lab[j]] + \
+				    H[l, lab[j]]) / tf < minp)
+					ok = 0
+			}
+			r = N[lab[j]] > 0 ? T[lab[j]] / N[lab[j]] : 0
+			if (ok && (!(m in best) || r > bestr[m])) {
+				best[m] = j
+				bestr[m] = r
+			}
+		}
+		for (m in best)
+			role[best[m]] = role[best[m]] == "" ? "best" : \
+			    role[best[m]] ", best"
+		printf "| configuration | row"
+		for (g = 1; g <= (short ? 1 : ng); g++)
+			for (i = 1; i <= ns; i++)
+				printf " | %s%s", short ? "" : lang[g] ": ",
+				    head[i]
+		if (!short)
+			for (g = 1; g <= ng; g++)
+				printf " | %s: precision %%", lang[g]
+		printf " |\n|---|---"
+		for (i = 1; i <= (short ? ns : ng * ns + ng); i++)
+			printf "|---:"
+		printf "|\n"
+		for (j = 1; j <= nl; j++) {
+			if (!ran[lab[j]])
+				continue
+			printf "| %s | %s", lab[j], role[j]
+			for (g = 1; g <= (short ? 1 : ng); g++)
+				for (i = 1; i <= ns; i++) {
+					l = short ? "en" : lang[g]
+					k = l SUBSEP spec[i] SUBSEP lab[j]
+					printf " | %s", short ? \
+					    pct(t500[k], n500[k]) : \
+					    pct(tp[k], n[k])
+				}
+			if (!short)
+				for (g = 1; g <= ng; g++) {
+					l = lang[g]
+					tf = TP[l, lab[j]] + FP[l, lab[j]]
+					printf " | %s (%s)",
+					    pct(TP[l, lab[j]] + H[l, lab[j]], tf),
+					    pct(TP[l, lab[j]], tf)
+				}
+			printf " |\n"
+		} }' "$tmp/touched.rows"
+}
+
+# The section, as Markdown, into $tmp/touched.md.
+touched_section() {
+	local tc cf l n500 ncopies
+	printf '## Copies with every sentence touched\n\n'
+	if [ "$have_touched" = 0 ]; then
+		printf 'Skipped: no shared corpora at %s.\n\n' "$NSD_SHARED_DATA"
+		return
+	fi
+	[ -z "$touched_skip" ] || printf 'Skipped:%s.\n\n' "$touched_skip"
+	printf 'Written by `bench/quality.sh%s --seed %s --originals %s` ' \
+	    "${only:+ --only $only}" "$seed" "$real_originals"
+	printf '(`--only touched` writes this section alone) on %s with ' \
+	    "$(date -u '+%Y-%m-%d %H:%M UTC')"
+	printf '`%s` (sha256 %s...): %s nsdedup runs, %s s in all.\n\n' \
+	    "$nsd_version" "$nsd_sum" "$touched_runs" "$touched_secs"
+	printf 'Copies changed all through, not in one place: no sentence '
+	printf 'is left as it was, or the paragraphs all move. For each '
+	printf 'language, the originals of the real sets above (`--seed %s ' \
+	    "$seed"
+	printf -- '--originals %s`: the same documents in the same order) ' \
+	    "$real_originals"
+	printf 'and one copy of each, made by `nsd-repost --touch SPEC` '
+	printf '(see `nsd-repost --help`): *chars:P* replaces a share P of '
+	printf 'the letters of each sentence (Han characters by other common '
+	printf 'ones, ASCII letters by other letters), *words:P* a share P of '
+	printf 'its words (by words of other texts of the corpora; in Chinese '
+	printf 'two Han characters in a row by two others), each at least '
+	printf 'one a sentence; *paragraphs* puts the paragraphs (or, with '
+	printf 'fewer than 3, blocks of sentences) in another order; '
+	printf '*combined* is `chars:0.02,words:0.05,paragraphs`. The one '
+	printf 'change a sentence at least makes the share changed higher '
+	printf 'than P in short sentences; what each set got, as '
+	printf '`nsd-repost --verbose` counts it:\n\n'
+	for l in "${real_langs[@]}"; do
+		for tc in "${touches[@]}"; do
+			[ -n "${TOUCH_LOG[$l|${tc#*|}]:-}" ] || continue
+			printf -- '- %s: %s.\n' "$l" "${TOUCH_LOG[$l|${tc#*|}]}"
+		done
+	done
+	printf '\nScored as the real sets above: recall = TP / copies, in '
+	printf 'percent; precision = TP / (TP + FP) over all the sets of a '
+	printf 'language (the same originals in each), "held" pairs counted '
+	printf 'right, and as scored in brackets. Row: *defaults* is a '
+	printf 'method run with `-m METHOD` alone; *best* is the row of its '
+	printf 'method with the highest recall over all the sets among those '
+	printf 'with a precision (held right) of at least %s%% in each ' \
+	    "$best_precision"
+	printf 'language. Configurations: `touched_configs` in '
+	printf '`bench/quality.sh`.\n\n'
+	touched_table
+	printf '\n'
+	# The refused, with what nsdedup said of the first (the others
+	# are mostly the same method).
+	if [ ${#touched_refused[@]} -gt 0 ]; then
+		printf 'Not measured, refused by this nsdedup: %s (it said ' \
+		    "$(for cf in "${touched_refused[@]}"; do
+			printf '*%s* `%s`, ' "${cf%%|*}" \
+			    "$(cut -d '|' -f 2 <<<"$cf")"
+		    done | sed 's/, $//')"
+		printf '"%s" to the first).\n\n' \
+		    "$(cut -d '|' -f 3- <<<"${touched_refused[0]}")"
+	fi
+	n500=$(awk -F '|' '$1 == "en" { split($4, s, " ")
+	    if (s[1] == "len" && s[2] == 1) { print s[3]; exit } }' \
+	    "$tmp/touched.rows")
+	ncopies=$(awk -F '|' '$1 == "en" { split($4, s, " ")
+	    if (s[1] == "main") { print s[2]; exit } }' "$tmp/touched.rows")
+	if [ -n "$n500" ]; then
+		printf '### English copies of short texts\n\n'
+		printf 'Recall in percent on the %s English copies (of %s) ' \
+		    "$n500" "$ncopies"
+		printf 'whose original is under 500 code points:\n\n'
+		touched_table short
+		printf '\n'
+	fi
+	kept_note touched
+}
+
+# Put section file $1 in the report in place of the section with the same
+# heading (its first line), or when there is none, before the shared
+# corpora's section, the findings or the end.
+splice_section() {
+	local head has=0
+	head=$(head -n 1 "$1")
+	if [ ! -f "$out" ]; then
+		cp "$1" "$out"
+		return
+	fi
+	! grep -qxF "$head" "$out" || has=1
+	awk -v head="$head" -v sec="$1" -v has="$has" '
+	function put(    l) {
+		while ((getline l < sec) > 0)
+			print l
+		done = 1
+	}
+	has && $0 == head { put(); skip = 1; next }
+	skip && (/^## / || $0 == "<!-- quality: findings -->") { skip = 0 }
+	skip { next }
+	!has && !done && ($0 == "## Shared real corpora" ||
+	    $0 == "<!-- quality: findings -->") { put() }
+	{ print }
+	END { if (!done) put() }' "$out" >"$out.tmp"
+	mv "$out.tmp" "$out"
+}
+
+touched_section >"$tmp/touched.md"
+if [ "$only" = touched ]; then
+	mkdir -p "$(dirname "$out")"
+	splice_section "$tmp/touched.md"
+	note "wrote the touched copies' section of $out"
+	exit 0
+fi
 
 # --- The generated corpora -----------------------------------------------
 
@@ -376,146 +911,9 @@ real_configs=(
 	"simhash k=3|-m simhash --distance 3"
 	"simhash k=4|-m simhash --distance 4"
 )
-# The two sets, their shared corpora, and the boilerplate kinds.
-real_langs=(zh en)
-declare -A REAL_FILES REAL_LOG
-REAL_FILES[zh]="zh_sina_news_2018 zh_hant_hkcnews_2018"
-REAL_FILES[en]="en_reuters21578 en_bbc_news en_20newsgroups_bydate"
+# The boilerplate kinds.
 bp_kinds=(footer script)
 bp_rate=0.3
-edit_kinds=(drop-sentence add-sentence reorder truncate insert-ad char-edit
-    whitespace source-prefix footer html)
-real_len_names=("under 500" "500 to 1500" "1500 to 3000" "3000 and more")
-
-# Score $tmp/dups against truth $1 and record info $2 ("id<TAB>lang<TAB>
-# code points<TAB>block", block 1 for an original with a site's block or
-# a copy of one).  Prints tagged lines: "main copies TP FP FP-originals
-# FP-wrong-group", "edit KIND copies TP" for each edit kind, the same
-# as "alone KIND copies TP" for the copies with that edit only, "len CLASS
-# copies TP" for each class of length, and "block copies-with-block
-# TP-among-them originals-with-block flagged-among-them
-# flagged-onto-another-block-original".  With $3, the FPs on originals go
-# there, "id<TAB>similar_id" a line.
-real_score() {
-	awk -F '\t' -v truth="$1" -v info="$2" -v kinds="${edit_kinds[*]}" \
-	    -v pairs="${3:-}" '
-	function cls(n) {
-		return n < 500 ? 1 : n < 1500 ? 2 : n < 3000 ? 3 : 4
-	}
-	BEGIN {
-		while ((getline l < truth) > 0) {
-			split(l, f, "\t")
-			src[f[1]] = f[2]
-			ne = split(f[3], e, ",")
-			for (i = 1; i <= ne; i++)
-				has[f[1], e[i]] = 1
-			if (ne == 1)
-				alone[f[1]] = e[1]
-		}
-		while ((getline l < info) > 0) {
-			split(l, f, "\t")
-			len[f[1]] = f[3]
-			blk[f[1]] = f[4]
-			if (!(f[1] in src) && f[4] == 1)
-				borig++
-		}
-		nk = split(kinds, kind, " ")
-		for (c in src) {
-			copies++
-			nc[cls(len[c])]++
-			for (i = 1; i <= nk; i++)
-				if ((c, kind[i]) in has)
-					nek[kind[i]]++
-			if (blk[c] == 1)
-				bcopies++
-			if (c in alone)
-				nalone[alone[c]]++
-		}
-	}
-	{
-		id = $1; sim = $2
-		joined[id] = sim
-		# A copy is right to name its source, a copy of the same
-		# source, or the group its source joined (an original of the
-		# set may be a near-copy of an earlier one, which no truth
-		# labels).  (x in a) first: a reference to a[x] would add it.
-		if ((id in src) && (sim == src[id] ||
-		    ((sim in src) && src[sim] == src[id]) ||
-		    ((src[id] in joined) && joined[src[id]] == sim))) {
-			tp++
-			tpc[cls(len[id])]++
-			for (i = 1; i <= nk; i++)
-				if ((id, kind[i]) in has)
-					tek[kind[i]]++
-			if (blk[id] == 1)
-				btp++
-			if (id in alone)
-				talone[alone[id]]++
-		} else {
-			fp++
-			if (id in src)
-				wrong++
-			else {
-				orig++
-				if (pairs != "")
-					print id "\t" sim > pairs
-				if (blk[id] == 1) {
-					bflag++
-					if (!(sim in src) && blk[sim] == 1)
-						bonto++
-				}
-			}
-		}
-	}
-	END {
-		printf "main %d %d %d %d %d\n", copies, tp, fp, orig, wrong
-		for (i = 1; i <= nk; i++)
-			printf "edit %s %d %d\n", kind[i], nek[kind[i]],
-			    tek[kind[i]]
-		for (i = 1; i <= nk; i++)
-			printf "alone %s %d %d\n", kind[i], nalone[kind[i]],
-			    talone[kind[i]]
-		for (c = 1; c <= 4; c++)
-			printf "len %d %d %d\n", c, nc[c], tpc[c]
-		printf "block %d %d %d %d %d\n", bcopies, btp, borig, bflag,
-		    bonto
-	}' "$tmp/dups"
-}
-
-# How many of the pairs of file $1 ("id<TAB>similar_id") are near-copies
-# already, by a measure of their own, not nsdedup's: the texts of set
-# text file $2 ("id<TAB>text", white space and its escapes removed), cut
-# into overlapping 24-byte shingles, the shorter's shingles at least half
-# in the longer's (containment, so that a copy with a site's furniture
-# added still counts).  Prints "held N of-M".
-held_pairs() {
-	awk -F '\t' '
-	FNR == NR { want[$1] = want[$2] = 1; a[++n] = $1; b[n] = $2; next }
-	($1 in want) { text[$1] = $2 }
-	function shingles(t, set,    i, k) {
-		k = 0
-		for (i = 1; i + 23 <= length(t); i++)
-			if (!(substr(t, i, 24) in set)) {
-				set[substr(t, i, 24)] = 1
-				k++
-			}
-		return k
-	}
-	END {
-		for (p = 1; p <= n; p++) {
-			split("", sa)
-			split("", sb)
-			na = shingles(text[a[p]], sa)
-			nb = shingles(text[b[p]], sb)
-			both = 0
-			for (x in sa)
-				both += x in sb
-			if (na > 0 && nb > 0 && both >= (na < nb ? na : nb) / 2)
-				held++
-		}
-		printf "held %d %d\n", held, n
-	}' "$1" "$2"
-}
 
 # Rows: set|boilerplate|label|tagged line, into $tmp/real.rows; the
 # boilerplate sets' block lines scored on the set without blocks too, as
@@ -526,19 +924,10 @@ real_skip=""
 if [ -d "$NSD_SHARED_DATA" ]; then
 	mkdir "$tmp/real"
 	for lang in "${real_langs[@]}"; do
-		inputs=()
-		for b in ${REAL_FILES[$lang]}; do
-			gz=$NSD_SHARED_DATA/$b.jsonl.gz
-			if [ ! -f "$gz" ]; then
-				inputs=()
-				real_skip="$real_skip $lang ($b.jsonl.gz missing)"
-				break
-			fi
-			gzip -dc "$gz" >"$tmp/real/$b.jsonl" ||
-				die "cannot decompress $gz"
-			inputs+=("$tmp/real/$b.jsonl")
-		done
-		[ ${#inputs[@]} -gt 0 ] || continue
+		if ! real_inputs "$tmp/real" "$lang"; then
+			real_skip="$real_skip $lang ($real_missing missing)"
+			continue
+		fi
 		have_real=1
 		for kind in none "${bp_kinds[@]}"; do
 			set=$lang
@@ -559,12 +948,7 @@ if [ -d "$NSD_SHARED_DATA" ]; then
 			    "$tmp/real/$set.jsonl" >"$tmp/real/$set.len" ||
 				die "jq failed on $set"
 			[ "$kind" = none ] || continue
-			# For held_pairs: @tsv writes tabs and newlines as \t
-			# and \n; those go with the white space.
-			jq -r '[.id, .text] | @tsv' "$tmp/real/$set.jsonl" |
-			    awk -F '\t' '{ t = $0; sub(/^[^\t]*\t/, "", t)
-				gsub(/[ \t]|\\[nrt]/, "", t); print $1 "\t" t }' \
-			    >"$tmp/real/$set.txt" || die "jq failed on $set"
+			held_text "$tmp/real/$set.jsonl" "$tmp/real/$set.txt"
 		done
 		for b in ${REAL_FILES[$lang]}; do
 			rm -f "$tmp/real/$b.jsonl"
@@ -813,24 +1197,6 @@ fi
 # --- The report ----------------------------------------------------------
 
 # --- The real reposts' tables --------------------------------------------
-
-# A note written by hand under a table: the lines between "<!-- note: $1
-# -->" and "<!-- end note -->" of the report being replaced, kept as they
-# are (a placeholder the first time).
-kept_note() {
-	local text=""
-	[ ! -f "$out" ] || text=$(awk -v n="<!-- note: $1 -->" '
-	    $0 == n { on = 1; next }
-	    on && $0 == "<!-- end note -->" { exit }
-	    on { print }' "$out")
-	printf '<!-- note: %s -->\n' "$1"
-	if [ -n "$text" ]; then
-		printf '%s\n' "$text"
-	else
-		printf '(No note yet: write one here; it is kept.)\n'
-	fi
-	printf '<!-- end note -->\n\n'
-}
 
 # Precision, recall and F1 of every configuration on the sets without
 # blocks.
@@ -1263,6 +1629,8 @@ mkdir -p "$(dirname "$out")"
 		printf '\n'
 		kept_note real-boilerplate
 	fi
+
+	cat "$tmp/touched.md"
 
 	printf '## Shared real corpora\n\n'
 	if [ "$have_shared" = 0 ]; then
