@@ -67,7 +67,9 @@
  *                  or digits
  *   paragraphs     the paragraphs in a random order other than their own;
  *                  with fewer than 3 paragraphs, 2 to 5 blocks of
- *                  consecutive sentences
+ *                  consecutive sentences (in English a paragraph ends at
+ *                  a blank or indented line only, never inside a sentence
+ *                  as a reorder's may)
  *
  * A share is rounded up or down at random, so that it holds on average
  * before the one per sentence, which raises it in short sentences.  A
@@ -684,15 +686,15 @@ split_sentences(const char *s, size_t len, enum lang lang, struct spans *sp)
  * Split s into paragraphs, each with the line breaks after it: at blank
  * lines and indented lines (hard-wrapped text: Reuters indents its
  * paragraphs, Usenet leaves a blank line) when there are at least 3 such
- * paragraphs, else at line breaks.
+ * paragraphs, else, when lines is set, at line breaks.
  */
 static void
-split_paragraphs(const char *s, size_t len, struct spans *sp)
+split_paragraphs(const char *s, size_t len, struct spans *sp, int lines)
 {
 	size_t i, j, start;
 	int pass;
 
-	for (pass = 0; pass < 2; pass++) {
+	for (pass = 0; pass < (lines ? 2 : 1); pass++) {
 		sp->n = 0;
 		start = 0;
 		for (i = 0; i < len; i = j) {
@@ -905,7 +907,7 @@ edit_reorder(struct nsd_buf *t, struct spans *sp, enum lang lang)
 	size_t *ord, n, i, j, k;
 	int paras;
 
-	split_paragraphs(t->data, t->len, sp);
+	split_paragraphs(t->data, t->len, sp, 1);
 	paras = sp->n >= 3;
 	if (!paras) {
 		split_sentences(t->data, t->len, lang, sp);
@@ -1152,7 +1154,7 @@ edit_html(struct nsd_buf *t, struct spans *sp, enum lang lang)
 	buf_puts(&out, "<div class=\"");
 	buf_puts(&out, classes[rng_below(NELEMS(classes))]);
 	buf_puts(&out, "\">");
-	split_paragraphs(t->data, t->len, sp);
+	split_paragraphs(t->data, t->len, sp, 1);
 	paras = sp->n >= 2;
 	if (!paras)
 		split_sentences(t->data, t->len, lang, sp);
@@ -1641,7 +1643,11 @@ touch_paragraphs(struct nsd_buf *t, struct spans *sp, enum lang lang)
 	size_t *ord, n, i, j, k;
 	int paras;
 
-	split_paragraphs(t->data, t->len, sp);
+	/*
+	 * English is often hard-wrapped, and its line breaks end no sentence:
+	 * put in another order, its lines would cut sentences in two.
+	 */
+	split_paragraphs(t->data, t->len, sp, lang != LANG_EN);
 	paras = sp->n >= 3;
 	if (!paras) {
 		split_sentences(t->data, t->len, lang, sp);

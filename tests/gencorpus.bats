@@ -130,9 +130,10 @@ dups() {
 # of $3 paragraphs (default 3) of 3 sentences each: 30 words of a short
 # list in English (sentences end with ". ", paragraphs with a blank line),
 # 30 Han characters in Chinese (sentences end with "。", paragraphs with a
-# line break).
+# line break).  With $4 set, English lines are wrapped every 8 words.
 touch_input() {
-	awk -v n="$1" -v lang="$2" -v paras="${3:-3}" 'BEGIN {
+	awk -v n="$1" -v lang="$2" -v paras="${3:-3}" -v wrap="${4:-}" '
+	BEGIN {
 		srand(7)
 		nw = split("market price bank rate share oil trade year " \
 		    "month week company government official report growth " \
@@ -157,7 +158,10 @@ touch_input() {
 						if (k == 1)
 							x = toupper(substr(x, 1, 1)) \
 							    substr(x, 2)
-						t = t (k > 1 ? " " : "") x
+						if (k > 1)
+							t = t (wrap != "" && \
+							    k % 8 == 0 ? "\\n" : " ")
+						t = t x
 					}
 					t = t (lang == "en" ? "." : "。")
 				}
@@ -296,10 +300,10 @@ touch_chars_diff() {
 @test "nsd-repost --touch paragraphs puts every text's parts in another order" {
 	need jq
 	# Paragraphs in English and Chinese, and blocks of sentences in a
-	# text of one paragraph.
-	for input in "en 3" "zh 3" "en 1"; do
+	# text of one paragraph, hard-wrapped or not: never its lines.
+	for input in "en 3" "zh 3" "en 1" "en 1 wrap"; do
 		set -- $input
-		touch_input 30 "$1" "$2" > in.jsonl
+		touch_input 30 "$1" "$2" "${3:-}" > in.jsonl
 		run --separate-stderr "$NSD_REPOST" --touch paragraphs \
 		    --truth truth in.jsonl
 		[ "$status" -eq 0 ]
