@@ -49,9 +49,16 @@ struct nsd_index_params {
 	unsigned	 ngram;			/* SimHash; 0 for nshash */
 	unsigned	 shingle;		/* SimHash; 0 for nshash */
 	unsigned	 min_features;		/* SimHash; 0 for nshash */
-	unsigned	 ntables;		/* 1 for nshash */
+	unsigned	 ntables;		/* 1 for nshash, minhash */
 	uint64_t	 masks[16];		/* of the SimHash block
 						   tables */
+	unsigned	 bins;			/* MinHash; 0 otherwise */
+	unsigned	 bands;			/* MinHash */
+	unsigned	 rows;			/* MinHash */
+	unsigned	 threshold;		/* MinHash, in 1/10000 */
+	size_t		 sig_bytes;		/* what each group keeps of
+						   its first record (MinHash:
+						   its signature); 0: none */
 };
 
 /* What nsd_index_near() found. */
@@ -96,7 +103,9 @@ struct nsd_index_ops {
 	int	 (*add)(struct nsd_index *, uint64_t, uint64_t,
 	    struct nsd_error *);
 	int	 (*group_new)(struct nsd_index *, const char *, size_t,
-	    uint64_t *, struct nsd_error *);
+	    const unsigned char *, uint64_t *, struct nsd_error *);
+	int	 (*group_signature)(struct nsd_index *, uint64_t,
+	    const unsigned char **, struct nsd_error *);
 	int	 (*group_name)(struct nsd_index *, uint64_t,
 	    struct nsd_group_name *, struct nsd_error *);
 	int	 (*commit)(struct nsd_index *, uint64_t, struct nsd_error *);
@@ -147,6 +156,10 @@ struct nsd_index_report {
 	unsigned	 shingle;
 	unsigned	 min_features;
 	unsigned	 ntables;
+	unsigned	 bins;		/* MinHash */
+	unsigned	 bands;
+	unsigned	 rows;
+	unsigned	 threshold;	/* in 1/10000 */
 	uint64_t	 seed;
 	uint64_t	 records;
 	uint64_t	 groups;
@@ -242,13 +255,32 @@ nsd_index_add(struct nsd_index *ix, uint64_t fp, uint64_t group,
 
 /*
  * Open a new group named by id[0..len) (len 0: no id); its number goes to
- * *group.
+ * *group. An index whose params.sig_bytes is not 0 (MinHash) keeps that
+ * many bytes of sig with the group: nsd_index_group_new_signed().
  */
 static inline int
 nsd_index_group_new(struct nsd_index *ix, const char *id, size_t len,
     uint64_t *group, struct nsd_error *err)
 {
-	return (ix->ops->group_new(ix, id, len, group, err));
+	return (ix->ops->group_new(ix, id, len, NULL, group, err));
+}
+
+static inline int
+nsd_index_group_new_signed(struct nsd_index *ix, const char *id, size_t len,
+    const unsigned char *sig, uint64_t *group, struct nsd_error *err)
+{
+	return (ix->ops->group_new(ix, id, len, sig, group, err));
+}
+
+/*
+ * The params.sig_bytes bytes kept with group (MinHash: the signature of
+ * its first record), valid until the next call that may add a group.
+ */
+static inline int
+nsd_index_group_signature(struct nsd_index *ix, uint64_t group,
+    const unsigned char **sig, struct nsd_error *err)
+{
+	return (ix->ops->group_signature(ix, group, sig, err));
 }
 
 /* The number and id (NULL when its first record had none) of group. */

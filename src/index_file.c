@@ -1576,15 +1576,17 @@ ids_reserve(struct file_index *fi, uint64_t need, struct nsd_error *err)
 
 static int
 file_group_new(struct nsd_index *ix, const char *id, size_t len,
-    uint64_t *group, struct nsd_error *err)
+    const unsigned char *sig, uint64_t *group, struct nsd_error *err)
 {
 	struct file_index	*fi = (struct file_index *)ix;
-	uint64_t		 size = nsd_ids_record_size(len);
+	uint64_t		 sig_bytes = nsd_ids_sig_bytes(&fi->hdr);
+	uint64_t		 size = nsd_ids_record_bytes(len, sig_bytes);
 	unsigned char		*rec;
 
+	assert((sig != NULL) == (sig_bytes > 0));
 	if (fi->readonly) {
-		if (nsd_index_group_new(fi->overlay, id, len, group,
-		    err) == -1)
+		if (nsd_index_group_new_signed(fi->overlay, id, len, sig,
+		    group, err) == -1)
 			return (-1);
 		*group += SCRATCH_BASE;
 		return (0);
@@ -1599,8 +1601,58 @@ file_group_new(struct nsd_index *ix, const char *id, size_t len,
 	nsd_put_le64(rec, fi->hdr.groups + ++fi->groups);
 	nsd_put_le32(rec + 8, len);
 	memcpy(rec + NSD_IDS_RECORD_HEAD, id, len);
+	if (sig_bytes > 0)
+		memcpy(rec + nsd_ids_record_size(len), sig, sig_bytes);
 	*group = fi->ids_len / 8;
 	fi->ids_len += size;
+	return (0);
+}
+
+/* The group record of group, checked; NULL with err set if damaged. */
+static const unsigned char *
+group_record(struct file_index *fi, uint64_t group, struct nsd_error *err)
+{
+	const unsigned char	*rec;
+	uint64_t		 off = group * 8, number;
+	uint32_t		 len;
+
+	if (off < NSD_IDS_HEADER_SIZE ||
+	    off + NSD_IDS_RECORD_HEAD > fi->ids_len) {
+		nsd_error_set(err, NSD_EXIT_INDEX,
+		    "%s: damaged: a slot names group %llu, past the end of "
+		    "%s (try --db-verify)", fi->path,
+		    (unsigned long long)group, fi->ids_path);
+		return (NULL);
+	}
+	rec = fi->ids + off;
+	number = nsd_le64(rec);
+	len = nsd_le32(rec + 8);
+	if (off + nsd_ids_record_bytes(len, nsd_ids_sig_bytes(&fi->hdr)) >
+	    fi->ids_len || number == 0 ||
+	    number > fi->hdr.groups + fi->groups ||
+	    !nsd_ids_record_clean(rec, len)) {
+		nsd_error_set(err, NSD_EXIT_INDEX,
+		    "%s: damaged: group %llu of %s is not a good group record "
+		    "(try --db-verify)", fi->path, (unsigned long long)group,
+		    fi->ids_path);
+		return (NULL);
+	}
+	return (rec);
+}
+
+static int
+file_group_signature(struct nsd_index *ix, uint64_t group,
+    const unsigned char **sig, struct nsd_error *err)
+{
+	struct file_index	*fi = (struct file_index *)ix;
+	const unsigned char	*rec;
+
+	if (group >= SCRATCH_BASE)
+		return (nsd_index_group_signature(fi->overlay,
+		    group - SCRATCH_BASE, sig, err));
+	if ((rec = group_record(fi, group, err)) == NULL)
+		return (-1);
+	*sig = rec + nsd_ids_record_size(nsd_le32(rec + 8));
 	return (0);
 }
 
@@ -1610,7 +1662,6 @@ file_group_name(struct nsd_index *ix, uint64_t group,
 {
 	struct file_index	*fi = (struct file_index *)ix;
 	const unsigned char	*rec;
-	uint64_t		 off = group * 8;
 
 	if (group >= SCRATCH_BASE) {
 		if (nsd_index_group_name(fi->overlay, group - SCRATCH_BASE,
@@ -1619,22 +1670,10 @@ file_group_name(struct nsd_index *ix, uint64_t group,
 		name->number += fi->hdr.groups;
 		return (0);
 	}
-	if (off < NSD_IDS_HEADER_SIZE ||
-	    off + NSD_IDS_RECORD_HEAD > fi->ids_len)
-		return (nsd_error_set(err, NSD_EXIT_INDEX,
-		    "%s: damaged: a slot names group %llu, past the end of "
-		    "%s (try --db-verify)", fi->path,
-		    (unsigned long long)group, fi->ids_path));
-	rec = fi->ids + off;
+	if ((rec = group_record(fi, group, err)) == NULL)
+		return (-1);
 	name->number = nsd_le64(rec);
 	name->id_len = nsd_le32(rec + 8);
-	if (off + nsd_ids_record_size(name->id_len) > fi->ids_len ||
-	    name->number == 0 || name->number > fi->hdr.groups + fi->groups ||
-	    !nsd_ids_record_clean(rec, name->id_len))
-		return (nsd_error_set(err, NSD_EXIT_INDEX,
-		    "%s: damaged: group %llu of %s is not a good group record "
-		    "(try --db-verify)", fi->path, (unsigned long long)group,
-		    fi->ids_path));
 	name->id = name->id_len > 0 ? (const char *)rec + NSD_IDS_RECORD_HEAD :
 	    NULL;
 	return (0);
@@ -1744,7 +1783,7 @@ file_close(struct nsd_index *ix)
 
 static const struct nsd_index_ops file_ops = {
 	file_prefetch, file_lookup, file_claim, file_near, file_add,
-	file_group_new, file_group_name,
+	file_group_new, file_group_signature, file_group_name,
 	file_commit, file_info, file_close
 };
 
@@ -1756,6 +1795,8 @@ check_params(const struct file_index *fi, const struct nsd_index_params *p,
 	const struct nsd_index_header	*h = &fi->hdr;
 	const char			*what = NULL;
 	unsigned long long		 was = 0, now = 0;
+	char				 was_text[NSD_FRACTION_MAX];
+	char				 now_text[NSD_FRACTION_MAX];
 
 	if (strcmp(h->method, p->method) != 0)
 		return (nsd_error_set(err, NSD_EXIT_INDEX,
@@ -1785,6 +1826,15 @@ check_params(const struct file_index *fi, const struct nsd_index_params *p,
 	else if (h->min_features != p->min_features)
 		what = "--min-features", was = h->min_features,
 		    now = p->min_features;
+	else if (h->threshold != p->threshold)
+		return (nsd_error_set(err, NSD_EXIT_INDEX,
+		    "%s: the index was made with --threshold %s, not %s",
+		    fi->path, nsd_fraction(h->threshold, was_text),
+		    nsd_fraction(p->threshold, now_text)));
+	else if (h->bins != p->bins)
+		what = "MinHash bins", was = h->bins, now = p->bins;
+	else if (h->bands != p->bands || h->rows != p->rows)
+		what = "MinHash bands", was = h->bands, now = p->bands;
 	if (what != NULL)
 		return (nsd_error_set(err, NSD_EXIT_INDEX,
 		    "%s: the index was made with %s %llu, not %llu", fi->path,
@@ -1825,6 +1875,11 @@ create_index(struct file_index *fi, const struct nsd_index_params *p,
 	h.ngram = p->ngram;
 	h.shingle = p->shingle;
 	h.min_features = p->min_features;
+	h.bins = p->bins;
+	h.bands = p->bands;
+	h.rows = p->rows;
+	h.threshold = p->threshold;
+	assert(p->sig_bytes == 2 * (size_t)p->bins);
 	assert(p->ntables >= 1 && p->ntables <= NSD_INDEX_MAX_TABLES);
 	h.ntables = p->ntables;
 	memcpy(h.mask, p->masks, p->ntables * sizeof h.mask[0]);

@@ -47,9 +47,11 @@ static_assert(offsetof(struct nsd_index_header, sweep_cursor) == 328,
     "sweep");
 static_assert(offsetof(struct nsd_index_header, next_entries) == 352,
     "growth");
-static_assert(offsetof(struct nsd_index_header, checksum) == 360,
+static_assert(offsetof(struct nsd_index_header, bins) ==
+    NSD_INDEX_V3_CHECKSUM, "minhash");
+static_assert(offsetof(struct nsd_index_header, checksum) == 376,
     "checksum");
-static_assert(sizeof(struct nsd_index_header) == 368, "header size");
+static_assert(sizeof(struct nsd_index_header) == 384, "header size");
 static_assert(sizeof(struct nsd_index_header) <= NSD_INDEX_COPY_SIZE,
     "header copy room");
 static_assert(offsetof(struct nsd_stage_header, seq) == 24, "stage seq");
@@ -152,6 +154,10 @@ header_swap(struct nsd_index_header *h)
 	h->sweep_done = le64toh(h->sweep_done);
 	h->grow_done = le64toh(h->grow_done);
 	h->next_entries = le64toh(h->next_entries);
+	h->bins = le32toh(h->bins);
+	h->bands = le32toh(h->bands);
+	h->rows = le32toh(h->rows);
+	h->threshold = le32toh(h->threshold);
 	h->checksum = le64toh(h->checksum);
 }
 
@@ -200,7 +206,8 @@ nsd_stage_header_decode(const void *page, uint64_t file_id,
 		return (-1);
 	sum = XXH3_64bits(s, offsetof(struct nsd_stage_header, checksum));
 	stage_swap(s);
-	if (sum != s->checksum || s->version != NSD_INDEX_VERSION ||
+	if (sum != s->checksum || s->version < 3 ||
+	    s->version > NSD_INDEX_VERSION ||
 	    s->size != sizeof *s || s->file_id != file_id || s->seq == 0 ||
 	    s->nslots < NSD_INDEX_MIN_SLOTS || (s->nslots & (s->nslots - 1)) ||
 	    s->nslots > (1ULL << 40) || s->entries > s->nslots ||
@@ -231,10 +238,20 @@ nsd_index_header_decode(const void *copy, struct nsd_index_header *h)
 	uint64_t	 sum;
 	unsigned	 i;
 
+	size_t		 size = sizeof *h;
+
 	memcpy(h, copy, sizeof *h);
 	if (memcmp(h->magic, NSD_INDEX_MAGIC, sizeof h->magic) != 0)
 		return (NSD_HEADER_NOT_INDEX);
-	sum = XXH3_64bits(h, offsetof(struct nsd_index_header, checksum));
+	if (le32toh(h->version) < 4) {
+		/* The shorter copy of before MinHash: its fields are 0. */
+		size = NSD_INDEX_V3_SIZE;
+		memcpy(&h->checksum, (const char *)copy +
+		    NSD_INDEX_V3_CHECKSUM, sizeof h->checksum);
+		memset(&h->bins, 0, offsetof(struct nsd_index_header,
+		    checksum) - offsetof(struct nsd_index_header, bins));
+	}
+	sum = XXH3_64bits(copy, size - sizeof h->checksum);
 	header_swap(h);
 	/*
 	 * A later version that kept this checksum is surely later; without
@@ -245,7 +262,7 @@ nsd_index_header_decode(const void *copy, struct nsd_index_header *h)
 		    NSD_HEADER_UNKNOWN);
 	if (sum != h->checksum || h->version < NSD_INDEX_OLDEST ||
 	    (h->version == 1 && h->log_records != 0) ||
-	    h->size != sizeof *h || h->byte_order != NSD_INDEX_BOM ||
+	    h->size != size || h->byte_order != NSD_INDEX_BOM ||
 	    h->slot_size != NSD_INDEX_SLOT_SIZE ||
 	    h->nslots < NSD_INDEX_MIN_SLOTS || (h->nslots & (h->nslots - 1)) ||
 	    h->nslots > (1ULL << 40) || h->ntables == 0 ||
@@ -264,7 +281,12 @@ nsd_index_header_decode(const void *copy, struct nsd_index_header *h)
 	    (1ULL << h->next_shift) != 2 * h->nslots ||
 	    h->next_entries > 2 * h->nslots)) ||
 	    (h->next_shift == 0 && (h->grow_done != 0 ||
-	    h->next_entries != 0)))
+	    h->next_entries != 0)) ||
+	    h->bins > 4096 || h->bins % 4 != 0 ||
+	    (h->bins == 0) != (h->bands == 0) || h->bands > h->bins ||
+	    (uint64_t)h->bands * h->rows > h->bins || h->threshold > 10000 ||
+	    (h->bins != 0 && (h->rows == 0 || h->threshold == 0 ||
+	    h->ntables != 1)))
 		return (NSD_HEADER_DAMAGED);
 	for (i = 0; i < h->ntables; i++)
 		if (h->mask[i] == 0)

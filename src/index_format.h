@@ -36,9 +36,11 @@
  *   and PATH.log, the build of the stage in use, where the sweep is in the
  *   hash space and how far it has gone since the last fold, and, while
  *   the index grows, the size of PATH.next and how far the growth sweep
- *   has copied PATH into it. An XXH3-64 checksum of everything before it
- *   ends the copy. Versions 1 and 2 had no stage and no growth (their
- *   fields were reserved, and zero).
+ *   has copied PATH into it; then MinHash's bins, bands, rows and
+ *   threshold. An XXH3-64 checksum of everything before it ends the copy.
+ *   Versions 1 and 2 had no stage and no growth (their fields were
+ *   reserved, and zero); versions 1 to 3 ended at next_entries, with the
+ *   checksum after it (NSD_INDEX_V3_SIZE).
  *
  * A slot is 16 bytes, in PATH, PATH.stage and PATH.next alike: the 64-bit
  * key (a fingerprint), then a word holding the generation of the run that
@@ -60,8 +62,10 @@
  *
  * A group record in PATH.ids: the group's number (8 bytes), the id's
  * length (4 bytes) and the id (a JSON token, possibly empty), padded with
- * zeros to a multiple of 8. The file starts with a 16-byte header of its
- * own: magic "NSDIDS\0\1" and the index's file id.
+ * zeros to a multiple of 8; in a MinHash index, then the signature of the
+ * group's first record (2 bytes a bin, see minhash.h). The file starts
+ * with a 16-byte header of its own: magic "NSDIDS\0\1" and the index's
+ * file id.
  *
  * A record in PATH.log is a fingerprint and its slot word (with table 0):
  * 16 bytes, which stand for an entry in every table. PATH.log starts with
@@ -88,7 +92,7 @@
 #include "util.h"
 
 #define NSD_INDEX_MAGIC		"NSDINDEX"
-#define NSD_INDEX_VERSION	3
+#define NSD_INDEX_VERSION	4
 #define NSD_INDEX_OLDEST	1	/* the oldest version still read */
 #define NSD_INDEX_BOM		0x0102030405060708ULL
 #define NSD_INDEX_COPY_SIZE	4096	/* room for one header copy */
@@ -175,8 +179,18 @@ struct nsd_index_header {
 					   NSD_SWEPT_ALL: all round */
 	uint64_t	 grow_done;	/* covered by the growth sweep */
 	uint64_t	 next_entries;	/* committed entries of PATH.next */
+	uint32_t	 bins;		/* MinHash: signature bins; 0 for the
+					   other methods and before version
+					   4, which had not these four */
+	uint32_t	 bands;		/* MinHash: LSH bands */
+	uint32_t	 rows;		/* MinHash: bins per band */
+	uint32_t	 threshold;	/* MinHash: Jaccard, in 1/10000 */
 	uint64_t	 checksum;	/* XXH3-64 of the bytes before it */
 };
+
+/* The size of a header copy of versions 1 to 3, and where its sum was. */
+#define NSD_INDEX_V3_SIZE	368
+#define NSD_INDEX_V3_CHECKSUM	360
 
 /* A sweep that went all round the hash space, or further. */
 #define NSD_SWEPT_ALL	UINT64_MAX
@@ -328,6 +342,23 @@ static inline uint64_t
 nsd_ids_record_size(size_t len)
 {
 	return ((NSD_IDS_RECORD_HEAD + (uint64_t)len + 7) & ~(uint64_t)7);
+}
+
+/*
+ * The same, with the signature a MinHash index keeps after the id (and its
+ * padding): sig_bytes, a multiple of 8.
+ */
+static inline uint64_t
+nsd_ids_record_bytes(size_t len, uint64_t sig_bytes)
+{
+	return (nsd_ids_record_size(len) + sig_bytes);
+}
+
+/* What a group record of an index with header h holds after the id. */
+static inline uint64_t
+nsd_ids_sig_bytes(const struct nsd_index_header *h)
+{
+	return (2 * (uint64_t)h->bins);
 }
 
 /*

@@ -5,7 +5,8 @@
  * found from the fingerprint's top bits directly, with linear probing. A
  * slot whose group is 0 is empty (groups start at 1), which leaves every
  * fingerprint value usable as a key. The table doubles at 70% load.
- * Group ids live in one growing arena, referenced by offset.
+ * Group ids live in one growing arena, referenced by offset; so do the
+ * signatures MinHash keeps with its groups, each after its group's id.
  *
  * SimHash's block tables share the slots: an entry of table t is found
  * from (key & mask[t]) and carries t in the top bits of its group word;
@@ -239,29 +240,35 @@ memory_add(struct nsd_index *ix, uint64_t fp, uint64_t group,
 
 static int
 memory_group_new(struct nsd_index *ix, const char *id, size_t len,
-    uint64_t *group, struct nsd_error *err)
+    const unsigned char *sig, uint64_t *group, struct nsd_error *err)
 {
 	struct memory_index	*m = (struct memory_index *)ix;
+	size_t			 sig_bytes = ix->params.sig_bytes;
 
 	(void)err;
+	assert((sig != NULL) == (sig_bytes > 0));
 	if ((m->ngroups + 1) * sizeof *m->groups > m->groups_region.size) {
 		nsd_region_resize(&m->groups_region,
 		    m->groups_region.size * 2);
 		note_spill(m, &m->groups_region);
 		m->groups = m->groups_region.base;
 	}
-	if (len > m->ids.size - m->ids_len) {
-		if (len > SIZE_MAX / 2 - m->ids_len)
+	if (len > SIZE_MAX / 4 - sig_bytes)
+		nsd_out_of_memory();
+	if (len + sig_bytes > m->ids.size - m->ids_len) {
+		if (len + sig_bytes > SIZE_MAX / 2 - m->ids_len)
 			nsd_out_of_memory();
-		nsd_region_resize(&m->ids, m->ids.size * 2 > m->ids_len + len ?
-		    m->ids.size * 2 : m->ids_len + len);
+		nsd_region_resize(&m->ids, m->ids.size * 2 > m->ids_len + len +
+		    sig_bytes ? m->ids.size * 2 : m->ids_len + len + sig_bytes);
 		note_spill(m, &m->ids);
 	}
 	m->groups[m->ngroups].id_off = m->ids_len;
 	m->groups[m->ngroups].id_len = len;
 	if (len > 0)
 		memcpy((char *)m->ids.base + m->ids_len, id, len);
-	m->ids_len += len;
+	if (sig_bytes > 0)
+		memcpy((char *)m->ids.base + m->ids_len + len, sig, sig_bytes);
+	m->ids_len += len + sig_bytes;
 	note_peak(m, 0);
 	*group = ++m->ngroups;
 	return (0);
@@ -279,6 +286,19 @@ memory_group_name(struct nsd_index *ix, uint64_t group,
 	name->id = name->id_len > 0 ?
 	    (const char *)m->ids.base + m->groups[group - 1].id_off : NULL;
 	name->number = group;
+	return (0);
+}
+
+static int
+memory_group_signature(struct nsd_index *ix, uint64_t group,
+    const unsigned char **sig, struct nsd_error *err)
+{
+	struct memory_index	*m = (struct memory_index *)ix;
+	const struct group	*g = &m->groups[group - 1];
+
+	(void)err;
+	assert(group >= 1 && group <= m->ngroups && ix->params.sig_bytes > 0);
+	*sig = (const unsigned char *)m->ids.base + g->id_off + g->id_len;
 	return (0);
 }
 
@@ -317,7 +337,7 @@ memory_close(struct nsd_index *ix)
 
 static const struct nsd_index_ops memory_ops = {
 	memory_prefetch, memory_lookup, memory_claim, memory_near, memory_add,
-	memory_group_new, memory_group_name,
+	memory_group_new, memory_group_signature, memory_group_name,
 	memory_commit, memory_info, memory_close
 };
 

@@ -103,6 +103,10 @@ report_fill(const struct nsd_index_header *h, int copy,
 	r->shingle = h->shingle;
 	r->min_features = h->min_features;
 	r->ntables = h->ntables;
+	r->bins = h->bins;
+	r->bands = h->bands;
+	r->rows = h->rows;
+	r->threshold = h->threshold;
 	r->seed = h->seed;
 	r->records = h->records;
 	r->groups = h->groups;
@@ -355,7 +359,7 @@ verify_ids(struct verify *v, const struct nsd_index_report *r,
 	    nsd_le64(ids + 8) != h->file_id)
 		say(v, "%s: not the id file of this index", v->ids_path);
 	for (off = NSD_IDS_HEADER_SIZE; off < h->ids_length;
-	    off += nsd_ids_record_size(len)) {
+	    off += nsd_ids_record_bytes(len, nsd_ids_sig_bytes(h))) {
 		if (off + NSD_IDS_RECORD_HEAD > h->ids_length) {
 			say(v, "%s: a group record is cut off at byte %llu",
 			    v->ids_path, (unsigned long long)off);
@@ -369,9 +373,11 @@ verify_ids(struct verify *v, const struct nsd_index_report *r,
 			    (unsigned long long)n);
 			break;
 		}
-		if (off + nsd_ids_record_size(len) > h->ids_length) {
-			say(v, "%s: group %llu's id runs past the committed "
-			    "end", v->ids_path, (unsigned long long)n);
+		if (off + nsd_ids_record_bytes(len, nsd_ids_sig_bytes(h)) >
+		    h->ids_length) {
+			say(v, "%s: group %llu's record runs past the "
+			    "committed end", v->ids_path,
+			    (unsigned long long)n);
 			break;
 		}
 		if (!nsd_ids_record_clean(ids + off, len))
@@ -793,7 +799,8 @@ verify_log(struct verify *v, const struct nsd_index_report *r,
 		say(v, "%s: not the log of this index", v->log_path);
 		return;
 	}
-	if (strcmp(h->method, "nshash") == 0 && n > 0)
+	/* nshash and MinHash claim a key once; SimHash's may repeat. */
+	if (strcmp(h->method, "simhash") != 0 && n > 0)
 		c.seen = xreallocarray(NULL, n, sizeof *c.seen);
 	buf = xmalloc(LOG_CHUNK * NSD_LOG_RECORD_SIZE);
 	for (i = 0; i < n; i += len / NSD_LOG_RECORD_SIZE) {

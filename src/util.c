@@ -137,3 +137,17 @@ nsd_buf_free(struct nsd_buf *b)
 	b->data = NULL;
 	b->len = b->cap = 0;
 }
+
+char *
+nsd_fraction(unsigned v, char *buf)
+{
+	size_t	 n;
+
+	n = (size_t)snprintf(buf, NSD_FRACTION_MAX, "%u.%04u", v / 10000 % 10,
+	    v % 10000);
+	while (buf[n - 1] == '0')
+		buf[--n] = '\0';
+	if (buf[n - 1] == '.')
+		buf[--n] = '\0';
+	return (buf);
+}

@@ -50,6 +50,13 @@ void	*xreallocarray(void *, size_t, size_t);
 char	*xstrdup(const char *);
 char	*xstrndup(const char *, size_t);
 
+/*
+ * A fraction in units of 1/10000 as the shortest decimal ("0.6", "1",
+ * "0.0125") into buf, which must hold NSD_FRACTION_MAX bytes; returns buf.
+ */
+#define NSD_FRACTION_MAX	8
+char	*nsd_fraction(unsigned, char *);
+
 struct nsd_buf {
 	char	*data;
 	size_t	 len;

@@ -345,7 +345,7 @@ size_of() {
 	[ "$(printf '%s\n' "$output" | grep -c '"is_dup":false')" -eq 0 ]
 }
 
-@test "a version-1 index gets a log at its first commit, and version 3" {
+@test "a version-1 index gets a log at its first commit, and version 4" {
 	cp "$FIXTURE/news.nsd" "$FIXTURE/news.nsd.ids" .
 	chmod u+w news.nsd news.nsd.ids
 	chmod 640 news.nsd
@@ -355,7 +355,7 @@ size_of() {
 	[ -f news.nsd.log ]
 	[ "$(stat -c %a news.nsd.log)" = 640 ]
 	run_nsd --db news.nsd --db-info
-	[[ "${lines[1]}" == "format:        version 3 "* ]]
+	[[ "${lines[1]}" == "format:        version 4 "* ]]
 	"$NSD_INDEX_DUMP" --set-u32 8 1 news.nsd
 	run_nsd --db news.nsd --no-update "$NEWS"
 	[ "$status" -eq 7 ]
@@ -363,7 +363,7 @@ size_of() {
 	[ "$stderr" = "nsdedup: news.nsd: both header copies are damaged" ]
 }
 
-@test "version-2 indexes give the same answers, and become version 3 when written" {
+@test "version-2 indexes give the same answers, and become version 4 when written" {
 	v2=$TOP_SRCDIR/tests/data/index-v2
 	for name in news simhash; do
 		method=nshash
@@ -384,7 +384,7 @@ size_of() {
 		expect_eq "$output" "$(cat "$v2/$name.expected.jsonl")"
 		run_nsd --db "$name.nsd" --db-verify
 		[ "$status" -eq 0 ]
-		[[ "${lines[1]}" == "format:        version 3 "* ]]
+		[[ "${lines[1]}" == "format:        version 4 "* ]]
 		[ "${lines[-1]}" = "verified:      no problems found" ]
 		expect_eq "$(info_field records)" 60
 	done
@@ -452,7 +452,7 @@ size_of() {
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	[ "${lines[0]}" = "index:         x" ]
-	[[ "${lines[1]}" =~ ^format:\ +version\ 3\ \(header\ copy\ [AB]\ in\ use\)$ ]]
+	[[ "${lines[1]}" =~ ^format:\ +version\ 4\ \(header\ copy\ [AB]\ in\ use\)$ ]]
 	expect_eq "$(info_field parameters)" \
 	    "--method nshash --sentences 4 --min-length 25, normalization 2"
 	expect_eq "$(info_field records)" 40
@@ -862,23 +862,23 @@ refused_everywhere() {
 @test "an index of a newer format version is refused, saying so" {
 	cp "$FIXTURE/news.nsd" "$FIXTURE/news.nsd.ids" .
 	chmod u+w news.nsd news.nsd.ids
-	dump --set-u32 8 4 news.nsd
-	refused_everywhere "nsdedup: news.nsd: index format version 4 is newer than this nsdedup reads (3); use a newer nsdedup"
+	dump --set-u32 8 5 news.nsd
+	refused_everywhere "nsdedup: news.nsd: index format version 5 is newer than this nsdedup reads (4); use a newer nsdedup"
 }
 
 @test "a version field changed without its checksum: newer, or damaged" {
 	cp "$FIXTURE/news.nsd" "$FIXTURE/news.nsd.ids" .
 	chmod u+w news.nsd news.nsd.ids
-	put_bytes news.nsd 8 '\004\000\000\000'
-	put_bytes news.nsd 4104 '\004\000\000\000'
-	refused_everywhere "nsdedup: news.nsd: index format version 4 is newer than this nsdedup reads (3), or the index is damaged"
+	put_bytes news.nsd 8 '\005\000\000\000'
+	put_bytes news.nsd 4104 '\005\000\000\000'
+	refused_everywhere "nsdedup: news.nsd: index format version 5 is newer than this nsdedup reads (4), or the index is damaged"
 }
 
 @test "one copy's version field damaged: the other copy is used" {
 	news_halves
 	"$NSDEDUP" --db x day1.jsonl > /dev/null
 	"$NSDEDUP" --db x --no-update day2.jsonl > expected.jsonl
-	put_bytes x "$(header_byte in-use 8)" '\004\000\000\000'
+	put_bytes x "$(header_byte in-use 8)" '\005\000\000\000'
 	run_nsd --db x --no-update day2.jsonl
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]

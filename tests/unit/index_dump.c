@@ -261,7 +261,7 @@ main(int argc, char **argv)
 	struct entries		 es = { NULL, 0, 0 };
 	unsigned char		*map, *ids;
 	char			*ids_path;
-	uint64_t		 size, ids_size, i, n, off, len;
+	uint64_t		 size, ids_size, i, n, off, len, sig;
 	int			 fd, ids_fd, copy, ok;
 
 	if (argc == 5 && (strcmp(argv[1], "--set-u32") == 0 ||
@@ -296,11 +296,18 @@ main(int argc, char **argv)
 	ids_path = nsd_index_path(argv[1], ".ids");
 	ids = map_file(ids_path, &ids_fd, &ids_size);
 	for (off = NSD_IDS_HEADER_SIZE; off + NSD_IDS_RECORD_HEAD <=
-	    h.ids_length && off < ids_size; off += nsd_ids_record_size(len)) {
+	    h.ids_length && off < ids_size;
+	    off += nsd_ids_record_bytes(len, nsd_ids_sig_bytes(&h))) {
 		len = nsd_le32(ids + off + 8);
-		printf("group %" PRIu64 " at %" PRIu64 " id %.*s\n",
+		printf("group %" PRIu64 " at %" PRIu64 " id %.*s",
 		    nsd_le64(ids + off), off / 8, (int)len,
 		    ids + off + NSD_IDS_RECORD_HEAD);
+		/* A MinHash signature, by a hash of it. */
+		sig = nsd_ids_sig_bytes(&h);
+		if (sig > 0 && off + nsd_ids_record_bytes(len, sig) <= ids_size)
+			printf(" signature %016" PRIx64, XXH3_64bits(ids + off +
+			    nsd_ids_record_size(len), sig));
+		printf("\n");
 	}
 	for (i = 0; i < n; i++)
 		printf("entry %" PRIu64 " %016" PRIx64 " %" PRIu64 "\n",
