@@ -19,7 +19,7 @@ _nsdedup_value()
 	-f | --format)
 		values='auto jsonl tsv' ;;
 	-m | --method)
-		values='nshash simhash' ;;
+		values='nshash simhash minhash' ;;
 	--compat)
 		values='nshash' ;;
 	--on-error)
@@ -34,7 +34,7 @@ _nsdedup_value()
 	-k | --key | -n | --sentences | --distance | --dup-field | \
 	--field-name | --id-field | --max-line | --min-features | \
 	--min-length | --min-match | --common | --ngram | --shingle | --wait | \
-	-j | --jobs)
+	--threshold | -j | --jobs)
 		COMPREPLY=()
 		return 0 ;;
 	*)

@@ -11,7 +11,7 @@ complete -c nsdedup -l db-info \
 complete -c nsdedup -l db-verify \
     -d 'Check every invariant of the index and exit'
 complete -c nsdedup -l distance -x -a '0 1 2 3 4 5 6 7 8' \
-    -d 'simhash: most bits that may differ (default 2)'
+    -d 'simhash: most bits that may differ (default 3)'
 complete -c nsdedup -s d -l drop-dups \
     -d 'Write only the originals, as read'
 complete -c nsdedup -l dup-field -x \
@@ -33,18 +33,18 @@ complete -c nsdedup -s k -l key -x \
 complete -c nsdedup -l max-line -x \
     -d 'Longest record accepted, in bytes (K, M, G suffixes)'
 complete -c nsdedup -s m -l method -x \
-    -a 'nshash\t"Hashes of the longest sentences" simhash\t"64-bit SimHash within --distance bits"' \
+    -a 'nshash\t"Hashes of the longest sentences" simhash\t"64-bit SimHash within --distance bits" minhash\t"MinHash-LSH, Jaccard of at least --threshold"' \
     -d 'Fingerprint method'
 complete -c nsdedup -l common -x \
     -d 'nshash: groups sharing a sentence that make it boilerplate (default 3)'
 complete -c nsdedup -l min-features -x \
-    -d 'simhash: fewer features is nothing to compare (default 8)'
+    -d 'simhash, minhash: fewer features is nothing to compare (default 8)'
 complete -c nsdedup -l min-length -x \
     -d 'Sentences must be longer than this many code points'
 complete -c nsdedup -l min-match -x \
     -d 'nshash: fingerprints a duplicate shares with its group (default 2)'
 complete -c nsdedup -l ngram -x \
-    -d 'simhash: characters per Han/Kana/Hangul feature (1-8)'
+    -d 'simhash, minhash: characters per Han/Kana/Hangul feature (1-8)'
 complete -c nsdedup -s H -l no-header \
     -d 'TSV input has no header line'
 complete -c nsdedup -l no-update \
@@ -65,9 +65,11 @@ complete -c nsdedup -s q -l quiet \
 complete -c nsdedup -s n -l sentences -x \
     -d 'Number of sentences fingerprinted (1-64)'
 complete -c nsdedup -l shingle -x \
-    -d 'simhash: words per feature elsewhere (1-8)'
+    -d 'simhash, minhash: words per feature elsewhere (1-8)'
 complete -c nsdedup -l stats \
     -d 'Print a summary on standard error at the end'
+complete -c nsdedup -l threshold -x \
+    -d 'minhash: least estimated Jaccard similarity (default 0.5)'
 complete -c nsdedup -s V -l version \
     -d 'Show version and exit'
 complete -c nsdedup -l wait -x \

@@ -58,7 +58,9 @@ static const char help_text[] =
 "\n"
 "Fingerprints:\n"
 "  -m, --method=METHOD    nshash (default): hashes of the longest sentences;\n"
-"                         simhash: 64-bit SimHash within --distance bits\n"
+"                         simhash: 64-bit SimHash within --distance bits;\n"
+"                         minhash: MinHash-LSH, Jaccard of at least\n"
+"                         --threshold\n"
 "  -n, --sentences=N      how many of the longest sentences (default 5)\n"
 "      --min-length=N     a sentence must be longer than N characters\n"
 "                         (default 30)\n"
@@ -69,11 +71,14 @@ static const char help_text[] =
 "                         boilerplate, passed over (default 3; 0: off)\n"
 "      --compat=nshash    split and select exactly as the reference nshash\n"
 "      --distance=K       simhash: most bits that may differ (0-8, default 3)\n"
-"      --ngram=N          simhash: characters per Han/Kana/Hangul feature\n"
-"                         (default 2)\n"
-"      --shingle=N        simhash: words per feature elsewhere (default 3)\n"
-"      --min-features=N   simhash: fewer features is nothing to compare\n"
-"                         (default 8)\n"
+"      --threshold=J      minhash: least estimated Jaccard similarity of\n"
+"                         a duplicate and its group (0.01-1, default 0.5)\n"
+"      --ngram=N          simhash, minhash: characters per Han/Kana/Hangul\n"
+"                         feature (default 2; minhash 3)\n"
+"      --shingle=N        simhash, minhash: words per feature elsewhere\n"
+"                         (default 3; minhash 2)\n"
+"      --min-features=N   simhash, minhash: fewer features is nothing to\n"
+"                         compare (default 8)\n"
 "\n"
 "Output:\n"
 "  -o, --output=FILE      write to FILE, replaced only when the run succeeds\n"
@@ -306,6 +311,12 @@ print_report(const char *path, const struct nsd_index_report *r)
 		    "%u --ngram %u --shingle %u --min-features %u (%u block "
 		    "table%s)", r->distance, r->ngram, r->shingle,
 		    r->min_features, r->ntables, r->ntables == 1 ? "" : "s");
+	else if (strcmp(r->method, "minhash") == 0)
+		snprintf(params, sizeof params, "--method minhash --threshold "
+		    "%s --ngram %u --shingle %u --min-features %u (%u bins, "
+		    "%u bands of %u)", nsd_fraction(r->threshold, t1),
+		    r->ngram, r->shingle,
+		    r->min_features, r->bins, r->bands, r->rows);
 	else
 		snprintf(params, sizeof params, "--method %s --sentences %u "
 		    "--min-length %u%s", r->method, r->sentences,
@@ -431,8 +442,8 @@ main(int argc, char **argv)
 		/* NOTREACHED */
 	case NSD_OPTIONS_VERSION:
 		printf("nsdedup %s\n", PACKAGE_VERSION);
-		printf("fingerprints: nshash, simhash; normalization version "
-		    "%d\n", NSD_NORM_VERSION);
+		printf("fingerprints: nshash, simhash, minhash; normalization "
+		    "version %d\n", NSD_NORM_VERSION);
 		return (fflush(stdout) == 0 && !ferror(stdout) ?
 		    NSD_EXIT_OK : NSD_EXIT_OUTPUT);
 	case NSD_OPTIONS_ERROR:

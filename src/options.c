@@ -35,6 +35,7 @@ enum {
 	OPT_PROGRESS,
 	OPT_SHINGLE,
 	OPT_STATS,
+	OPT_THRESHOLD,
 	OPT_WAIT
 };
 
@@ -76,6 +77,7 @@ static const struct option long_options[] = {
 	{ "sentences",	required_argument,	NULL, 'n' },
 	{ "shingle",	required_argument,	NULL, OPT_SHINGLE },
 	{ "stats",	no_argument,		NULL, OPT_STATS },
+	{ "threshold",	required_argument,	NULL, OPT_THRESHOLD },
 	{ "version",	no_argument,		NULL, 'V' },
 	{ "wait",	required_argument,	NULL, OPT_WAIT },
 	{ NULL,		0,			NULL, 0 }
@@ -95,6 +97,7 @@ static const struct choice choices[] = {
 	{ "format",	"tsv",		NSD_FORMAT_TSV },
 	{ "method",	"nshash",	NSD_METHOD_NSHASH },
 	{ "method",	"simhash",	NSD_METHOD_SIMHASH },
+	{ "method",	"minhash",	NSD_METHOD_MINHASH },
 	{ "on-error",	"pass",		NSD_ON_ERROR_PASS },
 	{ "on-error",	"skip",		NSD_ON_ERROR_SKIP },
 	{ "on-error",	"fail",		NSD_ON_ERROR_FAIL },
@@ -166,6 +169,32 @@ bad:
 }
 
 /*
+ * A fraction from 0 to 1 in decimal ("0.75", ".8", "1"), with at most four
+ * decimals, into *out in units of 1/10000; from min units up.
+ */
+static int
+parse_fraction(const char *option, const char *s, unsigned min,
+    unsigned *out, struct nsd_error *err)
+{
+	static const unsigned place[4] = { 1000, 100, 10, 1 };
+	const char	*p = s;
+	unsigned	 v = 0, digits = 0, decimals = 0;
+
+	if (*p >= '0' && *p <= '9')
+		v = 10000 * (unsigned)(*p++ - '0'), digits++;
+	if (*p == '.')
+		for (p++; *p >= '0' && *p <= '9' && decimals < 4; p++)
+			v += place[decimals++] * (unsigned)(*p - '0');
+	if (*p != '\0' || digits + decimals == 0 || v < min || v > 10000)
+		return (nsd_error_set(err, NSD_EXIT_USAGE,
+		    "invalid value '%s' for --%s (a fraction from %u.%02u "
+		    "to 1, with at most 4 decimals)", s, option,
+		    min / 10000, min % 10000 / 100));
+	*out = v;
+	return (0);
+}
+
+/*
  * A name written into JSON and TSV output: non-empty, UTF-8, no tab or
  * newline.
  */
@@ -224,6 +253,7 @@ config_defaults(struct nsd_config *cfg)
 	cfg->ngram = 2;
 	cfg->shingle = 3;
 	cfg->min_features = 8;
+	cfg->threshold = NSD_MINHASH_DEFAULT_THRESHOLD;
 	cfg->min_match = NSD_DEFAULT_MIN_MATCH;
 	cfg->common = NSD_DEFAULT_COMMON;
 	cfg->field_name = "similar_id";
@@ -363,12 +393,14 @@ nsd_options_parse(int argc, char **argv, struct nsd_config *cfg,
 			    err) == -1)
 				return (NSD_OPTIONS_ERROR);
 			cfg->ngram = num;
+			cfg->ngram_given = 1;
 			break;
 		case OPT_SHINGLE:
 			if (parse_number("shingle", optarg, 1, 8, 0, &num,
 			    err) == -1)
 				return (NSD_OPTIONS_ERROR);
 			cfg->shingle = num;
+			cfg->shingle_given = 1;
 			break;
 		case OPT_DUP_FIELD:
 			if (check_name("dup-field", optarg, 1, err) == -1)
@@ -416,6 +448,11 @@ nsd_options_parse(int argc, char **argv, struct nsd_config *cfg,
 		case OPT_STATS:
 			cfg->stats = 1;
 			break;
+		case OPT_THRESHOLD:
+			if (parse_fraction("threshold", optarg, 100,
+			    &cfg->threshold, err) == -1)
+				return (NSD_OPTIONS_ERROR);
+			break;
 		case OPT_WAIT:
 			if (parse_number("wait", optarg, 0, 7 * 24 * 3600, 0,
 			    &num, err) == -1)
@@ -444,6 +481,11 @@ nsd_options_parse(int argc, char **argv, struct nsd_config *cfg,
 		cfg->min_match = 1;
 	if (cfg->compat && !cfg->common_given)
 		cfg->common = 0;
+	/* MinHash sees sets of features, which want other sizes. */
+	if (cfg->method == NSD_METHOD_MINHASH && !cfg->ngram_given)
+		cfg->ngram = NSD_MINHASH_DEFAULT_NGRAM;
+	if (cfg->method == NSD_METHOD_MINHASH && !cfg->shingle_given)
+		cfg->shingle = NSD_MINHASH_DEFAULT_SHINGLE;
 	if (cfg->dup_field[0] != '\0' &&
 	    strcmp(cfg->dup_field, cfg->field_name) == 0) {
 		nsd_error_set(err, NSD_EXIT_USAGE,
@@ -468,7 +510,7 @@ nsd_options_parse(int argc, char **argv, struct nsd_config *cfg,
 		    "and --dup-field other names");
 		return (NSD_OPTIONS_ERROR);
 	}
-	if (cfg->method == NSD_METHOD_SIMHASH && cfg->compat) {
+	if (cfg->method != NSD_METHOD_NSHASH && cfg->compat) {
 		nsd_error_set(err, NSD_EXIT_USAGE,
 		    "--compat=nshash needs --method=nshash");
 		return (NSD_OPTIONS_ERROR);

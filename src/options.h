@@ -20,7 +20,9 @@
 
 enum nsd_mode { NSD_MODE_ANNOTATE, NSD_MODE_DROP_DUPS, NSD_MODE_ONLY_DUPS };
 enum nsd_format { NSD_FORMAT_AUTO, NSD_FORMAT_JSONL, NSD_FORMAT_TSV };
-enum nsd_method { NSD_METHOD_NSHASH, NSD_METHOD_SIMHASH };
+enum nsd_method {
+	NSD_METHOD_NSHASH, NSD_METHOD_SIMHASH, NSD_METHOD_MINHASH
+};
 enum nsd_on_error { NSD_ON_ERROR_PASS, NSD_ON_ERROR_SKIP, NSD_ON_ERROR_FAIL };
 enum nsd_action { NSD_ACTION_RUN, NSD_ACTION_DB_INFO, NSD_ACTION_DB_VERIFY };
 enum nsd_progress {
@@ -33,6 +35,10 @@ enum nsd_progress {
 /* Chosen from bench/QUALITY.md; see FINGERPRINTS in nsdedup(1). */
 #define NSD_DEFAULT_MIN_MATCH	2
 #define NSD_DEFAULT_COMMON	3
+/* MinHash's defaults, chosen from bench/QUALITY.md likewise. */
+#define NSD_MINHASH_DEFAULT_THRESHOLD	5000	/* in 1/10000 */
+#define NSD_MINHASH_DEFAULT_NGRAM	3
+#define NSD_MINHASH_DEFAULT_SHINGLE	2
 
 struct nsd_config {
 	enum nsd_action		 action;
@@ -47,9 +53,12 @@ struct nsd_config {
 	int			 no_header;
 	unsigned		 sentences;
 	unsigned		 distance;		/* simhash */
-	unsigned		 ngram;			/* simhash */
-	unsigned		 shingle;		/* simhash */
-	unsigned		 min_features;		/* simhash */
+	unsigned		 ngram;			/* simhash, minhash */
+	int			 ngram_given;
+	unsigned		 shingle;		/* simhash, minhash */
+	int			 shingle_given;
+	unsigned		 min_features;		/* simhash, minhash */
+	unsigned		 threshold;		/* minhash, 1/10000s */
 	unsigned		 min_match;		/* nshash */
 	int			 min_match_given;
 	unsigned		 common;		/* nshash; 0: off */

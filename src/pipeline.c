@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "json.h"
+#include "minhash.h"
 #include "nshash.h"
 #include "pipeline.h"
 #include "reader.h"
@@ -43,8 +44,11 @@ struct record {
 	int		 has_members;
 	uint64_t	 group;		/* decided: the record's group */
 	int		 dup;
-	unsigned	 evidence;	/* duplicate: simhash distance, or
-					   nshash fingerprints that matched */
+	unsigned	 evidence;	/* duplicate: simhash distance,
+					   nshash fingerprints that matched,
+					   or minhash bins that agree */
+	uint64_t	 bands[2];	/* minhash duplicate: the bands whose
+					   keys its group holds, a bit each */
 	unsigned	 usable;	/* decided: fingerprints compared */
 	unsigned	 common;	/* nshash: sentences passed over as
 					   boilerplate */
@@ -64,6 +68,10 @@ struct work {
 	unsigned char		*code;		/* nshash: beside each of fps,
 						   whether its sentence looks
 						   like code */
+	unsigned char		*sigs;		/* minhash: record i's
+						   signature at i *
+						   NSD_MINHASH_SIG_BYTES */
+	size_t			 sigs_cap;	/* records */
 	struct nsd_splice_span	*spans;
 	size_t			 nspans;
 	size_t			 spans_cap;
@@ -101,7 +109,9 @@ struct nsd_worker {
 						   members */
 	struct nsd_json_scanner	 scanner;
 	struct nsd_nshash	 nshash;
-	struct nsd_simhash	 simhash;
+	struct nsd_simhash	 simhash;	/* also minhash's features */
+	unsigned		 bands;		/* minhash */
+	unsigned		 rows;
 	struct nsd_buf		 text;
 	char			 joiner;	/* between the fields of text */
 	struct nsd_tsv_fields	 fields;
@@ -113,6 +123,11 @@ struct nsd_worker {
  * is all a failed crawl kept is no copy of the next failed crawl.
  */
 #define NSD_SIMHASH_MIN_CHARS	30
+
+/* The most keys a record is looked up by: nshash's, or minhash's bands. */
+#define NSD_MAX_KEYS_PER_RECORD	(NSD_NSHASH_MAX_SENTENCES > \
+	NSD_MINHASH_MAX_BANDS ? NSD_NSHASH_MAX_SENTENCES : \
+	NSD_MINHASH_MAX_BANDS)
 
 /* The sentences fingerprinted per one of --sentences, but with --compat. */
 #define NSD_SPARE_FACTOR	3
@@ -169,6 +184,8 @@ worker_init(struct nsd_worker *w, const struct nsd_config *cfg,
 	sp.min_features = cfg->min_features;
 	sp.seed = 0;
 	nsd_simhash_init(&w->simhash, &sp);
+	w->bands = ix->params.bands;
+	w->rows = ix->params.rows;
 	np.sentences = nshash_candidates(cfg);
 	np.min_length = cfg->min_length;
 	np.compat = cfg->compat;
@@ -201,6 +218,7 @@ work_free(struct work *wk)
 	free(wk->recs);
 	free(wk->fps);
 	free(wk->code);
+	free(wk->sigs);
 	free(wk->spans);
 	nsd_buf_free(&wk->reasons);
 	nsd_buf_free(&wk->id);
@@ -557,17 +575,43 @@ scan_tsv(const struct nsd_config *cfg, struct nsd_worker *w,
 	}
 }
 
+/*
+ * MinHash: record i's signature into the batch, and its band keys into
+ * keys; returns how many (0: nothing to compare, as with simhash).
+ */
+static size_t
+scan_minhash(const struct nsd_config *cfg, struct nsd_worker *w,
+    struct work *wk, size_t i, uint64_t *keys)
+{
+	uint64_t	 min[NSD_MINHASH_BINS];
+
+	if (nsd_simhash_minima(&w->simhash, w->text.data, w->text.len,
+	    min) < cfg->min_features ||
+	    !nsd_text_more_word_chars(w->nshash.text, w->text.data,
+	    w->text.len, NSD_SIMHASH_MIN_CHARS))
+		return (0);
+	nsd_minhash_compute(min, w->bands, w->rows,
+	    wk->sigs + i * NSD_MINHASH_SIG_BYTES, keys);
+	return (w->bands);
+}
+
 /* Stage 2: every record of the batch, independently of the others. */
 static void
 stage_scan(const struct nsd_config *cfg, struct nsd_worker *w,
     const struct input *in, struct work *wk)
 {
-	uint64_t	 fps[NSD_NSHASH_MAX_SENTENCES];
-	unsigned char	 code[NSD_NSHASH_MAX_SENTENCES] = { 0 };
+	uint64_t	 fps[NSD_MAX_KEYS_PER_RECORD];
+	unsigned char	 code[NSD_MAX_KEYS_PER_RECORD] = { 0 };
 	size_t		 i, n;
 
 	wk->nfps = 0;
 	wk->nspans = 0;
+	if (cfg->method == NSD_METHOD_MINHASH &&
+	    wk->sigs_cap < wk->lines.nlines) {
+		wk->sigs_cap = wk->lines.nlines;
+		wk->sigs = xreallocarray(wk->sigs, wk->sigs_cap,
+		    NSD_MINHASH_SIG_BYTES);
+	}
 	for (i = 0; i < wk->lines.nlines; i++) {
 		const struct nsd_line	*l = &wk->lines.lines[i];
 		const char		*s = nsd_line_data(&wk->lines, l);
@@ -586,6 +630,8 @@ stage_scan(const struct nsd_config *cfg, struct nsd_worker *w,
 			    w->text.len, fps) >= cfg->min_features &&
 			    nsd_text_more_word_chars(w->nshash.text,
 			    w->text.data, w->text.len, NSD_SIMHASH_MIN_CHARS);
+		else if (cfg->method == NSD_METHOD_MINHASH)
+			n = scan_minhash(cfg, w, wk, i, fps);
 		else
 			n = nsd_nshash_compute(&w->nshash, w->text.data,
 			    w->text.len, fps, cfg->compat ? NULL : code);
@@ -727,11 +773,64 @@ lookup_nshash(const struct nsd_config *cfg, struct nsd_index *ix,
 	return (0);
 }
 
-/* A new group for r, named by its id (a JSON token, whatever the format). */
+/*
+ * The minhash decision for r: the groups that hold its band keys (held[k]
+ * for band k, or 0) are its candidates, and *best is the oldest of them
+ * whose first record's signature agrees with r's, sig, on enough bins for
+ * --threshold, or 0. Each candidate is compared once.
+ */
+static int
+lookup_minhash(const struct nsd_config *cfg, struct nsd_index *ix,
+    const uint64_t *keys, const unsigned char *sig, struct record *r,
+    uint64_t *held, uint64_t *best, struct nsd_stats *st,
+    struct nsd_error *err)
+{
+	const unsigned char	*group_sig;
+	uint64_t		 cand[NSD_MINHASH_MAX_BANDS], g;
+	unsigned		 k, n = 0, i, j, agree;
+
+	for (k = 0; k < r->nfps; k++) {
+		if (nsd_index_lookup(ix, keys[k], &held[k], err) == -1)
+			return (-1);
+		if (held[k] == 0)
+			continue;
+		/* Into cand[0..n), sorted and without repeats. */
+		for (i = 0; i < n && cand[i] < held[k]; i++)
+			continue;
+		if (i < n && cand[i] == held[k])
+			continue;
+		for (j = n++; j > i; j--)
+			cand[j] = cand[j - 1];
+		cand[i] = held[k];
+	}
+	st->lookups++;
+	st->candidates += n;
+	*best = 0;
+	r->bands[0] = r->bands[1] = 0;
+	for (i = 0; i < n && *best == 0; i++) {
+		if (nsd_index_group_signature(ix, cand[i], &group_sig,
+		    err) == -1)
+			return (-1);
+		agree = nsd_minhash_agree(sig, group_sig);
+		if (nsd_minhash_similar(agree, cfg->threshold)) {
+			*best = g = cand[i];
+			r->evidence = agree;
+			for (k = 0; k < r->nfps; k++)
+				if (held[k] == g)
+					r->bands[k / 64] |= 1ULL << (k % 64);
+		}
+	}
+	return (0);
+}
+
+/*
+ * A new group for r, named by its id (a JSON token, whatever the format),
+ * keeping sig (minhash: r's signature; NULL for the other methods).
+ */
 static int
 open_group(const struct input *in, struct nsd_index *ix, struct work *wk,
-    const struct record *r, const struct nsd_line *l, uint64_t *group,
-    struct nsd_error *err)
+    const struct record *r, const struct nsd_line *l,
+    const unsigned char *sig, uint64_t *group, struct nsd_error *err)
 {
 	const char	*id = nsd_line_data(&wk->lines, l) + r->id_start;
 	size_t		 id_len = r->id_len;
@@ -742,7 +841,7 @@ open_group(const struct input *in, struct nsd_index *ix, struct work *wk,
 		id = wk->id.data;
 		id_len = wk->id.len;
 	}
-	return (nsd_index_group_new(ix, id, id_len, group, err));
+	return (nsd_index_group_new_signed(ix, id, id_len, sig, group, err));
 }
 
 /*
@@ -757,16 +856,21 @@ stage_decide(const struct nsd_config *cfg, const struct input *in,
     struct nsd_index *ix, struct work *wk, struct nsd_stats *st, size_t *stop,
     struct nsd_error *err)
 {
+	static const unsigned char no_sig[NSD_MINHASH_SIG_BYTES];
 	struct nsd_index_near near;
-	uint64_t	 use[NSD_NSHASH_MAX_SENTENCES];
-	uint64_t	 held[NSD_NSHASH_MAX_SENTENCES];
+	uint64_t	 use[NSD_MAX_KEYS_PER_RECORD];
+	uint64_t	 held[NSD_MAX_KEYS_PER_RECORD];
 	uint64_t	 best;
+	const unsigned char *sig;
 	size_t		 i, k, nprefetch;
+	int		 minhash = cfg->method == NSD_METHOD_MINHASH;
 
 	*stop = wk->lines.nlines;
 	for (i = 0; i < wk->lines.nlines; i++) {
-		nprefetch = wk->recs[i].nfps < cfg->sentences ?
-		    wk->recs[i].nfps : cfg->sentences;
+		/* nshash looks its spares up only if it must. */
+		nprefetch = wk->recs[i].nfps;
+		if (!minhash && nprefetch > cfg->sentences)
+			nprefetch = cfg->sentences;
 		for (k = 0; k < nprefetch; k++)
 			nsd_index_prefetch(ix, wk->fps[wk->recs[i].fp_off + k]);
 		if (wk->recs[i].has_whole)
@@ -812,8 +916,18 @@ stage_decide(const struct nsd_config *cfg, const struct input *in,
 		    lookup_nshash(cfg, ix, wk->fps + r->fp_off,
 		    wk->code + r->fp_off, r, use, held, &best, err) == -1)
 			return (-1);
+		/*
+		 * A minhash record with nothing to compare keeps a signature
+		 * of zeros, which no band key ever leads to.
+		 */
+		sig = !minhash ? NULL : r->nfps > 0 ?
+		    wk->sigs + i * NSD_MINHASH_SIG_BYTES : no_sig;
+		if (minhash && r->nfps > 0 && lookup_minhash(cfg, ix,
+		    wk->fps + r->fp_off, sig, r, held, &best, st, err) == -1)
+			return (-1);
 		r->dup = best != 0;
-		if (best == 0 && open_group(in, ix, wk, r, l, &best, err) == -1)
+		if (best == 0 &&
+		    open_group(in, ix, wk, r, l, sig, &best, err) == -1)
 			return (-1);
 		r->group = best;
 		/* An exact SimHash match adds nothing the index lacks. */
@@ -825,6 +939,11 @@ stage_decide(const struct nsd_config *cfg, const struct input *in,
 		if (r->has_whole && !r->exact && r->usable > 0 &&
 		    nsd_index_claim(ix, r->whole_key, best, err) == -1)
 			return (-1);
+		/* First claim wins: a band key held already stays. */
+		for (k = 0; minhash && k < r->nfps; k++)
+			if (held[k] == 0 && nsd_index_claim(ix,
+			    wk->fps[r->fp_off + k], best, err) == -1)
+				return (-1);
 		for (k = 0; cfg->method == NSD_METHOD_NSHASH && k < r->usable;
 		    k++) {
 			if (nsd_index_claim(ix, use[k], best, err) == -1)
@@ -854,7 +973,9 @@ write_judged(const struct nsd_config *cfg, struct nsd_index *ix,
 	struct nsd_annotation	 a;
 	struct nsd_group_name	 name;
 	struct nsd_splice	 sp;
-	char			 evidence[96];
+	char			 evidence[128 + 4 * NSD_MINHASH_MAX_BANDS];
+	size_t			 n;
+	unsigned		 k;
 
 	if (cfg->mode == NSD_MODE_DROP_DUPS)
 		return (r->dup ? 0 : nsd_writer_raw(wr, s, l->len, l->eol_len,
@@ -873,7 +994,20 @@ write_judged(const struct nsd_config *cfg, struct nsd_index *ix,
 			snprintf(evidence, sizeof evidence,
 			    "{\"method\":\"simhash\",\"distance\":%u}",
 			    r->evidence);
-		else
+		else if (cfg->method == NSD_METHOD_MINHASH) {
+			/* The estimate, agree / 128, is exact in 7 places. */
+			n = snprintf(evidence, sizeof evidence,
+			    "{\"method\":\"minhash\",\"jaccard\":%.7g,"
+			    "\"agree\":%u,\"bands\":[", (double)r->evidence /
+			    NSD_MINHASH_BINS, r->evidence);
+			for (k = 0; k < NSD_MINHASH_MAX_BANDS; k++)
+				if (r->bands[k / 64] >> (k % 64) & 1)
+					n += snprintf(evidence + n,
+					    sizeof evidence - n, "%s%u",
+					    evidence[n - 1] == '[' ? "" : ",",
+					    k);
+			snprintf(evidence + n, sizeof evidence - n, "]}");
+		} else
 			snprintf(evidence, sizeof evidence,
 			    "{\"method\":\"nshash\",\"matched\":%u,"
 			    "\"fingerprints\":%u,\"common\":%u,"
@@ -1394,6 +1528,17 @@ nsd_pipeline_index_params(const struct nsd_config *cfg,
 		ip->shingle = cfg->shingle;
 		ip->min_features = cfg->min_features;
 		ip->ntables = nsd_simhash_tables(cfg->distance, ip->masks);
+	} else if (cfg->method == NSD_METHOD_MINHASH) {
+		ip->method = "minhash";
+		ip->ngram = cfg->ngram;
+		ip->shingle = cfg->shingle;
+		ip->min_features = cfg->min_features;
+		ip->ntables = 1;
+		ip->masks[0] = UINT64_MAX;
+		ip->bins = NSD_MINHASH_BINS;
+		ip->threshold = cfg->threshold;
+		nsd_minhash_layout(cfg->threshold, &ip->bands, &ip->rows);
+		ip->sig_bytes = NSD_MINHASH_SIG_BYTES;
 	} else {
 		ip->method = "nshash";
 		ip->sentences = cfg->sentences;

@@ -80,6 +80,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "minhash.h"
 #include "simhash.h"
 #include "text.h"
 
@@ -421,11 +422,25 @@ fmix64(uint64_t x)
 
 /* What is being cut into features as the text is read. */
 struct cutter {
-	struct votes	 v;
+	struct votes	 v;		/* SimHash: the features' votes */
+	uint64_t	*min;		/* or MinHash's bins (minhash.h) */
+	size_t		 binned;	/* and how many went into them */
 	uint64_t	 window[SHINGLE_RING];	/* the last word hashes */
 	uint64_t	 x;		/* the last shingle, unmixed */
 	size_t		 words;		/* words so far */
 };
+
+/* A feature occurrence: a vote, or into MinHash's bins, never stored. */
+static inline void
+emit(struct cutter *c, uint64_t h, int binning)
+{
+	if (!binning) {
+		vote(&c->v, h);
+		return;
+	}
+	nsd_minhash_bin(c->min, h);
+	c->binned++;
+}
 
 /*
  * Shingles are hashed as a sliding window rather than word by word. The
@@ -526,20 +541,27 @@ run_ends(const unsigned char *s, size_t i)
 
 /*
  * Cut the lower-cased text s[0..n) (followed by PAD spaces) into features
- * and vote, in c from the start. Returns 0, having given up, at what
- * normalization would change; never on normalized text. Flattened, so
- * that XXH3, which GCC would otherwise call for every feature, is inlined
- * into the loops.
+ * and vote (or, binning, put them into MinHash's bins), in c from the
+ * start. Returns 0,
+ * having given up, at what normalization would change; never on
+ * normalized text. Inlined into cut_voting() and cut_binning(), which are
+ * flattened, so that XXH3, which GCC would otherwise call for every
+ * feature, is inlined into the loops, and neither pays for the other's
+ * sink.
  */
-static int __attribute__((flatten))
+static inline __attribute__((always_inline)) int
 cut(const struct nsd_simhash_params *p, struct cutter *c,
-    const unsigned char *s, size_t n)
+    const unsigned char *s, size_t n, int binning)
 {
 	size_t		 i = 0, start, cl, chars, first;
 	size_t		 ring[NSD_SIMHASH_MAX_NGRAM];
 	enum kind	 k;
 
-	votes_init(&c->v);
+	if (binning) {
+		nsd_minhash_clear(c->min);
+		c->binned = 0;
+	} else
+		votes_init(&c->v);
 	c->x = 0;
 	c->words = 0;
 	while (i < n) {
@@ -560,9 +582,9 @@ cut(const struct nsd_simhash_params *p, struct cutter *c,
 			    i - start < 256 ? i - start : 256, p->seed),
 			    p->shingle);
 			if (c->words >= p->shingle)
-				vote(&c->v, p->shingle == 1 ?
+				emit(c, p->shingle == 1 ?
 				    c->window[(c->words - 1) % SHINGLE_RING] :
-				    fmix64(c->x));
+				    fmix64(c->x), binning);
 		} else {
 			/* Each code point completes an n-gram. */
 			chars = 0;
@@ -572,18 +594,59 @@ cut(const struct nsd_simhash_params *p, struct cutter *c,
 				if (chars >= p->ngram) {
 					first = ring[(chars - p->ngram) %
 					    NSD_SIMHASH_MAX_NGRAM];
-					vote(&c->v, XXH3_64bits_withSeed(
-					    s + first, i - first, p->seed));
+					emit(c, XXH3_64bits_withSeed(
+					    s + first, i - first, p->seed),
+					    binning);
 				}
 			} while (kind_at(s + i, &cl) == KIND_CJK);
 			if (chars < p->ngram)
-				vote(&c->v, XXH3_64bits_withSeed(s + start,
-				    i - start, p->seed));
+				emit(c, XXH3_64bits_withSeed(s + start,
+				    i - start, p->seed), binning);
 		}
 		if (!run_ends(s, i))
 			return (0);
 	}
 	return (1);
+}
+
+static int __attribute__((flatten))
+cut_voting(const struct nsd_simhash_params *p, struct cutter *c,
+    const unsigned char *s, size_t n)
+{
+	return (cut(p, c, s, n, 0));
+}
+
+static int __attribute__((flatten))
+cut_binning(const struct nsd_simhash_params *p, struct cutter *c,
+    const unsigned char *s, size_t n)
+{
+	return (cut(p, c, s, n, 1));
+}
+
+/*
+ * Cut text[0..len) into c, normalizing it first only when the cutter
+ * gives up on the text as it is; then the last feature of a text of fewer
+ * words than a shingle: one feature of them all.
+ */
+static void
+cut_text(struct nsd_simhash *sh, struct cutter *c, const char *text,
+    size_t len, int binning)
+{
+	int	(*cutf)(const struct nsd_simhash_params *, struct cutter *,
+		    const unsigned char *, size_t) =
+		    binning ? cut_binning : cut_voting;
+
+	pthread_once(&tables_once, tables_init);
+	lower_copy(text, len, &sh->lower);
+	if (!cutf(&sh->p, c, (unsigned char *)sh->lower.data, len)) {
+		nsd_text_normalize(text, len, &sh->norm);
+		lower_copy(sh->norm.data, sh->norm.len, &sh->lower);
+		if (!cutf(&sh->p, c, (unsigned char *)sh->lower.data,
+		    sh->norm.len))
+			assert(!"normalized text is cut whole");
+	}
+	if (c->words > 0 && c->words < sh->p.shingle)
+		emit(c, c->words == 1 ? c->window[0] : fmix64(c->x), binning);
 }
 
 size_t
@@ -593,22 +656,22 @@ nsd_simhash_compute(struct nsd_simhash *sh, const char *text, size_t len,
 	struct cutter	 c;
 	size_t		 n;
 
-	pthread_once(&tables_once, tables_init);
-	lower_copy(text, len, &sh->lower);
-	if (!cut(&sh->p, &c, (unsigned char *)sh->lower.data, len)) {
-		nsd_text_normalize(text, len, &sh->norm);
-		lower_copy(sh->norm.data, sh->norm.len, &sh->lower);
-		if (!cut(&sh->p, &c, (unsigned char *)sh->lower.data,
-		    sh->norm.len))
-			assert(!"normalized text is cut whole");
-	}
-	/* Fewer words than a shingle: one feature of them all. */
-	if (c.words > 0 && c.words < sh->p.shingle)
-		vote(&c.v, c.words == 1 ? c.window[0] : fmix64(c.x));
+	cut_text(sh, &c, text, len, 0);
 	if ((n = votes_total(&c.v)) == 0 || n < sh->p.min_features)
 		return (n);
 	*fp = votes_majority(&c.v);
 	return (n);
+}
+
+size_t
+nsd_simhash_minima(struct nsd_simhash *sh, const char *text, size_t len,
+    uint64_t *min)
+{
+	struct cutter	 c;
+
+	c.min = min;
+	cut_text(sh, &c, text, len, 1);
+	return (c.binned);
 }
 
 static unsigned

@@ -53,6 +53,14 @@ size_t	 nsd_simhash_compute(struct nsd_simhash *, const char *, size_t,
 	    uint64_t *);
 
 /*
+ * The features of text[0..len) (valid UTF-8), each occurrence of one the
+ * hash that SimHash votes with, put into MinHash's bins min[0..
+ * NSD_MINHASH_BINS) (minhash.h) instead. Returns how many occurrences.
+ */
+size_t	 nsd_simhash_minima(struct nsd_simhash *, const char *, size_t,
+	    uint64_t *);
+
+/*
  * The block tables for distance k: masks over the 64 bits such that two
  * fingerprints within distance k agree exactly under at least one mask.
  * Returns how many (at most NSD_SIMHASH_MAX_TABLES), written to masks.

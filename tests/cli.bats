@@ -54,9 +54,9 @@ load helpers
 	run_nsd --on-error=ignore
 	[ "$status" -eq 2 ]
 	[[ "$stderr" == *"(valid: pass, skip, fail)"* ]]
-	run_nsd --method=minhash
+	run_nsd --method=bloom
 	[ "$status" -eq 2 ]
-	[[ "$stderr" == *"invalid value 'minhash' for --method (valid: nshash, simhash)"* ]]
+	[[ "$stderr" == *"invalid value 'bloom' for --method (valid: nshash, simhash, minhash)"* ]]
 	run_nsd --progress=sometimes
 	[ "$status" -eq 2 ]
 	[[ "$stderr" == *"(valid: auto, always, never)"* ]]

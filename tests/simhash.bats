@@ -553,8 +553,8 @@ Try 'nsdedup --help' for more information."
 	usage_error "--compat=nshash needs --method=nshash"
 	run_nsd --compat=nshash --method=simhash a.jsonl
 	usage_error "--compat=nshash needs --method=nshash"
-	run_nsd --method=minhash a.jsonl
-	usage_error "invalid value 'minhash' for --method (valid: nshash, simhash)"
+	run_nsd --method=bloom a.jsonl
+	usage_error "invalid value 'bloom' for --method (valid: nshash, simhash, minhash)"
 }
 
 # --- A killed run of -m simhash --db ---
