@@ -21,8 +21,11 @@
 #     decode     decoding the text fields (JSON escapes, TSV escapes)
 #     normalize  normalization and markup tags (text.c)
 #     split      nshash: sentences (PCRE2, its JIT code), white space
-#                dropped, letters counted; simhash: cutting features
-#     hash       choosing and hashing sentences, SimHash votes (XXH3)
+#                dropped, letters counted; simhash and minhash: cutting
+#                features (cut_voting, cut_binning)
+#     hash       choosing and hashing sentences, SimHash votes (XXH3),
+#                MinHash bins, signatures, band keys and the comparing
+#                of signatures (minhash.c)
 #     index      lookups and claims, groups, the file index's log
 #     write      annotating and writing records
 #     wait       threads waiting for each other (-j)
@@ -82,7 +85,7 @@ fi
 		reader) stage="frame" ;;
 		json|tsv) stage="scan" ;;
 		text) stage="split" ;;
-		nshash|simhash) stage="hash" ;;
+		nshash|simhash|minhash) stage="hash" ;;
 		index_*) stage="index" ;;
 		writer) stage="write" ;;
 		main|options) stage="other" ;;
@@ -115,6 +118,8 @@ seq_bytes normalize
 nsd_text_strip_tags normalize
 tag_length normalize
 cut split
+cut_voting split
+cut_binning split
 shingle_add split
 lower_copy split
 ascii_word_end split
@@ -123,6 +128,8 @@ kind_at split
 decode split
 stage_decide index
 lookup_nshash index
+lookup_minhash index
+scan_minhash hash
 is_common index
 count_presenter index
 open_group index

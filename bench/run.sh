@@ -4,21 +4,22 @@
 # dedup on a generated news corpus, and write the results as Markdown.
 #
 # The report leads with one table, a row per command: the four references,
-# then nsdedup --annotate for each fingerprint method (nshash, -m simhash),
-# in memory and with a fresh persistent index (--db), at -j1 and -j2,
-# reading the corpus from a file and from a pipe (cat FILE | nsdedup):
-# median wall seconds, MB/s, throughput relative to jq -c . and to
-# awk '!seen[$0]++', user and system seconds, and for nsdedup its peak
+# then nsdedup --annotate for each fingerprint method (nshash, -m simhash,
+# -m minhash), in memory and with a fresh persistent index (--db), at -j1
+# and -j2, reading the corpus from a file and from a pipe (cat FILE |
+# nsdedup): median wall seconds, MB/s, throughput relative to jq -c . and
+# to awk '!seen[$0]++', user and system seconds, and for nsdedup its peak
 # anonymous memory (RssAnon, sampled every 10 ms during the one untimed
 # run that also checks the command).  Below it, the targets, each with its
-# figure and MET or NOT MET; the table and the targets are also printed at
-# the end.  Then the machine, what the runs found (duplicates, the index),
-# where the CPU time goes by stage (bench/profile.sh under perf, for each
-# method at -j1; said to be missing when perf cannot sample), and the
-# shared evaluation corpora when they are there.  Every command runs once
-# untimed, then --runs times, every row alike since each target compares
-# several; at 1G that is about a quarter of an hour on two cores, the
-# index at scale aside.
+# figure and MET or NOT MET (among them minhash's throughput as a share of
+# nshash's in the same run); the table and the targets are also printed at
+# the end.  Then the machine, what each method found (duplicates,
+# candidates per lookup, the index), where the CPU time goes by stage
+# (bench/profile.sh under perf, for each method at -j1; said to be missing
+# when perf cannot sample), and the shared evaluation corpora, with each
+# method, when they are there.  Every command runs once untimed, then
+# --runs times, every row alike since each target compares several; at 1G
+# that is about twenty minutes on two cores, the index at scale aside.
 #
 # A section between the lines <!-- analysis: begin --> and <!-- analysis:
 # end --> at the end of the report, written by hand (why the figures are
@@ -33,11 +34,13 @@
 #
 # With --baseline PROGRAM or --baseline-rev REV (a git revision, built here
 # with the build tree's configure options), the nsdedup commands at the
-# default number of jobs reading the corpus file (both methods, in memory
+# default number of jobs reading the corpus file (each method, in memory
 # and with --db) are also timed with that program, a run of one and a run
 # of the other in turn, and the report says whether this nsdedup keeps at
 # least 95% of the baseline's throughput: the check that a change which is
-# not meant to touch speed (hardening, a refactoring) did not.
+# not meant to touch speed (hardening, a refactoring) did not.  A baseline
+# that refuses -m minhash on empty input (one from before it) is compared
+# on nshash and simhash alone, and the report says so.
 #
 # Run it from the top of the build tree:
 #
@@ -92,6 +95,8 @@ baseline_flag=
 # The jobs of the table's rows; the second is the default on two cores.
 jobs_lo=1
 jobs_hi=2
+# The fingerprint methods, each in every part of the report.
+methods=(nshash simhash minhash)
 usage() {
 	cat <<EOF
 usage: $prog [--size SIZE] [--runs N] [--seed N] [--out FILE] [--keep-corpus]
@@ -177,6 +182,12 @@ command -v jq >/dev/null 2>&1 ||
 	die "jq not found: it is the reference the benchmark compares against"
 [ -x "$NSDEDUP" ] || die "$NSDEDUP: not an executable (set NSDEDUP)"
 "$NSDEDUP" --version >/dev/null 2>&1 || die "$NSDEDUP --version failed"
+# Whether nsdedup $1 knows -m minhash: it runs on empty input.
+has_minhash() {
+	"$1" -m minhash --annotate </dev/null >/dev/null 2>&1
+}
+has_minhash "$NSDEDUP" ||
+	die "$NSDEDUP: -m minhash fails on empty input (an older nsdedup?)"
 
 use_hyperfine=0
 if [ -z "${NSD_BENCH_NO_HYPERFINE:-}" ] && command -v hyperfine >/dev/null 2>&1
@@ -249,6 +260,11 @@ if [ -n "$baseline" ]; then
 		die "$baseline --version failed"
 	baseline_version=$("$baseline" --version 2>&1 | head -n 1)
 	baseline_sum=$(sha256sum <"$baseline" | cut -c 1-16)
+	baseline_minhash=1
+	if ! has_minhash "$baseline"; then
+		baseline_minhash=0
+		note "the baseline has no -m minhash; minhash is not compared"
+	fi
 fi
 
 # The corpus generator: the one given, or built from source if missing.
@@ -497,7 +513,7 @@ CMD[wc]="wc -l $(q "$big") > /dev/null"
 CMD[jq]="jq -c . $(q "$big") > /dev/null"
 CMD[awk]="awk '!seen[\$0]++' $(q "$big") > /dev/null"
 nsd_rows=()
-for m in nshash simhash; do
+for m in "${methods[@]}"; do
 	for d in mem db; do
 		for j in "$jobs_lo" "$jobs_hi"; do
 			for i in file pipe; do
@@ -600,11 +616,15 @@ for r in "${nsd_rows[@]}"; do
 done
 
 # With the baseline, in turn: the rows reading the file at the default
-# number of jobs (no -j, which an older nsdedup may not know).
-pair_rows=("nshash-j$jobs_hi-mem-file" "nshash-j$jobs_hi-db-file"
-    "simhash-j$jobs_hi-mem-file" "simhash-j$jobs_hi-db-file")
+# number of jobs (no -j, which an older nsdedup may not know), of each
+# method the baseline has.
+pair_rows=()
 declare -A PAIR_CMD PAIR_A PAIR_B PUSR_A PUSR_B
 if [ -n "$baseline" ]; then
+	for m in "${methods[@]}"; do
+		[ "$m" != minhash ] || [ "$baseline_minhash" = 1 ] || continue
+		pair_rows+=("$m-j$jobs_hi-mem-file" "$m-j$jobs_hi-db-file")
+	done
 	for r in "${pair_rows[@]}"; do
 		PAIR_CMD[$r]=$(row_cmd "$r" 1)
 		time_pair "${PAIR_CMD[$r]}" "${PREP[$r]:-}"
@@ -615,7 +635,7 @@ fi
 
 # What each method finds, and its in-memory index (--stats).
 declare -A DUPS INDEX INDEX_PEAK CAND
-for m in nshash simhash; do
+for m in "${methods[@]}"; do
 	"$NSDEDUP" -m "$m" --annotate --stats "$big" >/dev/null \
 	    2>"$tmp/$m-stats" ||
 		die "nsdedup -m $m --stats failed: $(tail -n 1 "$tmp/$m-stats")"
@@ -658,7 +678,7 @@ sh -c "$db_rm"
 # Where the time goes: bench/profile.sh for each method at -j1.  PROFILE
 # holds its table rows, or PROFILE_MISSING why there are none.
 declare -A PROFILE PROFILE_MISSING
-for m in nshash simhash; do
+for m in "${methods[@]}"; do
 	if [ -n "${NSD_BENCH_NO_PERF:-}" ]; then
 		PROFILE_MISSING[$m]="not taken: NSD_BENCH_NO_PERF is set"
 		continue
@@ -692,30 +712,28 @@ if [ -d "$NSD_SHARED_DATA" ]; then
 		recs=$(grep -c . "$f" || true)
 		time_cmd "jq -c . $(q "$f") > /dev/null"
 		sj=$T_MEDIAN
-		time_cmd "$(q "$NSDEDUP") -m simhash --annotate $(q "$f") \
-> /dev/null" 1
-		ss=$T_MEDIAN
-		time_cmd "$(q "$NSDEDUP") --annotate $(q "$f") > /dev/null" 1
-		sn=$T_MEDIAN
-		nnote=$T_NOTE
-		st=0
-		dups=$("$NSDEDUP" --annotate "$f" 2>/dev/null |
-		    grep -c '"is_dup":true') || st=$?
-		# grep exits 1 when it counts nothing; nsdedup may exit 1 on
-		# bad records.
-		[ "$st" -le 1 ] || die "counting duplicates in $base failed"
-		dups=${dups:-0}
-		st=0
-		sdups=$("$NSDEDUP" -m simhash --annotate "$f" 2>/dev/null |
-		    grep -c '"is_dup":true') || st=$?
-		[ "$st" -le 1 ] || die "counting duplicates in $base failed"
-		sdups=${sdups:-0}
 		mb=$(awk -v b="$fb" 'BEGIN { printf "%.1f", b / 1e6 }')
-		row="| $base | $recs | $mb | $sj | $(mbps "$fb" "$sj") | $sn"
-		row="$row | $(mbps "$fb" "$sn") | $(ratio "$sj" "$sn")x"
-		row="$row | $dups | $ss | $(mbps "$fb" "$ss")"
-		row="$row | $(ratio "$sj" "$ss")x | $sdups |"
-		shared_rows+=("$row${nnote:+ $nnote |}")
+		row="| $base | $recs | $mb | $sj | $(mbps "$fb" "$sj") |"
+		# Each method's seconds, MB/s, throughput over jq's and
+		# duplicates; the first note of an exit 1 last.
+		snote=
+		for m in "${methods[@]}"; do
+			margs=(--annotate)
+			[ "$m" = nshash ] || margs=(-m "$m" --annotate)
+			time_cmd "$(q "$NSDEDUP") ${margs[*]} $(q "$f") \
+> /dev/null" 1
+			[ -n "$snote" ] || snote=$T_NOTE
+			st=0
+			dups=$("$NSDEDUP" "${margs[@]}" "$f" 2>/dev/null |
+			    grep -c '"is_dup":true') || st=$?
+			# grep exits 1 when it counts nothing; nsdedup may
+			# exit 1 on bad records.
+			[ "$st" -le 1 ] ||
+				die "counting duplicates in $base failed (-m $m)"
+			row="$row $T_MEDIAN | $(mbps "$fb" "$T_MEDIAN")"
+			row="$row | $(ratio "$sj" "$T_MEDIAN")x | ${dups:-0} |"
+		done
+		shared_rows+=("$row${snote:+ $snote |}")
 		rm -f "$f"
 	done
 else
@@ -737,6 +755,7 @@ target() {
 }
 nf=nshash-j$jobs_hi-mem-file
 sf=simhash-j$jobs_hi-mem-file
+mf=minhash-j$jobs_hi-mem-file
 if [ "$(nproc)" = "$jobs_hi" ]; then
 	jobs_note="at the default jobs (-j$jobs_hi here)"
 else
@@ -750,7 +769,15 @@ target "nshash --annotate $jobs_note, from a file, ≥ 3× the awk\
 target "simhash --annotate $jobs_note, from a file, ≥ 10×\
  \`jq -c .\`" "${XJQ[$sf]}× ($(mbps "$big_bytes" "${MED[$sf]}") MB/s)" \
     "$(met "${XJQ[$sf]}" 10)"
-for m in nshash simhash; do
+# minhash's throughput as a share of nshash's (nshash seconds / minhash
+# seconds), three decimals, the verdict from the figure shown.
+mh_share=$(awk -v a="${MED[$nf]}" -v b="${MED[$mf]}" \
+    'BEGIN { if (b > 0) printf "%.3f\n", a / b; else print "inf" }')
+target "minhash --annotate $jobs_note, from a file, ≥ 70% of nshash's\
+ throughput (same run)" "share $mh_share ($(mbps "$big_bytes" \
+"${MED[$mf]}") MB/s, nshash $(mbps "$big_bytes" "${MED[$nf]}") MB/s)" \
+    "$(met "$mh_share" 0.70)"
+for m in "${methods[@]}"; do
 	lo=$m-j$jobs_lo-mem-file hi=$m-j$jobs_hi-mem-file
 	x=$(ratio "${MED[$lo]}" "${MED[$hi]}")
 	target "$m -j$jobs_hi ≥ 1.8× the -j$jobs_lo throughput (in memory,\
@@ -859,14 +886,25 @@ main_table() {
 	done
 }
 
-# The profile's tables side by side: stage, then CPU s and share for each.
+# The profiles of the methods named side by side: stage, then CPU s and
+# share for each.
 profile_table() {
-	printf '| stage | nshash CPU s | nshash share | simhash CPU s '
-	printf '| simhash share |\n|---|---:|---:|---:|---:|\n'
-	paste -d '\n' <(printf '%s\n' "${PROFILE[nshash]}") \
-	    <(printf '%s\n' "${PROFILE[simhash]}") |
-	    awk -F' *\\| *' 'NR % 2 { s = $2; a = $3; b = $4; next }
-		{ printf "| %s | %s | %s | %s | %s |\n", s, a, b, $3, $4 }'
+	local m files=()
+	printf '| stage |'
+	for m in "$@"; do
+		printf ' %s CPU s | %s share |' "$m" "$m"
+		files+=("$tmp/profile-$m")
+	done
+	printf '\n|---|'
+	for m in "$@"; do
+		printf -- '---:|---:|'
+	done
+	printf '\n'
+	# The files list the same stages in the same order.
+	awk -F' *\\| *' '{ st[FNR] = $2; row[FNR] = row[FNR] " | " $3 " | " $4 }
+	    FNR > n { n = FNR }
+	    END { for (i = 1; i <= n; i++) printf "| %s%s |\n", st[i], row[i] }' \
+	    "${files[@]}"
 }
 
 # The report, written beside its destination and renamed into place.
@@ -934,6 +972,12 @@ mkdir -p "$(dirname "$out")"
 	printf 'compared %s entries on average; its index: %s, %s at its ' \
 	    "${CAND[simhash]}" "${INDEX[simhash]}" "${INDEX_PEAK[simhash]}"
 	printf 'peak.\n'
+	printf -- '- minhash (defaults: --threshold 0.5, LSH bands of the '
+	printf 'signature'"'"'s 128 bins) found %s duplicates; each lookup ' \
+	    "${DUPS[minhash]}"
+	printf 'found %s candidate groups on average; its index: %s, %s at ' \
+	    "${CAND[minhash]}" "${INDEX[minhash]}" "${INDEX_PEAK[minhash]}"
+	printf 'its peak.\n'
 	printf -- '- The index a `--db` run leaves: %s.\n\n' "$db_stats"
 	printf 'A `--db` index is mapped from its file, so it is not in '
 	printf 'the RssAnon column; an in-memory one is. '
@@ -954,7 +998,13 @@ mkdir -p "$(dirname "$out")"
 		printf 'this nsdedup'"'"'s throughput as a part of the '
 		printf 'baseline'"'"'s '
 		printf '(baseline median / this median); user s is the median '
-		printf 'of the runs'"'"' user CPU seconds.\n\n'
+		printf 'of the runs'"'"' user CPU seconds.'
+		if [ "$baseline_minhash" = 0 ]; then
+			printf ' The baseline has no `-m minhash` (it fails '
+			printf 'with it on empty input): minhash is not '
+			printf 'compared.'
+		fi
+		printf '\n\n'
 		printf '| command | this median s | baseline median s | share '
 		printf '| this user s | baseline user s |\n'
 		printf '|---|---:|---:|---:|---:|---:|\n'
@@ -968,7 +1018,8 @@ mkdir -p "$(dirname "$out")"
 	fi
 
 	printf '## Where the time goes\n\n'
-	printf 'CPU seconds by stage of `$NSDEDUP [-m simhash] --annotate '
+	printf 'CPU seconds by stage of `$NSDEDUP [-m simhash|minhash] '
+	printf -- '--annotate '
 	printf -- '-j%s $CORPUS > /dev/null`, from bench/profile.sh: ' \
 	    "$jobs_lo"
 	printf '`perf record -e cpu-clock` with DWARF call chains, each '
@@ -978,21 +1029,17 @@ mkdir -p "$(dirname "$out")"
 	printf 'split: sentences or features; hash; index; write; wait: '
 	printf 'threads waiting; other). A run under perf is slower than '
 	printf 'the timed ones; the shares are what to compare.\n\n'
-	if [ -n "${PROFILE[nshash]:-}" ] && [ -n "${PROFILE[simhash]:-}" ]
-	then
-		profile_table
-	else
-		for m in nshash simhash; do
-			if [ -n "${PROFILE[$m]:-}" ]; then
-				printf '%s:\n\n| stage | CPU s | share |\n' "$m"
-				printf '|---|---:|---:|\n%s\n\n' \
-				    "${PROFILE[$m]}"
-			else
-				printf -- '- %s: %s.\n' "$m" \
-				    "${PROFILE_MISSING[$m]}"
-			fi
-		done
-	fi
+	profiled=()
+	for m in "${methods[@]}"; do
+		[ -z "${PROFILE[$m]:-}" ] || profiled+=("$m")
+	done
+	[ ${#profiled[@]} -eq 0 ] || profile_table "${profiled[@]}"
+	[ ${#profiled[@]} -eq 0 ] || [ ${#profiled[@]} -eq ${#methods[@]} ] ||
+		printf '\n'
+	for m in "${methods[@]}"; do
+		[ -n "${PROFILE[$m]:-}" ] ||
+			printf -- '- %s: %s.\n' "$m" "${PROFILE_MISSING[$m]}"
+	done
 	printf '\n'
 
 	printf '## Shared corpora\n\n'
@@ -1002,19 +1049,24 @@ mkdir -p "$(dirname "$out")"
 		printf 'Each `%s/*.jsonl.gz`, decompressed once; ' \
 		    "$NSD_SHARED_DATA"
 		printf 'commands `jq -c . FILE > /dev/null`, '
-		printf '`nsdedup --annotate FILE > /dev/null` and '
-		printf '`nsdedup -m simhash --annotate FILE > /dev/null` '
+		printf '`nsdedup --annotate FILE > /dev/null`, '
+		printf '`nsdedup -m simhash --annotate FILE > /dev/null` and '
+		printf '`nsdedup -m minhash --annotate FILE > /dev/null` '
 		printf '(default jobs); '
-		printf 'duplicates counted with `nsdedup [-m simhash] '
+		printf 'duplicates counted with `nsdedup [-m simhash|minhash] '
 		printf -- "--annotate FILE | grep -c '\"is_dup\":true'\`. "
 		printf 'bench/QUALITY.md '
-		printf 'compares what the two methods find.\n\n'
-		printf '| corpus | records | MB | jq s | jq MB/s '
-		printf '| nsdedup s | nsdedup MB/s | vs jq | duplicates '
-		printf '| simhash s | simhash MB/s | vs jq '
-		printf '| simhash duplicates |\n'
-		printf '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:'
-		printf '|---:|---:|\n'
+		printf 'compares what the three methods find.\n\n'
+		printf '| corpus | records | MB | jq s | jq MB/s |'
+		for m in "${methods[@]}"; do
+			printf ' %s s | %s MB/s | vs jq | %s duplicates |' \
+			    "$m" "$m" "$m"
+		done
+		printf '\n|---|---:|---:|---:|---:|'
+		for m in "${methods[@]}"; do
+			printf -- '---:|---:|---:|---:|'
+		done
+		printf '\n'
 		printf '%s\n' "${shared_rows[@]}"
 		printf '\n'
 	fi

@@ -1,9 +1,11 @@
 #!/usr/bin/env bats
-# bench/run.sh on a tiny corpus: its table has a row per command, with
-# ratios computed from the medians; its targets say MET or NOT MET as
-# their figures do; against a baseline, the nsdedup commands are timed
-# with both programs, a run of one and a run of the other in turn, and the
-# report says whether this nsdedup keeps 95% of the baseline's throughput.
+# bench/run.sh on a tiny corpus: its table has a row per command, each
+# fingerprint method's included, with ratios computed from the medians;
+# its targets (minhash's throughput as a share of nshash's among them) say
+# MET or NOT MET as their figures do; against a baseline, the nsdedup
+# commands are timed with both programs, a run of one and a run of the
+# other in turn, minhash's only when the baseline has it, and the report
+# says whether this nsdedup keeps 95% of the baseline's throughput.
 # The programs here are often wrappers that log each call and may sleep
 # (or hold memory), so that the order of the runs and the verdicts are
 # known in advance; nothing here measures nsdedup's speed.
@@ -75,7 +77,7 @@ expected_commands() {
 	local m d j
 	printf '%s\n' '`cat $CORPUS`' '`wc -l $CORPUS`' '`jq -c . $CORPUS`' \
 	    "\`awk '!seen[\$0]++' \$CORPUS\`"
-	for m in "" "-m simhash "; do
+	for m in "" "-m simhash " "-m minhash "; do
 		for d in "" " --db \$TMP/x.nsd"; do
 			for j in 1 2; do
 				printf '`$NSDEDUP %s--annotate -j%s%s $CORPUS`\n' \
@@ -94,7 +96,7 @@ cell() {
 	    $1 == ENVIRON["c"] { v = $k; sub(/ *\|$/, "", v); print v }'
 }
 
-# Fail unless the table has its 20 rows, each MB/s the input bytes over
+# Fail unless the table has its 28 rows, each MB/s the input bytes over
 # the median, and each ratio the reference's median over the row's.
 check_table() {
 	local bytes
@@ -118,7 +120,7 @@ check_table() {
 	    $1 ~ /`jq -c \. / { jq = $2 }
 	    $1 ~ /`awk / { aw = $2 }
 	    END {
-		if (NR != 20)
+		if (NR != 28)
 			bad(NR " rows")
 		for (NR = 1; NR in r; NR++) {
 			$0 = r[NR]
@@ -145,6 +147,23 @@ targets() {
 	sed -n '/^## Targets$/,/^## /p' "$report" | grep '^- '
 }
 
+# Fail unless minhash's target has for figure the nshash median over the
+# minhash median (in memory, -j2, from the file), three decimals, and both
+# throughputs, and says MET at 0.70 or more, NOT MET under.
+check_minhash_share() {
+	local nc='`$NSDEDUP --annotate -j2 $CORPUS`'
+	local mc='`$NSDEDUP -m minhash --annotate -j2 $CORPUS`'
+	local line x want="NOT MET"
+	x=$(awk -v n="$(cell "$nc" 2)" -v m="$(cell "$mc" 2)" \
+	    'BEGIN { printf "%.3f", n / m }')
+	awk -v x="$x" 'BEGIN { exit !(x >= 0.7) }' && want=MET
+	line=$(targets | grep -F "≥ 70% of nshash's")
+	[[ $line == "- minhash --annotate at "* ]]
+	expect_eq "${line#*, from a file, }" \
+	    "≥ 70% of nshash's throughput (same run): share $x ($(cell "$mc" 3) MB/s, nshash $(cell "$nc" 3) MB/s) — $want"
+	MINHASH_SHARE=$x
+}
+
 # Fail unless each target says MET when its figure reaches its threshold
 # and NOT MET when it does not; there must be $1 of them.
 check_targets() {
@@ -152,12 +171,13 @@ check_targets() {
 	local ratio='≥ ([0-9.]+)× .*: ([0-9.]+)× '
 	local pipe='≥ ([0-9.]+)\): lowest ([0-9.]+) '
 	local share='≥ ([0-9]+)% .*: lowest share ([0-9.]+) '
+	local mshare="≥ ([0-9]+)% of nshash's throughput .*: share ([0-9.]+) "
 	local rss='under ([0-9]+) MiB.*: largest ([0-9.]+) MiB'
 	while IFS= read -r line; do
 		n=$((n + 1))
 		if [[ $line =~ $ratio || $line =~ $pipe ]]; then
 			thr=${BASH_REMATCH[1]} fig=${BASH_REMATCH[2]}
-		elif [[ $line =~ $share ]]; then
+		elif [[ $line =~ $share || $line =~ $mshare ]]; then
 			thr=0.${BASH_REMATCH[1]} fig=${BASH_REMATCH[2]}
 		elif [[ $line =~ $rss ]]; then
 			# Under the limit: the figure plus a tenth must not reach it.
@@ -181,7 +201,7 @@ check_targets() {
 	[ "$status" -eq 0 ]
 	[[ $output == *"wrote $report"* ]]
 	check_table
-	check_targets 7
+	check_targets 9
 	# The figures of the targets are the table's.
 	x=$(cell '`$NSDEDUP --annotate -j2 $CORPUS`' 4)
 	targets | grep -qF "≥ 12× \`jq -c .\`: $x× "
@@ -189,22 +209,37 @@ check_targets() {
 	targets | grep -qF "≥ 3× the awk exact dedup: $x× "
 	x=$(cell '`$NSDEDUP -m simhash --annotate -j2 $CORPUS`' 4)
 	targets | grep -qF "≥ 10× \`jq -c .\`: $x× "
+	check_minhash_share
+	for m in nshash simhash minhash; do
+		targets | grep -q "^- $m -j2 ≥ 1\.8× the -j1 throughput "
+	done
+	# What each method found.
+	grep -Eq '^- minhash \(defaults: --threshold 0\.5, [^)]*\) found [0-9]+ duplicates; each lookup found [0-9]+\.[0-9]+ candidate groups on average; its index: [0-9]+ entries, [0-9]+ groups, [0-9.]+ MiB at its peak\.$' \
+	    "$report"
 	# The table and the targets are printed at the end.
 	expect_eq "$(printf '%s\n' "$output" | sed -n '/^## Throughput$/,$p')" \
 	    "$(sed -n '/^## Throughput$/,/^## Machine$/p' "$report" |
 	    sed '$d')"
-	grep -q '^- nshash: not taken: NSD_BENCH_NO_PERF is set\.$' "$report"
+	for m in nshash simhash minhash; do
+		grep -q "^- $m: not taken: NSD_BENCH_NO_PERF is set\.\$" \
+		    "$report"
+	done
 	! grep -q '^## Against a baseline' "$report"
 }
 
 @test "bench/run.sh: the targets say NOT MET when the figures miss them" {
-	# -j1 four times as slow as -j2; a pipe slower still with --db; and
-	# the simhash -j2 --db run from a pipe holds 80 MB.
+	# -j1 four times as slow as -j2, but minhash as slow at -j2 as at
+	# -j1, and so under a third of nshash's throughput; a pipe slower
+	# still with --db; and the simhash -j2 --db run from a pipe holds
+	# 80 MB.
 	cat > "$BATS_TEST_TMPDIR/this" <<EOF
 #!/bin/bash
 case " \$* " in
 *" -j1 "*) sleep 0.4 ;;
 *" -j2 "*) sleep 0.1 ;;
+esac
+case "\$*" in
+"-m minhash --annotate -j2"*) sleep 0.3 ;;
 esac
 # From a pipe, no file is named.
 case "\$*" in
@@ -223,18 +258,41 @@ EOF
 	NSDEDUP=$BATS_TEST_TMPDIR/this bench
 	[ "$status" -eq 0 ]
 	check_table
-	check_targets 7
+	check_targets 9
+	check_minhash_share
+	awk -v x="$MINHASH_SHARE" 'BEGIN { exit !(x < 0.5) }'
 	run targets
 	# Under 12x, 3x and 10x whatever jq and awk take on a loaded machine.
 	[[ ${lines[0]} == *"≥ 12× \`jq -c .\`: "*"× "*" — NOT MET" ]]
 	[[ ${lines[1]} == *"≥ 3× the awk exact dedup: "*"× "*" — NOT MET" ]]
 	[[ ${lines[2]} == *"≥ 10× \`jq -c .\`: "*"× "*" — NOT MET" ]]
-	[[ ${lines[3]} == "- nshash -j2 ≥ 1.8× the -j1 throughput"*" — MET" ]]
-	[[ ${lines[4]} == "- simhash -j2 ≥ 1.8× the -j1 throughput"*" — MET" ]]
-	[[ ${lines[5]} == "- from a pipe within 10% "*": lowest 0."*" --db); "*" — NOT MET" ]]
-	[[ ${lines[6]} == "- peak RssAnon under 64 MiB, every nsdedup row: largest "*" MiB (simhash -j2 --db, from a pipe); 1 of 16 rows at 64 MiB or more: simhash -j2 --db, from a pipe "*" MiB — NOT MET" ]]
+	[[ ${lines[3]} == "- minhash --annotate "*" ≥ 70% of nshash's throughput (same run): share 0."*" — NOT MET" ]]
+	[[ ${lines[4]} == "- nshash -j2 ≥ 1.8× the -j1 throughput"*" — MET" ]]
+	[[ ${lines[5]} == "- simhash -j2 ≥ 1.8× the -j1 throughput"*" — MET" ]]
+	[[ ${lines[6]} == "- minhash -j2 ≥ 1.8× the -j1 throughput"*" — NOT MET" ]]
+	[[ ${lines[7]} == "- from a pipe within 10% "*": lowest 0."*" --db); "*" — NOT MET" ]]
+	[[ ${lines[8]} == "- peak RssAnon under 64 MiB, every nsdedup row: largest "*" MiB (simhash -j2 --db, from a pipe); 1 of 24 rows at 64 MiB or more: simhash -j2 --db, from a pipe "*" MiB — NOT MET" ]]
 	rss=$(cell '`cat $CORPUS \| $NSDEDUP -m simhash --annotate -j2 --db $TMP/x.nsd`' 8)
 	awk -v r="${rss% MiB}" 'BEGIN { exit !(r >= 76) }'
+}
+
+@test "bench/run.sh: the minhash target is MET when minhash keeps 70% of nshash's throughput" {
+	# nshash in memory at -j2 from the file slowed down, minhash not.
+	cat > "$BATS_TEST_TMPDIR/this" <<EOF
+#!/bin/sh
+case "\$*" in
+"--annotate -j2 "*.jsonl) sleep 0.3 ;;
+esac
+exec '$NSDEDUP' "\$@"
+EOF
+	chmod +x "$BATS_TEST_TMPDIR/this"
+	NSDEDUP=$BATS_TEST_TMPDIR/this bench
+	[ "$status" -eq 0 ]
+	check_table
+	check_targets 9
+	check_minhash_share
+	awk -v x="$MINHASH_SHARE" 'BEGIN { exit !(x > 1) }'
+	targets | grep -q "≥ 70% of nshash's throughput (same run): share .* — MET\$"
 }
 
 @test "bench/run.sh: the sections of index-scale.sh and of the analysis are kept" {
@@ -268,7 +326,7 @@ EOF
 	PATH=$BATS_TEST_TMPDIR/bin:$PATH NSD_BENCH_NO_PERF= \
 	    NSD_BENCH_NO_TIME=1 bench
 	[ "$status" -eq 0 ]
-	for m in nshash simhash; do
+	for m in nshash simhash minhash; do
 		grep -q "^- $m: not taken: perf is missing or cannot sample here (bench/profile.sh: perf cannot sample here: Error: perf_event_paranoid setting is 4)\.\$" \
 		    "$report"
 	done
@@ -284,12 +342,18 @@ EOF
 	if grep -q '^- nshash: not taken' "$report"; then
 		skip "perf cannot sample here"
 	fi
+	grep -qxF '| stage | nshash CPU s | nshash share | simhash CPU s | simhash share | minhash CPU s | minhash share |' \
+	    "$report"
 	run sh -c "sed -n '/^## Where the time goes/,/^## Shared/p' '$report' |
 	    grep '^| [a-z]* | [0-9]'"
 	[ "${#lines[@]}" -eq 11 ]
 	expect_eq "$(printf '%s\n' "${lines[@]}" | cut -d ' ' -f 2 | tr '\n' ' ')" \
 	    "frame scan decode normalize split hash index write wait other all "
-	[[ ${lines[10]} == "| all | "*" | 100.0% | "*" | 100.0% |" ]]
+	[[ ${lines[10]} == "| all | "*" | 100.0% | "*" | 100.0% | "*" | 100.0% |" ]]
+	# Each column's shares are its own: each adds up to about 100%.
+	printf '%s\n' "${lines[@]:0:10}" | awk -F' [|] ' '
+	    { for (k = 3; k <= 7; k += 2) { v = $k; sub(/%.*/, "", v); t[k] += v } }
+	    END { for (k = 3; k <= 7; k += 2) if ((t[k] - 100) ^ 2 > 1) exit 1 }'
 }
 
 @test "bench/run.sh --baseline times the two programs in turn, ABBA" {
@@ -304,19 +368,70 @@ EOF
 	run sh -c "grep -E '^[AB] --annotate [^ ]+\.jsonl\$' '$calls' | cut -c 1 |
 	    tr -d '\n'"
 	[ "$output" = "ABABBA" ]
-	# Every command of the section ran 1 + 2 times with the baseline.
-	run sh -c "grep '^B ' '$calls' | grep -vc -- ' --version\$'"
-	[ "$output" -eq 12 ]
+	# Every command of the section ran 1 + 2 times with the baseline,
+	# which was asked first whether it has -m minhash.
+	run sh -c "grep '^B ' '$calls' | grep -vcx -e 'B --version' \
+	    -e 'B -m minhash --annotate'"
+	[ "$output" -eq 18 ]
+	grep -qx 'B -m minhash --annotate' "$calls"
 	run baseline_rows
-	[ "${#lines[@]}" -eq 4 ]
+	[ "${#lines[@]}" -eq 6 ]
 	[[ ${lines[1]} == '| `$NSDEDUP --annotate --db $TMP/x.nsd $CORPUS` | '* ]]
 	[[ ${lines[2]} == '| `$NSDEDUP -m simhash --annotate $CORPUS` | '* ]]
+	[[ ${lines[4]} == '| `$NSDEDUP -m minhash --annotate $CORPUS` | '* ]]
+	[[ ${lines[5]} == '| `$NSDEDUP -m minhash --annotate --db $TMP/x.nsd $CORPUS` | '* ]]
+	! grep -q 'minhash is not compared' "$report"
 	grep -q "^Written by \`bench/run.sh --size 2M --runs 2 --seed 1 --baseline $BATS_TEST_TMPDIR/base\`" \
 	    "$report"
 	grep -q "^Baseline: \`nsdedup [0-9.]*\`, $BATS_TEST_TMPDIR/base (sha256 [0-9a-f]*\\.\\.\\.)" \
 	    "$report"
 	check_table
-	check_targets 8
+	check_targets 10
+}
+
+@test "bench/run.sh --baseline without -m minhash compares the other methods" {
+	wrapper "$BATS_TEST_TMPDIR/this" A
+	# A baseline from before minhash: a usage error, as nsdedup's.
+	cat > "$BATS_TEST_TMPDIR/base" <<EOF
+#!/bin/sh
+echo "B \$*" >> '$calls'
+case " \$* " in
+*" -m minhash "*)
+	echo "nsdedup: invalid value 'minhash' for --method" >&2
+	exit 2 ;;
+esac
+exec '$NSDEDUP' "\$@"
+EOF
+	chmod +x "$BATS_TEST_TMPDIR/base"
+	NSDEDUP=$BATS_TEST_TMPDIR/this bench --baseline "$BATS_TEST_TMPDIR/base"
+	[ "$status" -eq 0 ]
+	[[ $output == *"bench/run.sh: the baseline has no -m minhash; minhash is not compared"* ]]
+	# Asked once, and never timed with minhash.
+	run grep -c -- '^B -m minhash' "$calls"
+	[ "$output" -eq 1 ]
+	run baseline_rows
+	[ "${#lines[@]}" -eq 4 ]
+	[[ ${lines[3]} == '| `$NSDEDUP -m simhash --annotate --db $TMP/x.nsd $CORPUS` | '* ]]
+	grep -q 'The baseline has no `-m minhash` (it fails with it on empty input): minhash is not compared\.$' \
+	    "$report"
+	# This nsdedup's minhash rows are in the table all the same.
+	check_table
+	check_targets 10
+}
+
+@test "bench/run.sh: an nsdedup without -m minhash is refused before any timing" {
+	cat > "$BATS_TEST_TMPDIR/old" <<EOF
+#!/bin/sh
+case " \$* " in
+*" -m minhash "*) exit 2 ;;
+esac
+exec '$NSDEDUP' "\$@"
+EOF
+	chmod +x "$BATS_TEST_TMPDIR/old"
+	NSDEDUP=$BATS_TEST_TMPDIR/old bench
+	[ "$status" -eq 1 ]
+	[ "$output" = "bench/run.sh: $BATS_TEST_TMPDIR/old: -m minhash fails on empty input (an older nsdedup?)" ]
+	[ ! -e "$report" ]
 }
 
 @test "bench/run.sh --baseline: a slower nsdedup does not meet the 95% target" {
@@ -328,12 +443,12 @@ EOF
 	# Each row's share is the baseline's median over this one's, and
 	# well under 1 here.
 	run baseline_rows
-	[ "${#lines[@]}" -eq 4 ]
+	[ "${#lines[@]}" -eq 6 ]
 	for row in "${lines[@]}"; do
 		awk -F' \\| ' '{ exit !($4 < 0.95 && $4 > 0 &&
 		    ($4 - $3 / $2) ^ 2 < 0.001 ^ 2) }' <<< "$row"
 	done
-	check_targets 8
+	check_targets 10
 }
 
 @test "bench/run.sh --baseline: a slower baseline meets the 95% target" {
@@ -365,8 +480,12 @@ EOF
 	[[ $output == *"building the baseline from HEAD ($(git -C "$TOP_SRCDIR" rev-parse HEAD))"* ]]
 	grep -q "^Baseline: \`nsdedup [0-9.]*\`, built from git revision HEAD ($(git -C "$TOP_SRCDIR" rev-parse --short HEAD), \"" \
 	    "$report"
+	# minhash is compared when HEAD has it.
+	want=4
+	! git -C "$TOP_SRCDIR" cat-file -e HEAD:src/minhash.c 2>/dev/null ||
+		want=6
 	run baseline_rows
-	[ "${#lines[@]}" -eq 4 ]
+	[ "${#lines[@]}" -eq "$want" ]
 }
 
 @test "bench/run.sh --baseline-rev outside a git checkout says so" {
