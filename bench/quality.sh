@@ -468,7 +468,8 @@ touched_configs=(
 	"simhash|-m simhash"
 	"simhash k=4|-m simhash --distance 4"
 	"minhash|-m minhash"
-	"minhash threshold=0.5|-m minhash --threshold 0.5"
+	"minhash threshold=0.4|-m minhash --threshold 0.4"
+	"minhash shingle=1|-m minhash --shingle 1"
 	"minhash threshold=0.6|-m minhash --threshold 0.6"
 	"minhash threshold=0.7|-m minhash --threshold 0.7"
 	"minhash threshold=0.8|-m minhash --threshold 0.8"
@@ -803,8 +804,9 @@ for k in "${distances[@]}"; do
 		done
 	done
 done
+configs+=("minhash|-m minhash")
 # The defaults, at each distance.
-headline='^(nshash|simhash k=. shingle=3 ngram=2)$'
+headline='^(nshash|simhash k=. shingle=3 ngram=2|minhash)$'
 
 # Rows: corpus|label|args|mbps|cand|score fields.
 : >"$tmp/rows"
@@ -910,6 +912,8 @@ real_configs=(
 	"nshash min-match=4|-m nshash --min-match 4"
 	"simhash k=3|-m simhash --distance 3"
 	"simhash k=4|-m simhash --distance 4"
+	"minhash|-m minhash"
+	"minhash threshold=0.7|-m minhash --threshold 0.7"
 )
 # The boilerplate kinds.
 bp_kinds=(footer script)
@@ -1449,7 +1453,7 @@ mkdir -p "$(dirname "$out")"
 
 	printf '## Side by side\n\n'
 	printf 'nshash, and simhash with its default `--shingle 3 --ngram 2` '
-	printf 'at `--distance` 2, 3 (the default) and 4:\n\n'
+	printf 'at `--distance` 2, 3 (the default) and 4, and minhash at its defaults:\n\n'
 	side_by_side "$headline"
 	printf '\nIn full:\n\n'
 	detail "$headline"
