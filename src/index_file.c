@@ -1640,6 +1640,7 @@ group_record(struct file_index *fi, uint64_t group, struct nsd_error *err)
 	return (rec);
 }
 
+/* The signature after the id of group's record, or the overlay's. */
 static int
 file_group_signature(struct nsd_index *ix, uint64_t group,
     const unsigned char **sig, struct nsd_error *err)
@@ -1829,12 +1830,15 @@ check_params(const struct file_index *fi, const struct nsd_index_params *p,
 	else if (h->threshold != p->threshold)
 		return (nsd_error_set(err, NSD_EXIT_INDEX,
 		    "%s: the index was made with --threshold %s, not %s",
-		    fi->path, nsd_fraction(h->threshold, was_text),
-		    nsd_fraction(p->threshold, now_text)));
+		    fi->path, nsd_fraction_format(h->threshold, was_text),
+		    nsd_fraction_format(p->threshold, now_text)));
 	else if (h->bins != p->bins)
 		what = "MinHash bins", was = h->bins, now = p->bins;
 	else if (h->bands != p->bands || h->rows != p->rows)
-		what = "MinHash bands", was = h->bands, now = p->bands;
+		return (nsd_error_set(err, NSD_EXIT_INDEX,
+		    "%s: the index was made with MinHash bands of %u x %u "
+		    "rows, not %u x %u", fi->path, h->bands, h->rows,
+		    p->bands, p->rows));
 	if (what != NULL)
 		return (nsd_error_set(err, NSD_EXIT_INDEX,
 		    "%s: the index was made with %s %llu, not %llu", fi->path,

@@ -236,9 +236,8 @@ enum nsd_header_state
 nsd_index_header_decode(const void *copy, struct nsd_index_header *h)
 {
 	uint64_t	 sum;
-	unsigned	 i;
-
 	size_t		 size = sizeof *h;
+	unsigned	 i;
 
 	memcpy(h, copy, sizeof *h);
 	if (memcmp(h->magic, NSD_INDEX_MAGIC, sizeof h->magic) != 0)

@@ -289,6 +289,7 @@ memory_group_name(struct nsd_index *ix, uint64_t group,
 	return (0);
 }
 
+/* The signature kept after group's id. */
 static int
 memory_group_signature(struct nsd_index *ix, uint64_t group,
     const unsigned char **sig, struct nsd_error *err)

@@ -314,7 +314,7 @@ print_report(const char *path, const struct nsd_index_report *r)
 	else if (strcmp(r->method, "minhash") == 0)
 		snprintf(params, sizeof params, "--method minhash --threshold "
 		    "%s --ngram %u --shingle %u --min-features %u (%u bins, "
-		    "%u bands of %u)", nsd_fraction(r->threshold, t1),
+		    "%u bands of %u)", nsd_fraction_format(r->threshold, t1),
 		    r->ngram, r->shingle,
 		    r->min_features, r->bins, r->bands, r->rows);
 	else

@@ -14,10 +14,10 @@
  *  3. Densification (Shrivastava 2017), for the bins no feature chose (a
  *     short text leaves some empty): empty bin i takes the value of bin j
  *     for the first t = 1, 2, ... where j, the top 7 bits of
- *     fmix64(i << 32 | t), was chosen by a feature; after 4096 tries that
- *     all found empty bins, of the first bin after i (wrapping round) that
- *     a feature chose. Two texts then agree on a bin with probability
- *     their Jaccard similarity, empty bins included.
+ *     fmix64(i << 32 | t), was chosen by a feature. For every i the tries
+ *     reach all 128 bins within 1350 (the unit test checks), so this ends
+ *     as soon as one bin was chosen. Two texts then agree on a bin with
+ *     probability their Jaccard similarity, empty bins included.
  *  4. The signature that is stored is the low 16 bits of each bin's
  *     value. Two signatures' estimated Jaccard similarity is the share of
  *     the 128 bins on which they agree; unrelated texts agree by chance on
@@ -28,7 +28,8 @@
  *     57-bit values of its rows, each as 8 little-endian bytes.
  *  6. From a threshold t, r is the largest number of rows for which the
  *     bands find a pair of Jaccard similarity t, 1 - (1 - t^r)^bands, with
- *     probability at least 0.99: t = 0.5 gives 42 bands of 3 rows, 0.7
+ *     probability at least 0.99, or 1 when none does (t below about
+ *     0.036): t = 0.5 gives 42 bands of 3 rows, 0.7
  *     32 of 4, 0.8 21 of 6. Pairs that are more alike are found more
  *     surely still; pairs much less alike rarely share a band, and the
  *     few that do are turned down when they are confirmed (nsdedup(1)).
@@ -40,7 +41,7 @@
  */
 #include "config.h"
 
-#include <string.h>
+#include <assert.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
@@ -49,23 +50,13 @@
 #include <xxhash.h>
 
 #include "minhash.h"
+#include "util.h"
 
 #define BIN_SHIFT	NSD_MINHASH_BIN_SHIFT
 #define EMPTY		NSD_MINHASH_EMPTY
-#define DENSIFY_TRIES	4096
+#define DENSIFY_TRIES	1350	/* every bin is reached by then */
 
 static_assert(NSD_MINHASH_BINS == 1 << (64 - BIN_SHIFT), "bins");
-
-static uint64_t
-fmix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return (x);
-}
 
 /* x to the n, n a whole number: no libm for this. */
 static double
@@ -107,15 +98,13 @@ densify(uint64_t *min)
 	for (i = 0; i < NSD_MINHASH_BINS; i++) {
 		if (chosen[i])
 			continue;
-		for (t = 1; t <= DENSIFY_TRIES; t++) {
-			j = fmix64((uint64_t)i << 32 | t) >> BIN_SHIFT;
+		/* Every bin is among the first 1350 tries: it ends. */
+		for (t = 1;; t++) {
+			j = nsd_fmix64((uint64_t)i << 32 | t) >> BIN_SHIFT;
 			if (chosen[j])
 				break;
+			assert(t < DENSIFY_TRIES);
 		}
-		if (t > DENSIFY_TRIES)
-			for (j = (i + 1) % NSD_MINHASH_BINS; !chosen[j];
-			    j = (j + 1) % NSD_MINHASH_BINS)
-				continue;
 		min[i] = min[j];
 	}
 }

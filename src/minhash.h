@@ -20,7 +20,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-
 #define NSD_MINHASH_BINS	128
 #define NSD_MINHASH_MAX_BANDS	NSD_MINHASH_BINS
 /* A stored signature: the low 16 bits of each bin, little-endian. */
@@ -55,7 +54,8 @@ nsd_minhash_bin(uint64_t *min, uint64_t h)
 /*
  * The bands and rows for a Jaccard threshold (in 1/NSD_MINHASH_SCALE,
  * from 1 to NSD_MINHASH_SCALE): the most rows for which the bands that fit
- * in the bins find a pair at the threshold with probability 0.99 or more.
+ * in the bins find a pair at the threshold with probability 0.99 or more,
+ * or 1 row when none do (below about 0.036).
  */
 void	 nsd_minhash_layout(unsigned, unsigned *, unsigned *);
 

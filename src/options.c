@@ -179,17 +179,20 @@ parse_fraction(const char *option, const char *s, unsigned min,
 	static const unsigned place[4] = { 1000, 100, 10, 1 };
 	const char	*p = s;
 	unsigned	 v = 0, digits = 0, decimals = 0;
+	char		 least[NSD_FRACTION_MAX];
 
-	if (*p >= '0' && *p <= '9')
-		v = 10000 * (unsigned)(*p++ - '0'), digits++;
+	if (*p >= '0' && *p <= '9') {
+		v = 10000 * (unsigned)(*p++ - '0');
+		digits++;
+	}
 	if (*p == '.')
 		for (p++; *p >= '0' && *p <= '9' && decimals < 4; p++)
 			v += place[decimals++] * (unsigned)(*p - '0');
 	if (*p != '\0' || digits + decimals == 0 || v < min || v > 10000)
 		return (nsd_error_set(err, NSD_EXIT_USAGE,
-		    "invalid value '%s' for --%s (a fraction from %u.%02u "
-		    "to 1, with at most 4 decimals)", s, option,
-		    min / 10000, min % 10000 / 100));
+		    "invalid value '%s' for --%s (a fraction from %s to 1, "
+		    "with at most 4 decimals)", s, option,
+		    nsd_fraction_format(min, least)));
 	*out = v;
 	return (0);
 }

@@ -861,7 +861,7 @@ stage_decide(const struct nsd_config *cfg, const struct input *in,
 	uint64_t	 use[NSD_MAX_KEYS_PER_RECORD];
 	uint64_t	 held[NSD_MAX_KEYS_PER_RECORD];
 	uint64_t	 best;
-	const unsigned char *sig;
+	const unsigned char	*sig;
 	size_t		 i, k, nprefetch;
 	int		 minhash = cfg->method == NSD_METHOD_MINHASH;
 

@@ -403,17 +403,6 @@ rotl(uint64_t x, unsigned r)
 	return ((x << (r & 63)) | (x >> (-r & 63)));
 }
 
-static inline uint64_t
-fmix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return (x);
-}
-
 /*
  * The ring of word hashes: the oldest word of a shingle of the most words
  * is read just before the newest overwrites it.
@@ -584,7 +573,7 @@ cut(const struct nsd_simhash_params *p, struct cutter *c,
 			if (c->words >= p->shingle)
 				emit(c, p->shingle == 1 ?
 				    c->window[(c->words - 1) % SHINGLE_RING] :
-				    fmix64(c->x), binning);
+				    nsd_fmix64(c->x), binning);
 		} else {
 			/* Each code point completes an n-gram. */
 			chars = 0;
@@ -646,7 +635,7 @@ cut_text(struct nsd_simhash *sh, struct cutter *c, const char *text,
 			assert(!"normalized text is cut whole");
 	}
 	if (c->words > 0 && c->words < sh->p.shingle)
-		emit(c, c->words == 1 ? c->window[0] : fmix64(c->x), binning);
+		emit(c, c->words == 1 ? c->window[0] : nsd_fmix64(c->x), binning);
 }
 
 size_t

@@ -139,7 +139,7 @@ nsd_buf_free(struct nsd_buf *b)
 }
 
 char *
-nsd_fraction(unsigned v, char *buf)
+nsd_fraction_format(unsigned v, char *buf)
 {
 	size_t	 n;
 

@@ -55,7 +55,19 @@ char	*xstrndup(const char *, size_t);
  * "0.0125") into buf, which must hold NSD_FRACTION_MAX bytes; returns buf.
  */
 #define NSD_FRACTION_MAX	8
-char	*nsd_fraction(unsigned, char *);
+char	*nsd_fraction_format(unsigned, char *);
+
+/* MurmurHash3's 64-bit finalizer: a bijection that mixes every bit. */
+static inline uint64_t
+nsd_fmix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return (x);
+}
 
 struct nsd_buf {
 	char	*data;

@@ -131,9 +131,10 @@ b b"
 # --- The index ---
 
 @test "--db: two runs write what one run in memory writes, at every -j" {
-	"$GENCORPUS" --records 600 --seed 3 > all.jsonl
-	head -n 250 all.jsonl > day1.jsonl
-	tail -n +251 all.jsonl > day2.jsonl
+	# Several batches of 1 MiB, so that the workers of -j2 and -j8 overlap.
+	"$GENCORPUS" --size 5M --seed 3 > all.jsonl
+	head -n 700 all.jsonl > day1.jsonl
+	tail -n +701 all.jsonl > day2.jsonl
 	run_nsd -m minhash --explain -j1 all.jsonl
 	[ "$status" -eq 0 ]
 	printf '%s\n' "$output" > want.out
@@ -174,6 +175,23 @@ b b"
 	printf '%s\n' "$output" | tail -n 150 | cmp - got.out
 }
 
+@test "--no-update: a copy of a group the run itself opened is confirmed" {
+	{ record a "$(han 0)"; } > day1.jsonl
+	run_nsd -m minhash --db db day1.jsonl
+	[ "$status" -eq 0 ]
+	# b is new: its group lives in the run's memory, with its signature.
+	{ record b "$(words 0)"; record c "$(words 20)"; record d "$(han 50)"; } > day2.jsonl
+	run_nsd -m minhash --no-update --explain --db db day2.jsonl
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	expect_eq "$(groups_of "$output")" "b b
+c b
+d a"
+	[[ "${lines[1]}" == *'"explain":{"method":"minhash","jaccard":0.8671875,"agree":111,'* ]]
+	run_nsd -m minhash --explain day2.jsonl
+	[[ "${lines[1]}" == *'"explain":{"method":"minhash","jaccard":0.8671875,"agree":111,'* ]]
+}
+
 @test "an index made with other MinHash parameters is refused, untouched" {
 	{ record a "$(words 0)"; record b "$(words 20)"; } > in.jsonl
 	run_nsd -m minhash --db db in.jsonl
@@ -211,12 +229,21 @@ b b"
 }
 
 @test "usage errors: --threshold's range and form, and --compat" {
-	for bad in 0 0.001 1.5 2 abc 0.12345 '' . 0,5 -0.5; do
+	for bad in 0 0.001 1.5 1.0001 2 abc 0.12345 '' . 0,5 -0.5 +.5; do
 		run_nsd -m minhash --threshold "$bad" a.jsonl
 		usage_error "invalid value '$bad' for --threshold (a fraction from 0.01 to 1, with at most 4 decimals)"
 	done
 	run_nsd -m minhash --compat=nshash a.jsonl
 	usage_error "--compat=nshash needs --method=nshash"
+	# The forms that are accepted, as --db-info writes them back.
+	: > empty.jsonl
+	for good in .5:0.5 0.50:0.5 1.0000:1 1.:1 0.0125:0.0125 0.01:0.01; do
+		rm -f db db.*
+		run_nsd -m minhash --threshold "${good%%:*}" --db db empty.jsonl
+		[ "$status" -eq 0 ]
+		run_nsd --db db --db-info
+		[[ "${lines[2]}" == "parameters:    --method minhash --threshold ${good#*:} "* ]]
+	done
 }
 
 @test "thresholds at the ends of the range work: 0.01 and 1" {

@@ -221,12 +221,15 @@ read_next(const char *path, const struct nsd_index_header *h,
 	return (ok);
 }
 
-/* Put a value of width bytes at off in both header copies of path. */
+/*
+ * Put a value of width bytes at off in both header copies of path, with the
+ * checksum where the version the copy then says has it.
+ */
 static int
 set_field(const char *path, int width, size_t off, uint64_t value)
 {
 	unsigned char	 copy[NSD_INDEX_COPY_SIZE];
-	size_t		 sum = offsetof(struct nsd_index_header, checksum);
+	size_t		 sum;
 	int		 fd, i;
 
 	if ((fd = open(path, O_RDWR)) == -1) {
@@ -243,6 +246,8 @@ set_field(const char *path, int width, size_t off, uint64_t value)
 			nsd_put_le32(copy + off, value);
 		else
 			nsd_put_le64(copy + off, value);
+		sum = nsd_le32(copy + 8) < 4 ? NSD_INDEX_V3_CHECKSUM :
+		    offsetof(struct nsd_index_header, checksum);
 		nsd_put_le64(copy + sum, XXH3_64bits(copy, sum));
 		if (pwrite(fd, copy, sizeof copy, i * sizeof copy) !=
 		    (ssize_t)sizeof copy) {

@@ -10,9 +10,10 @@
  * A reference, written from the definition at the top of minhash.c and
  * sharing nothing with it but XXH3 (bin by bin, byte by byte), must agree
  * on random feature sets, dense and sparse. Then the properties the man
- * page promises: a set's repeats change nothing, the estimate is near the
- * true Jaccard similarity, and the layout of each threshold finds a pair
- * at the threshold with probability 0.99 while one more row would not.
+ * page promises: densification ends (every bin's tries reach every bin),
+ * a set's repeats change nothing, the estimate is near the true Jaccard
+ * similarity, and the layout of each threshold finds a pair at the
+ * threshold with probability 0.99 while one more row would not.
  */
 #include "config.h"
 
@@ -63,12 +64,9 @@ ref_minhash(const uint64_t *h, size_t n, unsigned bands, unsigned rows,
 		if (filled[i])
 			continue;
 		j = 128;
-		for (t = 1; t <= 4096 && j == 128; t++)
+		for (t = 1; j == 128; t++)
 			if (filled[ref_fmix64((uint64_t)i << 32 | t) >> 57])
 				j = ref_fmix64((uint64_t)i << 32 | t) >> 57;
-		for (k = 1; j == 128; k++)
-			if (filled[(i + k) % 128])
-				j = (i + k) % 128;
 		min[i] = min[j];
 	}
 	for (i = 0; i < 128; i++) {
@@ -131,6 +129,20 @@ ref_agree(const unsigned char *a, const unsigned char *b)
 	for (i = 0; i < 128; i++)
 		n += a[2 * i] == b[2 * i] && a[2 * i + 1] == b[2 * i + 1];
 	return (n);
+}
+
+/* How surely the bands of r rows that fit find a pair of similarity s. */
+static double
+found(double s, unsigned r)
+{
+	double		 p1 = 1, p2 = 1;
+	unsigned	 i;
+
+	for (i = 0; i < r; i++)
+		p1 *= s;
+	for (i = 0; i < 128 / r; i++)
+		p2 *= 1 - p1;
+	return (1 - p2);
 }
 
 /* --- Golden vectors --- */
@@ -197,10 +209,21 @@ main(int argc, char **argv)
 	/* A feature in one bin only: every bin is densified from it. */
 	h[0] = 0x0123456789abcdefULL;
 	tap_ok(agrees(h, 1, 42, 3), "one feature fills every bin");
-	/* Features in one bin, so that the tries find only empty bins. */
+	/* Features in one bin: every other bin must find it. */
 	for (j = 0; j < 50; j++)
 		h[j] = (5ULL << 57) | next_random() >> 7;
 	tap_ok(agrees(h, 50, 21, 6), "features in one bin fill the others");
+	/* What makes densification end: each bin's tries reach every bin. */
+	for (bad = 0, i = 0; i < 128; i++) {
+		unsigned char	 seen[128] = { 0 };
+		unsigned	 reached = 0;
+
+		for (t = 1; t <= 1350; t++)
+			if (!seen[ref_fmix64((uint64_t)i << 32 | t) >> 57]++)
+				reached++;
+		bad += reached != 128;
+	}
+	tap_ok(bad == 0, "the first 1350 tries of every bin reach all 128 bins");
 
 	/* Repeats: a set, not a multiset. */
 	for (j = 0; j < 500; j++)
@@ -248,17 +271,12 @@ main(int argc, char **argv)
 		tap_ok(bad == 0, "the layouts of 0.5, 0.6, 0.7, 0.8, 0.9, 1 "
 		    "and 0.01 are as documented");
 	}
-	/* Every threshold: 0.99 at t with r rows, and r is the most. */
+	/* Every threshold: 0.99 at t with r rows, not with r + 1. */
 	for (bad = 0, t = 100; t <= 10000; t += 7) {
-		double	 s = t / 10000.0, p1, p2;
-		unsigned r;
-
 		nsd_minhash_layout(t, &bands, &rows);
-		for (p1 = 1, r = 0; r < rows; r++)
-			p1 *= s;
-		for (p2 = 1, r = 0; r < bands; r++)
-			p2 *= 1 - p1;
-		bad += bands != 128 / rows || (rows > 1 && 1 - p2 < 0.99);
+		bad += bands != 128 / rows ||
+		    (rows > 1 && found(t / 10000.0, rows) < 0.99) ||
+		    (rows < 128 && found(t / 10000.0, rows + 1) >= 0.99);
 	}
 	tap_ok(bad == 0, "every layout finds a pair at its threshold with "
 	    "probability 0.99");
