@@ -392,6 +392,36 @@ size_of() {
 	done
 }
 
+@test "version-3 indexes with a stage give the same answers, and become version 4" {
+	v3=$TOP_SRCDIR/tests/data/index-v3
+	for name in news simhash; do
+		method=nshash
+		[ "$name" = news ] || method=simhash
+		cp "$v3/$name".nsd* .
+		chmod u+w "$name".nsd*
+		run_nsd --db "$name.nsd" --db-info
+		[ "$status" -eq 0 ]
+		[[ "${lines[1]}" == "format:        version 3 "* ]]
+		[[ "$(info_field stage)" == *" entries in 4096 slots, "* ]]
+		run_nsd -m "$method" --db "$name.nsd" --no-update --explain "$NEWS"
+		[ "$status" -eq 0 ]
+		[ -z "$stderr" ]
+		expect_eq "$output" "$(cat "$v3/$name.expected.jsonl")"
+		run_nsd --db "$name.nsd" --db-verify
+		[ "$status" -eq 0 ]
+		[ "${lines[-1]}" = "verified:      no problems found" ]
+		# A run that writes reads the version-3 stage and keeps it.
+		run_nsd -m "$method" --db "$name.nsd" --explain "$NEWS"
+		[ "$status" -eq 0 ]
+		expect_eq "$output" "$(cat "$v3/$name.expected.jsonl")"
+		run_nsd --db "$name.nsd" --db-verify
+		[ "$status" -eq 0 ]
+		[[ "${lines[1]}" == "format:        version 4 "* ]]
+		[ "${lines[-1]}" = "verified:      no problems found" ]
+		expect_eq "$(info_field records)" 60
+	done
+}
+
 @test "a log that is missing, truncated or another index's: status 7" {
 	news_halves
 	"$NSDEDUP" --db x day1.jsonl > /dev/null
