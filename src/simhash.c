@@ -635,7 +635,8 @@ cut_text(struct nsd_simhash *sh, struct cutter *c, const char *text,
 			assert(!"normalized text is cut whole");
 	}
 	if (c->words > 0 && c->words < sh->p.shingle)
-		emit(c, c->words == 1 ? c->window[0] : nsd_fmix64(c->x), binning);
+		emit(c, c->words == 1 ? c->window[0] : nsd_fmix64(c->x),
+		    binning);
 }
 
 size_t

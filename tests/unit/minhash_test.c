@@ -223,7 +223,7 @@ main(int argc, char **argv)
 				reached++;
 		bad += reached != 128;
 	}
-	tap_ok(bad == 0, "the first 1350 tries of every bin reach all 128 bins");
+	tap_ok(bad == 0, "every bin's first 1350 tries reach all 128 bins");
 
 	/* Repeats: a set, not a multiset. */
 	for (j = 0; j < 500; j++)
