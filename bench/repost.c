@@ -2214,7 +2214,8 @@ main(int argc, char **argv)
 	struct keyset seen = { NULL, 0, 0 };
 	struct nsd_buf out = { NULL, 0, 0 };
 	struct pending *pend = NULL;
-	size_t npend = 0, pend_cap = 0, *order, norig, i, j, k, m, ncopies = 0;
+	size_t npend = 0, pend_cap = 0, *order = NULL, norig, i, j, k, m;
+	size_t ncopies = 0;
 	size_t per_edit[E_COUNT] = { 0 }, with_block = 0;
 	struct touch_stats ts;
 	FILE *truth = NULL;
@@ -2226,15 +2227,20 @@ main(int argc, char **argv)
 	if (o.truth != NULL && (truth = fopen(o.truth, "w")) == NULL) {
 		fprintf(stderr, "%s: %s: %s\n", progname, o.truth,
 		    strerror(errno));
-		return (EXIT_IO);
+		status = EXIT_IO;
+		goto done;
 	}
 	if (first >= argc) {
-		if (read_input("-", &o, &c, &seen) != 0)
-			return (EXIT_IO);
+		if (read_input("-", &o, &c, &seen) != 0) {
+			status = EXIT_IO;
+			goto done;
+		}
 	}
 	for (i = (size_t)first; i < (size_t)argc; i++)
-		if (read_input(argv[i], &o, &c, &seen) != 0)
-			return (EXIT_IO);
+		if (read_input(argv[i], &o, &c, &seen) != 0) {
+			status = EXIT_IO;
+			goto done;
+		}
 	if (c.bad > MAX_MESSAGES)
 		fprintf(stderr, "%s: %zu bad lines in all, skipped\n",
 		    progname, c.bad);
@@ -2319,21 +2325,27 @@ main(int argc, char **argv)
 			nsd_buf_free(&pe->text);
 		}
 		npend = k;
-		if (out.len >= (1 << 20) && flush_out(&out) != 0)
-			return (EXIT_IO);
+		if (out.len >= (1 << 20) && flush_out(&out) != 0) {
+			status = EXIT_IO;
+			goto done;
+		}
 	}
-	if (flush_out(&out) != 0)
-		return (EXIT_IO);
+	if (flush_out(&out) != 0) {
+		status = EXIT_IO;
+		goto done;
+	}
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		fprintf(stderr, "%s: write error: %s\n", progname,
 		    strerror(errno));
-		return (EXIT_IO);
+		status = EXIT_IO;
+		goto done;
 	}
 	if (truth != NULL && (fflush(truth) != 0 || ferror(truth) ||
 	    fclose(truth) != 0)) {
 		fprintf(stderr, "%s: %s: write error: %s\n", progname, o.truth,
 		    strerror(errno));
-		return (EXIT_IO);
+		status = EXIT_IO;
+		goto done;
 	}
 	if (o.verbose) {
 		fprintf(stderr, "%s: %zu lines, %zu bad, %zu short, %zu exact "
@@ -2352,7 +2364,10 @@ main(int argc, char **argv)
 	}
 	if (c.bad > 0)
 		status = EXIT_BADLINES;
+done:
 	free(order);
 	free(pend);
+	free(seen.v);
+	nsd_buf_free(&out);
 	return (status);
 }

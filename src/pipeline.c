@@ -47,8 +47,6 @@ struct record {
 	unsigned	 evidence;	/* duplicate: simhash distance,
 					   nshash fingerprints that matched,
 					   or minhash bins that agree */
-	uint64_t	 bands[2];	/* minhash duplicate: the bands whose
-					   keys its group holds, a bit each */
 	unsigned	 usable;	/* decided: fingerprints compared */
 	unsigned	 common;	/* nshash: sentences passed over as
 					   boilerplate */
@@ -71,7 +69,11 @@ struct work {
 	unsigned char		*sigs;		/* minhash: record i's
 						   signature at i *
 						   NSD_MINHASH_SIG_BYTES */
-	size_t			 sigs_cap;	/* records */
+	uint64_t		*bands;		/* minhash: the bands whose
+						   keys record i's group
+						   holds, a bit each, at
+						   2 i (a duplicate's) */
+	size_t			 sigs_cap;	/* records, of both */
 	struct nsd_splice_span	*spans;
 	size_t			 nspans;
 	size_t			 spans_cap;
@@ -219,6 +221,7 @@ work_free(struct work *wk)
 	free(wk->fps);
 	free(wk->code);
 	free(wk->sigs);
+	free(wk->bands);
 	free(wk->spans);
 	nsd_buf_free(&wk->reasons);
 	nsd_buf_free(&wk->id);
@@ -611,6 +614,8 @@ stage_scan(const struct nsd_config *cfg, struct nsd_worker *w,
 		wk->sigs_cap = wk->lines.nlines;
 		wk->sigs = xreallocarray(wk->sigs, wk->sigs_cap,
 		    NSD_MINHASH_SIG_BYTES);
+		wk->bands = xreallocarray(wk->bands, wk->sigs_cap,
+		    2 * sizeof wk->bands[0]);
 	}
 	for (i = 0; i < wk->lines.nlines; i++) {
 		const struct nsd_line	*l = &wk->lines.lines[i];
@@ -777,12 +782,13 @@ lookup_nshash(const struct nsd_config *cfg, struct nsd_index *ix,
  * The minhash decision for r: the groups that hold its band keys (held[k]
  * for band k, or 0) are its candidates, and *best is the oldest of them
  * whose first record's signature agrees with r's, sig, on enough bins for
- * --threshold, or 0. Each candidate is compared once.
+ * --threshold, or 0; the bands that found it go to bands[0..2), a bit
+ * each. Each candidate is compared once.
  */
 static int
 lookup_minhash(const struct nsd_config *cfg, struct nsd_index *ix,
     const uint64_t *keys, const unsigned char *sig, struct record *r,
-    uint64_t *held, uint64_t *best, struct nsd_stats *st,
+    uint64_t *held, uint64_t *bands, uint64_t *best, struct nsd_stats *st,
     struct nsd_error *err)
 {
 	const unsigned char	*group_sig;
@@ -806,7 +812,7 @@ lookup_minhash(const struct nsd_config *cfg, struct nsd_index *ix,
 	st->lookups++;
 	st->candidates += n;
 	*best = 0;
-	r->bands[0] = r->bands[1] = 0;
+	bands[0] = bands[1] = 0;
 	for (i = 0; i < n && *best == 0; i++) {
 		if (nsd_index_group_signature(ix, cand[i], &group_sig,
 		    err) == -1)
@@ -817,7 +823,7 @@ lookup_minhash(const struct nsd_config *cfg, struct nsd_index *ix,
 			r->evidence = agree;
 			for (k = 0; k < r->nfps; k++)
 				if (held[k] == g)
-					r->bands[k / 64] |= 1ULL << (k % 64);
+					bands[k / 64] |= 1ULL << (k % 64);
 		}
 	}
 	return (0);
@@ -923,7 +929,8 @@ stage_decide(const struct nsd_config *cfg, const struct input *in,
 		sig = !minhash ? NULL : r->nfps > 0 ?
 		    wk->sigs + i * NSD_MINHASH_SIG_BYTES : no_sig;
 		if (minhash && r->nfps > 0 && lookup_minhash(cfg, ix,
-		    wk->fps + r->fp_off, sig, r, held, &best, st, err) == -1)
+		    wk->fps + r->fp_off, sig, r, held, wk->bands + 2 * i,
+		    &best, st, err) == -1)
 			return (-1);
 		r->dup = best != 0;
 		if (best == 0 &&
@@ -974,6 +981,7 @@ write_judged(const struct nsd_config *cfg, struct nsd_index *ix,
 	struct nsd_group_name	 name;
 	struct nsd_splice	 sp;
 	char			 evidence[128 + 4 * NSD_MINHASH_MAX_BANDS];
+	const uint64_t		*bands;
 	size_t			 n;
 	unsigned		 k;
 
@@ -995,13 +1003,14 @@ write_judged(const struct nsd_config *cfg, struct nsd_index *ix,
 			    "{\"method\":\"simhash\",\"distance\":%u}",
 			    r->evidence);
 		else if (cfg->method == NSD_METHOD_MINHASH) {
+			bands = wk->bands + 2 * (size_t)(r - wk->recs);
 			/* The estimate, agree / 128, is exact in 7 places. */
 			n = snprintf(evidence, sizeof evidence,
 			    "{\"method\":\"minhash\",\"jaccard\":%.7g,"
 			    "\"agree\":%u,\"bands\":[", (double)r->evidence /
 			    NSD_MINHASH_BINS, r->evidence);
 			for (k = 0; k < NSD_MINHASH_MAX_BANDS; k++)
-				if (r->bands[k / 64] >> (k % 64) & 1)
+				if (bands[k / 64] >> (k % 64) & 1)
 					n += snprintf(evidence + n,
 					    sizeof evidence - n, "%s%u",
 					    evidence[n - 1] == '[' ? "" : ",",
