@@ -314,7 +314,7 @@ touch_chars_diff() {
 		# "same" when the copy holds the source's parts (sentences
 		# here, so that blocks count too) and differs from it.
 		cut -f 1,2 truth | "$JQ" -R -r --slurpfile r byid.json '
-		    def parts: [splits("(?<=[.。])\\s*") |
+		    def parts: [scan("[^.。]+[.。]?") | sub("^\\s+"; "") |
 			select(length > 0)] | sort;
 		    split("\t") as [$c, $s] | $r[0][$s] as $a |
 		    $r[0][$c] as $b |
