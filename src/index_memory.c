@@ -243,7 +243,7 @@ memory_group_new(struct nsd_index *ix, const char *id, size_t len,
     const unsigned char *sig, uint64_t *group, struct nsd_error *err)
 {
 	struct memory_index	*m = (struct memory_index *)ix;
-	size_t			 sig_bytes = ix->params.sig_bytes;
+	size_t			 sig_bytes = ix->params.sig_bytes, need;
 
 	(void)err;
 	assert((sig != NULL) == (sig_bytes > 0));
@@ -253,13 +253,15 @@ memory_group_new(struct nsd_index *ix, const char *id, size_t len,
 		note_spill(m, &m->groups_region);
 		m->groups = m->groups_region.base;
 	}
-	if (len > SIZE_MAX / 4 - sig_bytes)
+	/* The id, then the signature (MinHash), in the arena. */
+	if (len > SIZE_MAX / 2 - sig_bytes)
 		nsd_out_of_memory();
-	if (len + sig_bytes > m->ids.size - m->ids_len) {
-		if (len + sig_bytes > SIZE_MAX / 2 - m->ids_len)
+	need = len + sig_bytes;
+	if (need > m->ids.size - m->ids_len) {
+		if (need > SIZE_MAX / 2 - m->ids_len)
 			nsd_out_of_memory();
-		nsd_region_resize(&m->ids, m->ids.size * 2 > m->ids_len + len +
-		    sig_bytes ? m->ids.size * 2 : m->ids_len + len + sig_bytes);
+		nsd_region_resize(&m->ids, m->ids.size * 2 > m->ids_len + need ?
+		    m->ids.size * 2 : m->ids_len + need);
 		note_spill(m, &m->ids);
 	}
 	m->groups[m->ngroups].id_off = m->ids_len;
@@ -268,7 +270,7 @@ memory_group_new(struct nsd_index *ix, const char *id, size_t len,
 		memcpy((char *)m->ids.base + m->ids_len, id, len);
 	if (sig_bytes > 0)
 		memcpy((char *)m->ids.base + m->ids_len + len, sig, sig_bytes);
-	m->ids_len += len + sig_bytes;
+	m->ids_len += need;
 	note_peak(m, 0);
 	*group = ++m->ngroups;
 	return (0);

@@ -579,8 +579,19 @@ scan_tsv(const struct nsd_config *cfg, struct nsd_worker *w,
 }
 
 /*
+ * Whether w's text, of n feature occurrences, has something to compare
+ * with simhash or minhash: enough features, and enough letters and digits.
+ */
+static int
+comparable(const struct nsd_config *cfg, struct nsd_worker *w, size_t n)
+{
+	return (n >= cfg->min_features && nsd_text_more_word_chars(
+	    w->nshash.text, w->text.data, w->text.len, NSD_SIMHASH_MIN_CHARS));
+}
+
+/*
  * MinHash: record i's signature into the batch, and its band keys into
- * keys; returns how many (0: nothing to compare, as with simhash).
+ * keys; returns how many (0: nothing to compare).
  */
 static size_t
 scan_minhash(const struct nsd_config *cfg, struct nsd_worker *w,
@@ -588,10 +599,8 @@ scan_minhash(const struct nsd_config *cfg, struct nsd_worker *w,
 {
 	uint64_t	 min[NSD_MINHASH_BINS];
 
-	if (nsd_simhash_minima(&w->simhash, w->text.data, w->text.len,
-	    min) < cfg->min_features ||
-	    !nsd_text_more_word_chars(w->nshash.text, w->text.data,
-	    w->text.len, NSD_SIMHASH_MIN_CHARS))
+	if (!comparable(cfg, w, nsd_simhash_minima(&w->simhash, w->text.data,
+	    w->text.len, min)))
 		return (0);
 	nsd_minhash_compute(min, w->bands, w->rows,
 	    wk->sigs + i * NSD_MINHASH_SIG_BYTES, keys);
@@ -631,10 +640,8 @@ stage_scan(const struct nsd_config *cfg, struct nsd_worker *w,
 		if (r->kind != RECORD_OK)
 			continue;
 		if (cfg->method == NSD_METHOD_SIMHASH)
-			n = nsd_simhash_compute(&w->simhash, w->text.data,
-			    w->text.len, fps) >= cfg->min_features &&
-			    nsd_text_more_word_chars(w->nshash.text,
-			    w->text.data, w->text.len, NSD_SIMHASH_MIN_CHARS);
+			n = comparable(cfg, w, nsd_simhash_compute(&w->simhash,
+			    w->text.data, w->text.len, fps));
 		else if (cfg->method == NSD_METHOD_MINHASH)
 			n = scan_minhash(cfg, w, wk, i, fps);
 		else
@@ -792,7 +799,7 @@ lookup_minhash(const struct nsd_config *cfg, struct nsd_index *ix,
     struct nsd_error *err)
 {
 	const unsigned char	*group_sig;
-	uint64_t		 cand[NSD_MINHASH_MAX_BANDS], g;
+	uint64_t		 cand[NSD_MINHASH_MAX_BANDS];
 	unsigned		 k, n = 0, i, j, agree;
 
 	for (k = 0; k < r->nfps; k++) {
@@ -819,10 +826,10 @@ lookup_minhash(const struct nsd_config *cfg, struct nsd_index *ix,
 			return (-1);
 		agree = nsd_minhash_agree(sig, group_sig);
 		if (nsd_minhash_similar(agree, cfg->threshold)) {
-			*best = g = cand[i];
+			*best = cand[i];
 			r->evidence = agree;
 			for (k = 0; k < r->nfps; k++)
-				if (held[k] == g)
+				if (held[k] == *best)
 					bands[k / 64] |= 1ULL << (k % 64);
 		}
 	}
@@ -1530,31 +1537,34 @@ nsd_pipeline_index_params(const struct nsd_config *cfg,
 	memset(ip, 0, sizeof *ip);
 	ip->norm_version = NSD_NORM_VERSION;
 	ip->norm_oldest = NSD_NORM_OLDEST;
-	if (cfg->method == NSD_METHOD_SIMHASH) {
+	/* nshash and MinHash: one table, keyed by the whole key. */
+	ip->ntables = 1;
+	ip->masks[0] = UINT64_MAX;
+	if (cfg->method != NSD_METHOD_NSHASH) {
+		/* The features SimHash and MinHash are both made of. */
+		ip->ngram = cfg->ngram;
+		ip->shingle = cfg->shingle;
+		ip->min_features = cfg->min_features;
+	}
+	switch (cfg->method) {
+	case NSD_METHOD_SIMHASH:
 		ip->method = "simhash";
 		ip->distance = cfg->distance;
-		ip->ngram = cfg->ngram;
-		ip->shingle = cfg->shingle;
-		ip->min_features = cfg->min_features;
 		ip->ntables = nsd_simhash_tables(cfg->distance, ip->masks);
-	} else if (cfg->method == NSD_METHOD_MINHASH) {
+		break;
+	case NSD_METHOD_MINHASH:
 		ip->method = "minhash";
-		ip->ngram = cfg->ngram;
-		ip->shingle = cfg->shingle;
-		ip->min_features = cfg->min_features;
-		ip->ntables = 1;
-		ip->masks[0] = UINT64_MAX;
 		ip->bins = NSD_MINHASH_BINS;
 		ip->threshold = cfg->threshold;
 		nsd_minhash_layout(cfg->threshold, &ip->bands, &ip->rows);
 		ip->sig_bytes = NSD_MINHASH_SIG_BYTES;
-	} else {
+		break;
+	case NSD_METHOD_NSHASH:
 		ip->method = "nshash";
 		ip->sentences = cfg->sentences;
 		ip->min_length = cfg->min_length;
 		ip->compat = cfg->compat;
-		ip->ntables = 1;
-		ip->masks[0] = UINT64_MAX;
+		break;
 	}
 }
 
