@@ -96,13 +96,18 @@ need() {
 	[ -n "$path" ] || skip "$1 not found by configure (Debian package $package; or configured --without-$1)"
 }
 
+# Skip when nsdedup is built with a sanitizer, saying why ($1).
+no_sanitizer() {
+	if ldd "$NSDEDUP" 2> /dev/null | grep -q -e libasan -e libubsan -e libtsan; then
+		skip "nsdedup is built with a sanitizer, $1"
+	fi
+}
+
 # Skip unless valgrind can check nsdedup: it cannot run a program built
 # with a sanitizer (which checks itself).
 need_memcheck() {
 	need valgrind
-	if ldd "$NSDEDUP" 2> /dev/null | grep -q -e libasan -e libubsan -e libtsan; then
-		skip "nsdedup is built with a sanitizer"
-	fi
+	no_sanitizer "which checks itself"
 }
 
 # Fail unless process $1 has the file $2 open, within 10 seconds.
