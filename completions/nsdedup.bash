@@ -34,7 +34,7 @@ _nsdedup_value()
 	-k | --key | -n | --sentences | --distance | --dup-field | \
 	--field-name | --id-field | --max-line | --min-features | \
 	--min-length | --min-match | --common | --ngram | --shingle | --wait | \
-	--threshold | -j | --jobs)
+	--threshold | --ttl | -j | --jobs)
 		COMPREPLY=()
 		return 0 ;;
 	*)
@@ -81,7 +81,7 @@ _nsdedup()
 		    --no-header
 		    --no-update --no-wait --on-error= --only-dups --output=
 		    --progress= --quiet --sentences= --shingle= --stats
-		    --version --wait='
+		    --threshold= --ttl= --version --wait='
 		mapfile -t COMPREPLY < <(_nsdedup_match "$cur" "$opts" "")
 		if [[ ${#COMPREPLY[@]} -eq 1 && ${COMPREPLY[0]} == *= ]]; then
 			compopt -o nospace 2>/dev/null || true

@@ -5,7 +5,7 @@ complete -c nsdedup -s a -l annotate \
 complete -c nsdedup -l compat -x -a nshash \
     -d 'Split and select sentences as the reference does'
 complete -c nsdedup -l db -r -F \
-    -d 'Remember fingerprints in this index file'
+    -d 'Remember fingerprints in this index file, or redis://HOST:PORT/NS'
 complete -c nsdedup -l db-info \
     -d 'Describe the index and exit'
 complete -c nsdedup -l db-verify \
@@ -68,6 +68,8 @@ complete -c nsdedup -l shingle -x \
     -d 'simhash, minhash: words per feature elsewhere (1-8)'
 complete -c nsdedup -l stats \
     -d 'Print a summary on standard error at the end'
+complete -c nsdedup -l ttl -x \
+    -d 'redis:// only: forget fingerprints after SECONDS (s, m, h, d)'
 complete -c nsdedup -l threshold -x \
     -d 'minhash: least estimated Jaccard similarity (default 0.5)'
 complete -c nsdedup -s V -l version \

@@ -18,13 +18,13 @@
 AC_DEFUN([NSD_OPTIONAL_PROG], [
 AC_ARG_WITH([$1],
 	[AS_HELP_STRING([--without-$1], [do not use $4 for $5 (Debian package $2)])],
-	[], [with_$1=check])
-AS_CASE([$with_$1],
+	[], [_NSD_WITH([$1])=check])
+AS_CASE([$_NSD_WITH([$1])],
 	[no], [$3=],
 	[yes|check], [AC_PATH_PROG([$3], [$4])],
-	[AS_IF([test -x "$with_$1"], [$3=$with_$1],
-		[AC_MSG_ERROR([--with-$1=$with_$1: not an executable])])])
-AS_IF([test "x$with_$1" = xyes && test -z "$$3"],
+	[AS_IF([test -x "$_NSD_WITH([$1])"], [$3=$_NSD_WITH([$1])],
+		[AC_MSG_ERROR([--with-$1=$_NSD_WITH([$1]): not an executable])])])
+AS_IF([test "x$_NSD_WITH([$1])" = xyes && test -z "$$3"],
 	[AC_MSG_ERROR([--with-$1: $4 not found; on Debian: apt-get install $2])])
 AC_SUBST([$3])
 _NSD_OPTIONAL_SUMMARY([$1], [$2], [${$3:-no}])
@@ -47,11 +47,15 @@ AM_CONDITIONAL([HAVE_$3], [test "$nsd_have_$1" = yes])
 _NSD_OPTIONAL_SUMMARY([$1], [$2], [$nsd_have_$1])
 ])
 
+# _NSD_WITH(NAME)
+# The shell variable of --with-NAME: a dash in NAME becomes an underscore.
+AC_DEFUN([_NSD_WITH], [with_[]m4_translit([$1], [-], [_])])
+
 # _NSD_OPTIONAL_SUMMARY(NAME, DEBIAN-PACKAGE, FOUND)
 # A line of the table NSD_OPTIONAL_REPORT prints.
 AC_DEFUN([_NSD_OPTIONAL_SUMMARY], [
 nsd_optional_summary="$nsd_optional_summary
-$(printf '  %-10s %-16s %s' "$1" "$2" "$3")"
+$(printf '  %-12s %-16s %s' "$1" "$2" "$3")"
 ])
 
 # NSD_OPTIONAL_REPORT
@@ -60,6 +64,6 @@ $(printf '  %-10s %-16s %s' "$1" "$2" "$3")"
 # will skip.
 AC_DEFUN([NSD_OPTIONAL_REPORT], [
 printf '\nOptional dependencies (--without-NAME turns one off):\n'
-printf '  %-10s %-16s %s' NAME 'DEBIAN PACKAGE' FOUND
+printf '  %-12s %-16s %s' NAME 'DEBIAN PACKAGE' FOUND
 printf '%s\n\n' "$nsd_optional_summary"
 ])

@@ -4,9 +4,10 @@
  * The index maps a fingerprint to the group that first claimed it, and a
  * group to its number and to the id of the record that opened it. Callers
  * see only the functions below; the implementation behind them is chosen
- * when the index is opened: in memory (index_memory.c, forgotten at exit)
- * or in a file (index_file.c, remembered across runs; its format and
- * commit protocol are described there and in nsdedup-index(5)).
+ * when the index is opened: in memory (index_memory.c, forgotten at exit),
+ * in a file (index_file.c, remembered across runs; its format and commit
+ * protocol are described there and in nsdedup-index(5)), or on Redis,
+ * shared by several hosts (index_redis.c, index_redis.h).
  *
  * A group is handled as an opaque 64-bit value, never 0, where a smaller
  * value is always an older group; nsd_index_group_name() gives the number
@@ -29,6 +30,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "util.h"
 
@@ -83,6 +85,17 @@ struct nsd_index_info {
 					   into */
 	/* Why the memory index kept in memory what outgrew it, or NULL. */
 	const char	*spill_error;
+	/* A shared index: its masters (else 0), and what it took. */
+	uint64_t	 servers;
+	uint64_t	 commands;
+	uint64_t	 round_trips;
+	uint64_t	 moved;
+	uint64_t	 ask;
+	uint64_t	 retried;	/* TRYAGAIN, CLUSTERDOWN and the like */
+	uint64_t	 reconnects;
+	uint64_t	 conflicts;	/* claims another process won first */
+	uint64_t	 gave_way;	/* groups that arbitration made
+					   another's */
 };
 
 /* What names a group in the output. */
@@ -90,6 +103,16 @@ struct nsd_group_name {
 	const char	*id;		/* a JSON token, or NULL */
 	size_t		 id_len;
 	uint64_t	 number;	/* from 1, never repeated */
+};
+
+/*
+ * A claim of a batch that another process won first (a shared index
+ * only): the group ours, opened by this batch, lost key to theirs.
+ */
+struct nsd_index_conflict {
+	uint64_t	 ours;
+	uint64_t	 theirs;
+	uint64_t	 key;		/* SimHash: their fingerprint */
 };
 
 struct nsd_index_ops {
@@ -111,6 +134,16 @@ struct nsd_index_ops {
 	int	 (*commit)(struct nsd_index *, uint64_t, struct nsd_error *);
 	void	 (*info)(struct nsd_index *, struct nsd_index_info *);
 	void	 (*close)(struct nsd_index *);
+	/*
+	 * A shared index (NULL for the others): begin a batch, write what
+	 * it decided, and arbitrate its conflicts.
+	 */
+	void	 (*begin_batch)(struct nsd_index *);
+	int	 (*settle)(struct nsd_index *,
+	    const struct nsd_index_conflict **, size_t *, struct nsd_error *);
+	int	 (*arbitrate)(struct nsd_index *,
+	    const struct nsd_index_conflict *, size_t, uint64_t *,
+	    struct nsd_error *);
 };
 
 struct nsd_index {
@@ -292,6 +325,49 @@ nsd_index_group_name(struct nsd_index *ix, uint64_t group,
 }
 
 /*
+ * A shared index is read and written a batch at a time: begin_batch
+ * before the batch's first prefetch, and settle after its last claim,
+ * before any of its group names are asked for. Settle writes the batch's
+ * groups and claims, and returns (in memory the index owns, until the
+ * next call) the claims that another process won meanwhile. For each
+ * conflict that matters (the caller knows whether the records are near
+ * enough), arbitrate decides which of the two groups stays an original:
+ * winners[i] is ours or theirs; a group that loses is from then on
+ * named as the winner. Without a shared index, all three do nothing.
+ */
+static inline int
+nsd_index_is_shared(const struct nsd_index *ix)
+{
+	return (ix->ops->settle != NULL);
+}
+
+static inline void
+nsd_index_begin_batch(struct nsd_index *ix)
+{
+	if (ix->ops->begin_batch != NULL)
+		ix->ops->begin_batch(ix);
+}
+
+static inline int
+nsd_index_settle(struct nsd_index *ix, const struct nsd_index_conflict **c,
+    size_t *n, struct nsd_error *err)
+{
+	*n = 0;
+	if (ix->ops->settle == NULL)
+		return (0);
+	return (ix->ops->settle(ix, c, n, err));
+}
+
+static inline int
+nsd_index_arbitrate(struct nsd_index *ix, const struct nsd_index_conflict *c,
+    size_t n, uint64_t *winners, struct nsd_error *err)
+{
+	if (ix->ops->arbitrate == NULL || n == 0)
+		return (0);
+	return (ix->ops->arbitrate(ix, c, n, winners, err));
+}
+
+/*
  * Make everything claimed so far durable and visible to later runs, adding
  * records to the count of records the index has seen.
  */
@@ -304,6 +380,7 @@ nsd_index_commit(struct nsd_index *ix, uint64_t records, struct nsd_error *err)
 static inline void
 nsd_index_info(struct nsd_index *ix, struct nsd_index_info *info)
 {
+	memset(info, 0, sizeof *info);
 	ix->ops->info(ix, info);
 }
 

@@ -20,6 +20,7 @@
 
 #include "index.h"
 #include "index_format.h"
+#include "index_redis.h"
 #include "options.h"
 #include "pipeline.h"
 #include "region.h"
@@ -91,11 +92,15 @@ static const char help_text[] =
 "\n"
 "Index:\n"
 "      --db=PATH          remember fingerprints in the index file PATH (made\n"
-"                         when missing), so later runs compare against them\n"
+"                         when missing), so later runs compare against them;\n"
+"                         or share them between hosts on Redis (Cluster):\n"
+"                         redis://HOST:PORT[,HOST:PORT...][/NAMESPACE]\n"
 "      --no-update        compare against the index, but add nothing to it\n"
 "      --wait=SECONDS     wait at most SECONDS for a run that holds the index\n"
 "                         (default: as long as it takes)\n"
 "      --no-wait          do not wait: exit with status 8 at once\n"
+"      --ttl=SECONDS      redis:// only: forget fingerprints SECONDS after\n"
+"                         they were claimed (suffix s, m, h or d)\n"
 "      --db-info          describe the index and exit\n"
 "      --db-verify        check every invariant of the index and exit\n"
 "\n"
@@ -239,6 +244,15 @@ print_stats(const struct nsd_stats *st, struct nsd_index *ix, double elapsed)
 		fprintf(stderr, "nsdedup: candidates  %.2f per lookup (%"
 		    PRIu64 " lookups)\n", (double)st->candidates / st->lookups,
 		    st->lookups);
+	if (info.servers > 0)
+		fprintf(stderr, "nsdedup: redis       %" PRIu64 " master%s, %"
+		    PRIu64 " commands in %" PRIu64 " round trips; %" PRIu64
+		    " MOVED, %" PRIu64 " ASK, %" PRIu64 " retried, %" PRIu64
+		    " reconnects; %" PRIu64 " conflicts, %" PRIu64
+		    " groups gave way\n", info.servers,
+		    info.servers == 1 ? "" : "s", info.commands,
+		    info.round_trips, info.moved, info.ask, info.retried,
+		    info.reconnects, info.conflicts, info.gave_way);
 }
 
 /*
@@ -430,6 +444,7 @@ main(int argc, char **argv)
 	struct nsd_stats	 st;
 	struct nsd_index_params	 ip;
 	struct nsd_index_open	 io;
+	struct nsd_index_redis	 ir;
 	struct nsd_pipeline_hooks hooks;
 	struct report		 rp;
 	sigset_t		 signals, old;
@@ -472,7 +487,12 @@ main(int argc, char **argv)
 	hooks.ctx = &rp;
 
 	nsd_pipeline_index_params(&cfg, &ip);
-	if (cfg.db != NULL) {
+	if (cfg.db != NULL && nsd_index_is_redis(cfg.db)) {
+		ir.url = cfg.db;
+		ir.readonly = cfg.no_update;
+		ir.ttl = cfg.ttl;
+		rc = nsd_index_open_redis(&ix, &ir, &ip, &err);
+	} else if (cfg.db != NULL) {
 		io.path = cfg.db;
 		io.readonly = cfg.no_update;
 		io.wait_ms = cfg.wait_ms;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "index_redis.h"
 #include "nshash.h"
 #include "options.h"
 #include "utf8.h"
@@ -36,6 +37,7 @@ enum {
 	OPT_SHINGLE,
 	OPT_STATS,
 	OPT_THRESHOLD,
+	OPT_TTL,
 	OPT_WAIT
 };
 
@@ -78,6 +80,7 @@ static const struct option long_options[] = {
 	{ "shingle",	required_argument,	NULL, OPT_SHINGLE },
 	{ "stats",	no_argument,		NULL, OPT_STATS },
 	{ "threshold",	required_argument,	NULL, OPT_THRESHOLD },
+	{ "ttl",	required_argument,	NULL, OPT_TTL },
 	{ "version",	no_argument,		NULL, 'V' },
 	{ "wait",	required_argument,	NULL, OPT_WAIT },
 	{ NULL,		0,			NULL, 0 }
@@ -128,9 +131,14 @@ parse_choice(const char *option, const char *word, int *value,
 	    "invalid value '%s' for --%s (valid: %s)", word, option, valid));
 }
 
+/* What a number may be followed by. */
+#define NUMBER_SIZE	1	/* K, M, G */
+#define NUMBER_SECONDS	2	/* s, m, h, d */
+
 /*
  * The one number parser: decimal digits only, within [min, max]; with
- * sizes, a K, M or G suffix multiplies by 1024, 1024^2 or 1024^3.
+ * NUMBER_SIZE, a K, M or G suffix multiplies by 1024, 1024^2 or 1024^3;
+ * with NUMBER_SECONDS, an s, m, h or d by 1, 60, 3600 or 86400.
  */
 static int
 parse_number(const char *option, const char *s, uint64_t min, uint64_t max,
@@ -146,7 +154,15 @@ parse_number(const char *option, const char *s, uint64_t min, uint64_t max,
 	}
 	if (p == s)
 		goto bad;
-	if (size && *p != '\0' && p[1] == '\0') {
+	if (size == NUMBER_SECONDS && *p != '\0' && p[1] == '\0') {
+		switch (*p++) {
+		case 's': break;
+		case 'm': mult = 60; break;
+		case 'h': mult = 3600; break;
+		case 'd': mult = 86400; break;
+		default: goto bad;
+		}
+	} else if (size == NUMBER_SIZE && *p != '\0' && p[1] == '\0') {
 		switch (*p++) {
 		case 'k': case 'K': mult = 1024; break;
 		case 'm': case 'M': mult = 1024 * 1024; break;
@@ -165,7 +181,8 @@ parse_number(const char *option, const char *s, uint64_t min, uint64_t max,
 	return (0);
 bad:
 	return (nsd_error_set(err, NSD_EXIT_USAGE, "invalid %s '%s' for --%s",
-	    size ? "size" : "number", s, option));
+	    size == NUMBER_SIZE ? "size" : size == NUMBER_SECONDS ?
+	    "duration" : "number", s, option));
 }
 
 /*
@@ -456,6 +473,13 @@ nsd_options_parse(int argc, char **argv, struct nsd_config *cfg,
 			    &cfg->threshold, err) == -1)
 				return (NSD_OPTIONS_ERROR);
 			break;
+		case OPT_TTL:
+			/* Redis takes up to 2^63 ms; ten years is plenty. */
+			if (parse_number("ttl", optarg, 1, 3650 * 86400ULL,
+			    NUMBER_SECONDS, &num, err) == -1)
+				return (NSD_OPTIONS_ERROR);
+			cfg->ttl = (long)num;
+			break;
 		case OPT_WAIT:
 			if (parse_number("wait", optarg, 0, 7 * 24 * 3600, 0,
 			    &num, err) == -1)
@@ -504,6 +528,19 @@ nsd_options_parse(int argc, char **argv, struct nsd_config *cfg,
 		    cfg->no_update ? "no-update" : wait_option != NULL ?
 		    wait_option : cfg->action == NSD_ACTION_DB_INFO ?
 		    "db-info" : "db-verify");
+		return (NSD_OPTIONS_ERROR);
+	}
+	if (cfg->ttl > 0 && (cfg->db == NULL || !nsd_index_is_redis(cfg->db))) {
+		nsd_error_set(err, NSD_EXIT_USAGE,
+		    "--ttl needs --db redis://...: a file index keeps every "
+		    "fingerprint");
+		return (NSD_OPTIONS_ERROR);
+	}
+	if (cfg->db != NULL && nsd_index_is_redis(cfg->db) &&
+	    cfg->action != NSD_ACTION_RUN) {
+		nsd_error_set(err, NSD_EXIT_USAGE, "--%s reads an index file, "
+		    "not %s", cfg->action == NSD_ACTION_DB_INFO ? "db-info" :
+		    "db-verify", cfg->db);
 		return (NSD_OPTIONS_ERROR);
 	}
 	if (cfg->explain && (strcmp(cfg->field_name, "explain") == 0 ||

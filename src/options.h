@@ -79,6 +79,8 @@ struct nsd_config {
 	const char		*db;			/* --db, or NULL: in
 							   memory */
 	int			 no_update;
+	long			 ttl;			/* --ttl, seconds;
+							   0: none */
 	long			 wait_ms;		/* -1: wait for the
 							   lock as long as it
 							   takes */

@@ -858,14 +858,119 @@ open_group(const struct input *in, struct nsd_index *ix, struct work *wk,
 }
 
 /*
- * Stage 3, in order: a record joins the oldest group that holds enough of
- * its fingerprints (simhash: the nearest within --distance), or opens a
- * new one; then its fingerprints are claimed for that group (those claimed
- * before keep their group). Stops early, with *stop set, at a bad record
- * under --on-error=fail.
+ * Whether fp is among the first n of fps[] (sorted), found by bisection.
  */
 static int
-stage_decide(const struct nsd_config *cfg, const struct input *in,
+sorted_has(const uint64_t *fps, size_t n, uint64_t fp)
+{
+	size_t	 lo = 0, hi = n, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (fps[mid] < fp)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (lo < n && fps[lo] == fp);
+}
+
+/* qsort()'s order of 64-bit keys. */
+static int
+compare_u64(const void *a, const void *b)
+{
+	uint64_t	 x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x < y ? -1 : x > y);
+}
+
+/*
+ * nshash on a shared index, where each read is a round trip: the batch's
+ * reads go in three rounds, so that deciding it rarely waits for another.
+ * The first takes the fingerprints that the records will compare (passing
+ * over code, as lookup_nshash() does) and the whole texts; the second the
+ * --common marks of those that a group holds or that another record of
+ * the batch has too (it will be held by then), and the spares of the
+ * records that have one (a sentence held may turn out boilerplate); the
+ * third the marks of the spares held. Whatever else a decision needs is
+ * read when asked for.
+ */
+static int
+prefetch_shared(const struct nsd_config *cfg, struct nsd_index *ix,
+    struct work *wk, struct nsd_error *err)
+{
+	const struct record	*r;
+	const unsigned char	*code;
+	const uint64_t		*fps;
+	uint64_t		 held, *seen = NULL, *repeated = NULL;
+	size_t			 i, nseen = 0, nrepeated = 0, j;
+	unsigned		 k, n, level, spares;
+	int			 prose, round, any, rc = -1;
+
+	/* The fingerprints that two records of the batch share. */
+	for (i = 0; i < wk->lines.nlines; i++)
+		if (wk->recs[i].kind == RECORD_OK)
+			nseen += wk->recs[i].nfps;
+	seen = xreallocarray(NULL, nseen + 1, sizeof *seen);
+	repeated = xreallocarray(NULL, nseen + 1, sizeof *repeated);
+	for (i = 0, nseen = 0; i < wk->lines.nlines; i++)
+		if (wk->recs[i].kind == RECORD_OK)
+			for (k = 0; k < wk->recs[i].nfps; k++)
+				seen[nseen++] = wk->fps[wk->recs[i].fp_off + k];
+	qsort(seen, nseen, sizeof *seen, compare_u64);
+	for (j = 1; j < nseen; j++)
+		if (seen[j] == seen[j - 1] && (nrepeated == 0 ||
+		    repeated[nrepeated - 1] != seen[j]))
+			repeated[nrepeated++] = seen[j];
+
+	for (round = 0; round < 3; round++)
+		for (i = 0; i < wk->lines.nlines; i++) {
+			r = &wk->recs[i];
+			if (r->kind != RECORD_OK)
+				continue;
+			fps = wk->fps + r->fp_off;
+			code = wk->code + r->fp_off;
+			for (k = 0, prose = 0; k < r->nfps && !prose; k++)
+				prose = !code[k];
+			/* Up to --sentences, then as many spares. */
+			spares = round == 0 ? 0 : cfg->sentences;
+			for (k = 0, n = 0, any = 0; k < r->nfps &&
+			    n < cfg->sentences + spares; k++) {
+				if (code[k] && prose)
+					continue;
+				if (n++ >= cfg->sentences && !any)
+					break;
+				if (round == 0 || (round == 1 &&
+				    n > cfg->sentences)) {
+					nsd_index_prefetch(ix, fps[k]);
+					continue;
+				}
+				if (nsd_index_lookup(ix, fps[k], &held,
+				    err) == -1)
+					goto out;
+				any |= held != 0;
+				/* Marks: round 1 the first's, round 2 spares'. */
+				if (round != (n > cfg->sentences ? 2 : 1) ||
+				    (held == 0 && !sorted_has(repeated,
+				    nrepeated, fps[k])))
+					continue;
+				for (level = 2; level <= cfg->common; level++)
+					nsd_index_prefetch(ix,
+					    nsd_nshash_mark(fps[k], level));
+			}
+			if (round == 0 && r->has_whole)
+				nsd_index_prefetch(ix, r->whole_key);
+		}
+	rc = 0;
+out:
+	free(seen);
+	free(repeated);
+	return (rc);
+}
+
+/* Stage 3's loop: each record of the batch in turn. */
+static int
+decide_records(const struct nsd_config *cfg, const struct input *in,
     struct nsd_index *ix, struct work *wk, struct nsd_stats *st, size_t *stop,
     struct nsd_error *err)
 {
@@ -875,20 +980,9 @@ stage_decide(const struct nsd_config *cfg, const struct input *in,
 	uint64_t	 held[NSD_MAX_KEYS_PER_RECORD];
 	uint64_t	 best;
 	const unsigned char	*sig;
-	size_t		 i, k, nprefetch;
+	size_t		 i, k;
 	int		 minhash = cfg->method == NSD_METHOD_MINHASH;
 
-	*stop = wk->lines.nlines;
-	for (i = 0; i < wk->lines.nlines; i++) {
-		/* nshash looks its spares up only if it must. */
-		nprefetch = wk->recs[i].nfps;
-		if (!minhash && nprefetch > cfg->sentences)
-			nprefetch = cfg->sentences;
-		for (k = 0; k < nprefetch; k++)
-			nsd_index_prefetch(ix, wk->fps[wk->recs[i].fp_off + k]);
-		if (wk->recs[i].has_whole)
-			nsd_index_prefetch(ix, wk->recs[i].whole_key);
-	}
 	for (i = 0; i < wk->lines.nlines; i++) {
 		struct record		*r = &wk->recs[i];
 		const struct nsd_line	*l = &wk->lines.lines[i];
@@ -975,6 +1069,168 @@ stage_decide(const struct nsd_config *cfg, const struct input *in,
 		}
 	}
 	return (0);
+}
+
+/*
+ * Stage 3, in order: a record joins the oldest group that holds enough of
+ * its fingerprints (simhash: the nearest within --distance), or opens a
+ * new one; then its fingerprints are claimed for that group (those claimed
+ * before keep their group). Stops early, with *stop set, at a bad record
+ * under --on-error=fail.
+ */
+static int
+stage_decide(const struct nsd_config *cfg, const struct input *in,
+    struct nsd_index *ix, struct work *wk, struct nsd_stats *st, size_t *stop,
+    struct nsd_error *err)
+{
+	size_t		 i, k, nprefetch;
+	int		 minhash = cfg->method == NSD_METHOD_MINHASH;
+	int		 shared = nsd_index_is_shared(ix);
+
+	*stop = wk->lines.nlines;
+	nsd_index_begin_batch(ix);
+	if (shared && cfg->method == NSD_METHOD_NSHASH)
+		return (prefetch_shared(cfg, ix, wk, err) == -1 ? -1 :
+		    decide_records(cfg, in, ix, wk, st, stop, err));
+	for (i = 0; i < wk->lines.nlines; i++) {
+		/* nshash looks its spares up only if it must. */
+		nprefetch = wk->recs[i].nfps;
+		if (!minhash && nprefetch > cfg->sentences)
+			nprefetch = cfg->sentences;
+		for (k = 0; k < nprefetch; k++)
+			nsd_index_prefetch(ix, wk->fps[wk->recs[i].fp_off + k]);
+		if (wk->recs[i].has_whole)
+			nsd_index_prefetch(ix, wk->recs[i].whole_key);
+	}
+	return (decide_records(cfg, in, ix, wk, st, stop, err));
+}
+
+/*
+ * Whether the conflict c (see nsd_index_settle()) makes r, the record
+ * that opened c->ours, a near copy of c->theirs, by the rule that would
+ * have judged r had c->theirs been there first; *evidence as for r.
+ */
+static int
+near_enough(const struct nsd_config *cfg, struct nsd_index *ix,
+    const struct work *wk, const struct record *r,
+    const struct nsd_index_conflict *all, size_t n,
+    const struct nsd_index_conflict *c, unsigned *evidence,
+    struct nsd_error *err)
+{
+	const unsigned char	*their_sig;
+	const uint64_t		*fps = wk->fps + r->fp_off;
+	unsigned		 count = 0, need, k;
+	size_t			 i;
+
+	switch (cfg->method) {
+	case NSD_METHOD_SIMHASH:
+		*evidence = (unsigned)__builtin_popcountll(fps[0] ^ c->key);
+		return (r->nfps == 1 && *evidence <= cfg->distance);
+	case NSD_METHOD_MINHASH:
+		if (nsd_index_group_signature(ix, c->theirs, &their_sig,
+		    err) == -1)
+			return (-1);
+		*evidence = nsd_minhash_agree(wk->sigs +
+		    (size_t)(r - wk->recs) * NSD_MINHASH_SIG_BYTES, their_sig);
+		return (nsd_minhash_similar(*evidence, cfg->threshold));
+	default:
+		break;
+	}
+	/* nshash: the whole text, or enough of r's own fingerprints. */
+	for (i = 0; i < n; i++) {
+		if (all[i].ours != c->ours || all[i].theirs != c->theirs)
+			continue;
+		if (r->has_whole && all[i].key == r->whole_key) {
+			*evidence = r->usable;
+			return (1);
+		}
+		for (k = 0; k < r->nfps; k++)
+			if (fps[k] == all[i].key) {
+				count++;
+				break;
+			}
+	}
+	need = cfg->min_match < r->usable ? cfg->min_match : r->usable;
+	*evidence = count;
+	return (count > 0 && count >= need);
+}
+
+/*
+ * A shared index: write the batch's decisions (its first stop records),
+ * and settle its conflicts with other processes (index_redis.c). A
+ * record that opened a group while a near copy of it was being claimed
+ * elsewhere gives way if the arbitration says so: it, and every record
+ * of the batch that joined its group, become duplicates of the other.
+ */
+static int
+settle_batch(const struct nsd_config *cfg, struct nsd_index *ix,
+    struct work *wk, size_t stop, struct nsd_stats *st,
+    struct nsd_error *err)
+{
+	const struct nsd_index_conflict	*c;
+	struct nsd_index_conflict	*pairs = NULL;
+	struct record			*r;
+	uint64_t			*winners = NULL;
+	unsigned			*evidence = NULL, ev;
+	size_t				 n, i, j, np = 0;
+	int				 near, rc = -1;
+
+	if (nsd_index_settle(ix, &c, &n, err) == -1)
+		return (-1);
+	if (n == 0)
+		return (0);
+	pairs = xreallocarray(NULL, n, sizeof *pairs);
+	evidence = xreallocarray(NULL, n, sizeof *evidence);
+	winners = xreallocarray(NULL, n, sizeof *winners);
+	for (i = 0; i < n; i++) {
+		for (j = 0, r = NULL; j < stop && r == NULL; j++)
+			if (wk->recs[j].kind == RECORD_OK && !wk->recs[j].dup &&
+			    wk->recs[j].group == c[i].ours)
+				r = &wk->recs[j];
+		if (r == NULL)
+			continue;
+		if ((near = near_enough(cfg, ix, wk, r, c, n, &c[i], &ev,
+		    err)) == -1)
+			goto out;
+		if (!near)
+			continue;
+		/* One arbitration per group: with the oldest it met. */
+		for (j = 0; j < np && pairs[j].ours != c[i].ours; j++)
+			continue;
+		if (j == np || c[i].theirs < pairs[j].theirs) {
+			pairs[j] = c[i];
+			evidence[j] = ev;
+			np += j == np;
+		}
+	}
+	if (nsd_index_arbitrate(ix, pairs, np, winners, err) == -1)
+		goto out;
+	for (j = 0; j < np; j++) {
+		if (winners[j] != pairs[j].theirs)
+			continue;
+		for (i = 0; i < stop; i++) {
+			r = &wk->recs[i];
+			if (r->kind != RECORD_OK || r->group != pairs[j].ours)
+				continue;
+			r->group = pairs[j].theirs;
+			if (r->dup)
+				continue;
+			r->dup = 1;
+			r->exact = 0;
+			r->evidence = evidence[j];
+			if (wk->bands != NULL)
+				wk->bands[2 * i] = wk->bands[2 * i + 1] = 0;
+			st->originals--;
+			st->no_text -= r->usable == 0;
+			st->duplicates++;
+		}
+	}
+	rc = 0;
+out:
+	free(pairs);
+	free(evidence);
+	free(winners);
+	return (rc);
 }
 
 /* Stage 4 for a record that was judged: annotate it, pass it, or drop it. */
@@ -1414,7 +1670,8 @@ finish_batch(struct run *r, struct slot *s, struct nsd_error *err)
 	struct work	*wk = &s->wk;
 	size_t		 stop;
 
-	if (stage_decide(r->cfg, s->in, r->ix, wk, r->st, &stop, err) == -1)
+	if (stage_decide(r->cfg, s->in, r->ix, wk, r->st, &stop, err) == -1 ||
+	    settle_batch(r->cfg, r->ix, wk, stop, r->st, err) == -1)
 		return (-1);
 	report_bad(r->hooks, s->in, wk, stop);
 	if (stage_write(r->cfg, r->ix, r->wr, s->in, wk, stop, err) == -1)

@@ -119,14 +119,14 @@ run_examples() {
 
 # configure's optional dependencies, "NAME PACKAGE" a line, sorted.
 configure_optional() {
-	sed -n 's/^NSD_OPTIONAL_[A-Z]*(\[\([a-z0-9]*\)\], \[\([^]]*\)\].*/\1 \2/p' \
+	sed -n 's/^NSD_OPTIONAL_[A-Z]*(\[\([a-z0-9-]*\)\], \[\([^]]*\)\].*/\1 \2/p' \
 	    "$TOP_SRCDIR/configure.ac" | sort
 }
 
 @test "configure offers --without-NAME for each optional dependency" {
 	configure_optional > want
 	[ "$(wc -l < want)" -ge 10 ]
-	"$TOP_SRCDIR/configure" --help | grep -o -- '--without-[a-z0-9]\+' |
+	"$TOP_SRCDIR/configure" --help | grep -o -- '--without-[a-z0-9-]\+' |
 	    sed 's/^--without-//' | sort > got
 	cut -d ' ' -f 1 want | diff -u - got
 }

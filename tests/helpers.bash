@@ -89,6 +89,8 @@ need() {
 	jq) path=${JQ-} package=jq ;;
 	mandoc) path=${MANDOC-} package=mandoc ;;
 	python3) path=${PYTHON3-} package=python3 ;;
+	redis) path=${NSD_HIREDIS-} package=libhiredis-dev ;;
+	redis-server) path=${REDIS_SERVER-} package=redis-server ;;
 	valgrind) path=${VALGRIND-} package=valgrind ;;
 	zsh) path=${ZSH-} package=zsh ;;
 	*) echo "need: no optional dependency named $1"; return 1 ;;

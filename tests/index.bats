@@ -1203,3 +1203,13 @@ refused_everywhere() {
 	[ "$status" -eq 7 ]
 	[[ "$stderr" == *"nsdedup: x: slot $far: cannot be found from its home slot "*" (a bucket in between has an empty slot)"* ]]
 }
+
+@test "built without hiredis, a redis:// index is a usage error that says so" {
+	[ -z "${NSD_HIREDIS-}" ] || skip "built with hiredis (tests/redis.bats)"
+	record 1 "$(sentence 1)" > in.jsonl
+	run_nsd --db redis://127.0.0.1:6379/ns -o out in.jsonl
+	[ "$status" -eq 2 ]
+	[ -z "$output" ]
+	[ "$stderr" = "nsdedup: --db redis://127.0.0.1:6379/ns: this nsdedup was built without Redis (configure found no hiredis; on Debian: apt-get install libhiredis-dev)" ]
+	[ ! -e out ]
+}

@@ -1,0 +1,808 @@
+#!/usr/bin/env bats
+# The shared index on Redis (--db redis://HOST:PORT[,HOST:PORT...][/NS]):
+# the same output as a local index file, on one server and on a cluster of
+# three masters, over two runs; keys spread over every master; namespaces
+# apart; two runs at once keep each group's original once between them;
+# slots moved during a run (MOVED, and ASK while half moved), a master
+# killed mid-run, connections dropped mid-run; a server that cannot be
+# reached, or stops answering; --ttl; a namespace made with other
+# parameters.
+#
+# The servers are real ones, started by the tests on loopback ports
+# (tests/redis-servers.bash): one server and one cluster for the whole
+# file, each test in namespaces of its own, and a server or cluster of its
+# own for a test that moves slots, kills or stops a node. The tests that
+# need something to have happened during a run (a race, a redirection, a
+# reconnection) check that it did in the counts of --stats. Every test
+# skips without redis-server, or when nsdedup was built without hiredis
+# (need redis).
+
+load helpers
+load redis-servers
+
+: "${GENCORPUS:?run the tests through make check}"
+
+# A run that hangs fails the test (teardown still stops every server).
+: "${BATS_TEST_TIMEOUT:=120}"
+
+# corpus.jsonl: 3000 records (about 11 MB), every seventh without an id
+# (its similar_id is then a group number), about a fifth of them reposts
+# of a recent one. part1.jsonl is its first 2000; part2.jsonl the other
+# 1000, then exact copies of the first 40 with ids again-... (none for the
+# records without one): run 2 finds records of run 1.
+#
+# The server and the cluster: SINGLE_PORT, and CLUSTER (a directory, see
+# redis-servers.bash).
+setup_file() {
+	# Without a server, or a program built without hiredis, each test
+	# skips in setup (bats 1.8 cannot skip from here).
+	[ -n "${REDIS_SERVER-}" ] && [ -n "${NSD_HIREDIS-}" ] || return 0
+	cd "$BATS_FILE_TMPDIR" || return 1
+	"$GENCORPUS" --records 3000 --seed 11 |
+	    awk 'NR % 7 == 0 { sub(/"id":"[^"]*",/, "") } { print }' \
+	    > corpus.jsonl
+	head -n 2000 corpus.jsonl > part1.jsonl
+	{
+		tail -n +2001 corpus.jsonl
+		head -n 40 corpus.jsonl | sed 's/^{"id":"g-/{"id":"again-/'
+	} > part2.jsonl
+	redis_single_start "$BATS_FILE_TMPDIR/single"
+	# shellcheck disable=SC2154  # set by redis_single_start
+	export SINGLE_PORT=$redis_port
+	redis_cluster_start "$BATS_FILE_TMPDIR/cluster" 3 0 2000
+	export CLUSTER=$BATS_FILE_TMPDIR/cluster
+}
+
+teardown_file() {
+	redis_stop_all "$BATS_FILE_TMPDIR/redis.pids"
+}
+
+setup() {
+	need redis-server
+	need redis
+	cd "$BATS_TEST_TMPDIR" || return 1
+	ln -s "$BATS_FILE_TMPDIR/part1.jsonl" "$BATS_FILE_TMPDIR/part2.jsonl" .
+}
+
+teardown() {
+	redis_stop_all "$BATS_TEST_TMPDIR/redis.pids"
+}
+
+# Run nsdedup with the arguments $2..., its stdout to file $1; sets status
+# and stderr.
+nsd_to() {
+	local out=$1
+
+	shift
+	status=0
+	"$NSDEDUP" "$@" > "$out" 2> "$out.err" || status=$?
+	stderr=$(cat "$out.err")
+}
+
+# Fail unless files $1 and $2 are the same, showing where they differ.
+same_file() {
+	if ! cmp -s "$1" "$2"; then
+		echo "$1 is not $2:"
+		diff "$2" "$1" | cut -c 1-200 | head -n 10
+		return 1
+	fi
+}
+
+# Fail unless a run went well: status 0, nothing on stderr.
+ran_clean() {
+	expect_eq "$status" 0
+	expect_eq "$stderr" ""
+}
+
+# Fail unless the stderr of a run with --stats (file $1) has nothing but
+# the statistics.
+stats_only() {
+	if grep -v -E '^nsdedup: [a-z]+ +[0-9]' "$1"; then
+		echo "(on the stderr of a run with --stats)"
+		return 1
+	fi
+}
+
+# The count before the words $2 on the redis line of the statistics in
+# file $1 (the stderr of a run with --stats): how many MOVED, ASK,
+# retried, reconnects, conflicts, groups gave way.
+redis_stat() {
+	local n
+
+	n=$(sed -n "s/^nsdedup: redis .* \([0-9][0-9]*\) $2[;,]*\( .*\)*$/\1/p" "$1")
+	if [ -z "$n" ]; then
+		echo "no count of $2 in the statistics:" >&2
+		cat "$1" >&2
+		return 1
+	fi
+	printf '%s\n' "$n"
+}
+
+# The URL of namespace $1 on the single server.
+single_url() {
+	printf 'redis://127.0.0.1:%s/%s' "$SINGLE_PORT" "$1"
+}
+
+# For each method, run part1.jsonl then part2.jsonl with the options
+# $2... against a local index file, then against namespace $1-METHOD of
+# the URL made by function url_of; the outputs must be the same, byte for
+# byte.
+same_as_file() {
+	local ns=$1 m url
+
+	shift
+	for m in nshash simhash minhash; do
+		"$NSDEDUP" -m "$m" --db "file-$m" "$@" part1.jsonl > want1
+		"$NSDEDUP" -m "$m" --db "file-$m" "$@" part2.jsonl > want2
+		check_data "$@"
+		url=$(url_of "$ns-$m")
+		nsd_to got1 -m "$m" --db "$url" "$@" part1.jsonl
+		ran_clean
+		same_file got1 want1
+		nsd_to got2 -m "$m" --db "$url" "$@" part2.jsonl
+		ran_clean
+		same_file got2 want2
+	done
+}
+
+# Fail unless want1 and want2 (written with the options $1...) test what
+# same_as_file means to: records of run 1 found in run 2, and group
+# numbers.
+check_data() {
+	local max1
+
+	if [ "$1" = --drop-dups ]; then
+		[ "$(wc -l < want2)" -lt 1040 ]
+		[ "$(grep -c '"id":"again-000000001"' want2)" -eq 0 ]
+		return
+	fi
+	grep -q '"id":"again-000000001",.*"similar_id":"g-000000001","is_dup":true}$' want2
+	# Run 2 opens groups of its own, numbered after run 1's.
+	max1=$(sed -n 's/.*"similar_id":\([0-9]*\),"is_dup":false}$/\1/p' \
+	    want1 | sort -n | tail -n 1)
+	[ "$max1" -gt 0 ]
+	sed -n 's/.*"similar_id":\([0-9]*\),"is_dup":false}$/\1/p' want2 |
+	    awk -v max1="$max1" '$1 > max1 { n++ } END { exit !(n > 0) }'
+}
+
+# --- The same output as a local index ---
+
+@test "one server: --annotate prints what a local index prints, over two runs" {
+	url_of() { single_url "$1"; }
+	same_as_file ann --annotate
+}
+
+@test "one server: --drop-dups keeps what a local index keeps, over two runs" {
+	url_of() { single_url "$1"; }
+	same_as_file drop --drop-dups
+}
+
+@test "a cluster: --annotate prints what a local index prints, over two runs" {
+	url_of() { redis_cluster_url "$CLUSTER" "$1"; }
+	same_as_file ann --annotate
+}
+
+@test "a cluster: --drop-dups keeps what a local index keeps, over two runs" {
+	url_of() { redis_cluster_url "$CLUSTER" "$1"; }
+	same_as_file drop --drop-dups
+}
+
+@test "a cluster: the keys have no hash tags, every master holds some" {
+	nsd_to out -m nshash --db "$(redis_cluster_url "$CLUSTER" spread)" \
+	    part1.jsonl
+	ran_clean
+	masters=$(redis_cluster_masters "$CLUSTER")
+	expect_eq "$(printf '%s\n' "$masters" | wc -l)" 3
+	for port in $masters; do
+		n=$(redis_keys "$port" spread | wc -l)
+		echo "master $port holds $n keys"
+		[ "$n" -gt 100 ]
+		[ "$(redis_cli "$port" DBSIZE)" -gt 0 ]
+	done
+	# None has braces (a hash tag would keep a run's keys on one master).
+	for port in $masters; do
+		expect_eq "$(redis_keys "$port" spread | grep -c -F -e '{' -e '}')" 0
+	done
+}
+
+@test "a namespace is its own index: another on the same server knows nothing of it" {
+	"$NSDEDUP" part1.jsonl > want1
+	nsd_to got1 --db "$(single_url one)" part1.jsonl
+	ran_clean
+	nsd_to got2 --db "$(single_url two)" part1.jsonl
+	ran_clean
+	same_file got1 want1
+	same_file got2 want1
+	# And the first, run again, finds every record.
+	nsd_to got3 --db "$(single_url one)" part1.jsonl
+	ran_clean
+	[ "$(grep -c '"is_dup":false}$' got3)" -eq 0 ]
+	[ "$(wc -l < got3)" -eq 2000 ]
+}
+
+# --- Two runs at once ---
+
+# in.jsonl: 700 unrelated records, record i followed by i % 5 copies of
+# it with ids i-c1, i-c2 ...; the odd copies begin with "Reposted. ". Its
+# groups are the same whatever the order (which race checks).
+copies() {
+	"$GENCORPUS" --records 700 --seed 21 --dup-rate 0 |
+	    awk '{
+		print
+		for (j = 1; j <= NR % 5; j++) {
+			l = $0
+			sub(/"id":"[^"]*"/, "\"id\":\"" NR "-c" j "\"", l)
+			if (j % 2)
+				sub(/"text":"/, "\"text\":\"Reposted. ", l)
+			print l
+		}
+	    }' > in.jsonl
+}
+
+# Standard input's lines in an order drawn from seed $1.
+shuffled() {
+	awk -v s="$1" 'BEGIN { srand(s) } { print rand() "\t" $0 }' |
+	    sort -k 1,1 | cut -f 2-
+}
+
+# id, similar_id and is_dup of each line of an annotated output $1 (ids
+# are strings here).
+triples() {
+	awk '!match($0, /"similar_id":"[^"]*","is_dup":(true|false)[}]$/) {
+		print "line " NR " is not annotated"
+		next
+	}
+	{
+		t = substr($0, RSTART + 14, RLENGTH - 15)
+		sub(/","is_dup":/, " ", t)
+	}
+	!match($0, /^[{]"id":"[^"]*"/) {
+		print "line " NR " has no id"
+		next
+	}
+	{ print substr($0, 8, RLENGTH - 8), t }' "$1"
+}
+
+# The groups of an annotated output $1, whatever their order: each
+# group's ids, sorted, one group a line.
+partition() {
+	triples "$1" | sort -k 2,2 -k 1,1 |
+	    awk '$2 != g { if (NR > 1) print l; g = $2; l = $1; next }
+		{ l = l " " $1 } END { print l }' | sort
+}
+
+# Two runs of -m $1 at once on the shared cluster, in namespace $4, over
+# in.jsonl in the orders of seeds $2 and $3. Fails if a run fails, or
+# misses a record, or if they did not race; writes what they made of the
+# groups that is wrong, if anything, to problems-$4.
+race() {
+	local m=$1 ns=$4 url pa pb sa sb
+
+	shuffled "$2" < in.jsonl > a.jsonl
+	shuffled "$3" < in.jsonl > b.jsonl
+	# The groups, as one run makes them, in any of the orders.
+	"$NSDEDUP" -m "$m" in.jsonl > one.jsonl
+	"$NSDEDUP" -m "$m" a.jsonl > one-a.jsonl
+	"$NSDEDUP" -m "$m" b.jsonl > one-b.jsonl
+	same_file <(partition one-a.jsonl) <(partition one.jsonl)
+	same_file <(partition one-b.jsonl) <(partition one.jsonl)
+	triples one.jsonl | cut -d ' ' -f 1,2 > groups.txt
+	[ "$(cut -d ' ' -f 2 groups.txt | sort -u | wc -l)" -lt 1000 ]
+	url=$(redis_cluster_url "$CLUSTER" "$ns")
+	timeout 100 "$NSDEDUP" --stats -m "$m" --db "$url" a.jsonl \
+	    > out-a 2> err-a 3>&- &
+	pa=$!
+	redis_track "$pa"
+	timeout 100 "$NSDEDUP" --stats -m "$m" --db "$url" b.jsonl \
+	    > out-b 2> err-b 3>&- &
+	pb=$!
+	redis_track "$pb"
+	sa=0
+	wait "$pa" || sa=$?
+	sb=0
+	wait "$pb" || sb=$?
+	expect_eq "$sa $sb" "0 0"
+	stats_only err-a
+	stats_only err-b
+	# They raced: each found claims of the other's in its way, and some
+	# of its groups gave way to the other's.
+	grep -h 'redis ' err-a err-b
+	[ $(($(redis_stat err-a conflicts) + $(redis_stat err-b conflicts))) \
+	    -gt 0 ]
+	[ $(($(redis_stat err-a 'groups gave way') +
+	    $(redis_stat err-b 'groups gave way'))) -gt 0 ]
+	# Every record, in the order it came.
+	same_file <(triples out-a | cut -d ' ' -f 1) \
+	    <(sed 's/^{"id":"\([^"]*\)".*/\1/' a.jsonl)
+	same_file <(triples out-b | cut -d ' ' -f 1) \
+	    <(sed 's/^{"id":"\([^"]*\)".*/\1/' b.jsonl)
+	# Between them, each group has one original (the record its
+	# similar_id names), and each duplicate names one of its group.
+	{ triples out-a | sed 's/^/a /'; triples out-b | sed 's/^/b /'; } |
+	    awk 'FILENAME == "groups.txt" { g[$1] = $2; all[$2]; next }
+		NF != 4 || !($2 in g) || !($3 in g) {
+			print "not a record of in.jsonl: " $0; next
+		}
+		{ seen[g[$2]] = seen[g[$2]] "\n  run " $0 }
+		g[$3] != g[$2] {
+			print $2 " is put with " $3 ", of another group"
+		}
+		$4 == "false" && $3 != $2 {
+			print $2 " is an original named " $3
+		}
+		$4 == "false" { n[g[$2]]++ }
+		END {
+			for (k in all)
+				if (n[k] != 1)
+					print "the group of " k " has " n[k] + 0 \
+					    " originals:" seen[k]
+		}' groups.txt - > "problems-$ns"
+}
+
+@test "two runs at once on a cluster keep each group's original once between them" {
+	copies
+	[ "$(wc -l < in.jsonl)" -eq 2100 ]
+	failed=
+	for round in "nshash 1 2" "nshash 3 4" "nshash 5 6" "nshash 7 8" \
+	    "nshash 9 10" "simhash 1 2" "minhash 1 2"; do
+		# shellcheck disable=SC2086  # words
+		set -- $round
+		race "$1" "$2" "$3" "twice-$1-$2"
+		if [ -s "problems-twice-$1-$2" ]; then
+			echo "-m $1, orders $2 and $3:"
+			head -n 30 "problems-twice-$1-$2"
+			failed=1
+		fi
+	done
+	[ -z "$failed" ]
+}
+
+# --- Resharding and failing over during a run ---
+
+# Write file $1 to stdout $2 lines at a time, $3 seconds apart, touching
+# fed-N after chunk N (counted from 1). With $4, the second half waits
+# (60 seconds at most) until file $4 exists.
+trickle() {
+	local file=$1 n=$2 pause=$3 gate=${4-} total i=0
+
+	total=$((($(wc -l < "$file") + n - 1) / n))
+	while [ "$i" -lt "$total" ]; do
+		if [ -n "$gate" ] && [ "$i" -eq $((total / 2)) ]; then
+			for _ in $(seq 600); do
+				[ -e "$gate" ] && break
+				sleep 0.1
+			done
+		fi
+		sed -n "$((i * n + 1)),$(((i + 1) * n))p" "$file"
+		i=$((i + 1))
+		touch "fed-$i"
+		sleep "$pause"
+	done
+}
+
+# The number of slots the master on port $2 of cluster $1 serves.
+slots_of() {
+	redis_cli "$2" CLUSTER NODES | tr -d '\r' | awk -v me="$(redis_node_id "$2")" '
+		$1 == me {
+			for (i = 9; i <= NF; i++) {
+				if ($i ~ /^\[/)
+					continue
+				n = split($i, r, "-")
+				s += n == 1 ? 1 : r[2] - r[1] + 1
+			}
+		}
+		END { print s + 0 }'
+}
+
+@test "a live resharding during a run loses no decision" {
+	redis_cluster_start cluster 3 0 2000
+	for m in nshash simhash; do
+		"$NSDEDUP" -m "$m" --db "file-$m" part1.jsonl > want1
+		"$NSDEDUP" -m "$m" --db "file-$m" part2.jsonl > want2
+		url=$(redis_cluster_url cluster "moved-$m")
+		nsd_to got1 -m "$m" --db "$url" part1.jsonl
+		ran_clean
+		same_file got1 want1
+		# Run 2 reads part2.jsonl 60 records at a time; 2000 slots,
+		# and their keys, move from one master to another meanwhile.
+		# shellcheck disable=SC2046  # ports, one a line
+		set -- $(redis_cluster_masters cluster)
+		if [ "$m" = nshash ]; then
+			from=$1 to=$2
+		else
+			from=$2 to=$3
+		fi
+		before=$(slots_of cluster "$to")
+		rm -f feed fed-* resharded
+		mkfifo feed
+		timeout 100 "$NSDEDUP" --stats -m "$m" --db "$url" feed \
+		    > got2 2> got2.err 3>&- &
+		pid=$!
+		redis_track "$pid"
+		trickle part2.jsonl 60 0.25 resharded > feed 3>&- &
+		redis_track $!
+		wait_lines got2 60
+		redis_alive "$pid"
+		timeout 60 "$REDIS_CLI" --cluster reshard "127.0.0.1:$from" \
+		    --cluster-from "$(redis_node_id "$from")" \
+		    --cluster-to "$(redis_node_id "$to")" \
+		    --cluster-slots 2000 --cluster-yes \
+		    < /dev/null > reshard.log 2>&1 ||
+		    { tail -n 20 reshard.log; false; }
+		# The run was not over before the slots had moved.
+		redis_alive "$pid"
+		touch resharded
+		status=0
+		wait "$pid" || status=$?
+		expect_eq "$status" 0
+		stats_only got2.err
+		same_file got2 want2
+		# The run met slots that had moved.
+		grep 'redis ' got2.err
+		[ $(($(redis_stat got2.err MOVED) + $(redis_stat got2.err ASK))) -gt 0 ]
+		redis_cluster_wait cluster
+		expect_eq "$(slots_of cluster "$to")" $((before + 2000))
+	done
+}
+
+@test "slots half migrated during a run: ASK is followed, no decision lost" {
+	redis_cluster_start cluster 3 0 2000
+	"$NSDEDUP" --db file part1.jsonl > want1
+	"$NSDEDUP" --db file part2.jsonl > want2
+	url=$(redis_cluster_url cluster ask)
+	nsd_to got1 --db "$url" part1.jsonl
+	ran_clean
+	same_file got1 want1
+	# Master a is giving master b the slots of one key in 20 of its own,
+	# and has given it those keys (but the other keys of their slots).
+	# shellcheck disable=SC2046  # ports, one a line
+	set -- $(redis_cluster_masters cluster)
+	a=$1 b=$2
+	redis_keys "$a" ask | awk 'NR % 20 == 1' > moving.txt
+	sed 's/^/CLUSTER KEYSLOT /' moving.txt | redis_cli "$a" |
+	    sort -u -n > slots.txt
+	[ "$(wc -l < slots.txt)" -gt 100 ]
+	sed "s/.*/CLUSTER SETSLOT & IMPORTING $(redis_node_id "$a")/" \
+	    slots.txt | redis_cli "$b" > replies.txt
+	expect_eq "$(sort -u replies.txt)" OK
+	sed "s/.*/CLUSTER SETSLOT & MIGRATING $(redis_node_id "$b")/" \
+	    slots.txt | redis_cli "$a" > replies.txt
+	expect_eq "$(sort -u replies.txt)" OK
+	sed "s/.*/MIGRATE 127.0.0.1 $b & 0 5000/" moving.txt |
+	    redis_cli "$a" > replies.txt
+	expect_eq "$(sort -u replies.txt)" OK
+	# Run 2 reads keys on either side, and claims new ones on b.
+	nsd_to got2 --stats --db "$url" part2.jsonl
+	expect_eq "$status" 0
+	stats_only got2.err
+	same_file got2 want2
+	grep 'redis ' got2.err
+	[ "$(redis_stat got2.err ASK)" -gt 0 ]
+	# The slots are still half moved: b has the keys a gave it, for a
+	# client that says ASKING.
+	expect_eq "$(sed 's/.*/ASKING\nEXISTS &/' moving.txt |
+	    redis_cli "$b" | grep -c -x 1)" "$(wc -l < moving.txt)"
+}
+
+@test "a master killed mid-run: its replica takes over, and no record is lost" {
+	redis_cluster_start cluster 3 1 1000
+	"$GENCORPUS" --records 2000 --seed 13 > in.jsonl
+	url=$(redis_cluster_url cluster failover)
+	# The master that hands out the group numbers.
+	victim=$(redis_cluster_master_of cluster failover:next)
+	[ -n "$victim" ]
+	mkfifo feed
+	timeout 100 "$NSDEDUP" --stats -m nshash --annotate --db "$url" feed \
+	    > out 2> err 3>&- &
+	pid=$!
+	redis_track "$pid"
+	trickle in.jsonl 100 0.25 > feed 3>&- &
+	redis_track $!
+	wait_lines out 200
+	redis_alive "$pid"
+	kill -KILL "$(redis_cluster_pid cluster "$victim")"
+	# The run went on after the kill.
+	[ ! -e fed-20 ]
+	status=0
+	wait "$pid" || status=$?
+	expect_eq "$status" 0
+	stats_only err
+	# It lost its connection to the master, and went on.
+	grep 'redis ' err
+	[ $(($(redis_stat err reconnects) + $(redis_stat err retried))) -gt 0 ]
+	# Every record, in the order it came.
+	same_file <(sed 's/^{"id":"\([^"]*\)".*/\1/' out) \
+	    <(sed 's/^{"id":"\([^"]*\)".*/\1/' in.jsonl)
+	# An original names itself; a duplicate, a record before it.
+	problems=$(triples out | awk '
+		NF != 3 { print "not annotated: " $0; next }
+		$3 == "false" && $2 != $1 { print $1 " is an original named " $2 }
+		$3 == "true" && !($2 in seen) {
+			print $1 " is a duplicate of " $2 ", not a record before it"
+		}
+		{ seen[$1] }')
+	if [ -n "$problems" ]; then
+		printf '%s\n' "$problems" | head -n 20
+		false
+	fi
+	# It did find duplicates, after the kill as before.
+	[ "$(tail -n 500 out | grep -c '"is_dup":true}$')" -gt 20 ]
+	# The replica took over.
+	redis_cluster_wait cluster
+	masters=$(redis_cluster_masters cluster)
+	expect_eq "$(printf '%s\n' "$masters" | wc -l)" 3
+	[ "$(printf '%s\n' "$masters" | grep -c -x "$victim")" -eq 0 ]
+}
+
+@test "connections lost mid-run are made again, and no decision is lost" {
+	"$NSDEDUP" --db file part1.jsonl > want
+	mkfifo feed
+	timeout 100 "$NSDEDUP" --stats --db "$(single_url lost)" feed \
+	    > got 2> got.err 3>&- &
+	pid=$!
+	redis_track "$pid"
+	trickle part1.jsonl 100 0.2 > feed 3>&- &
+	redis_track $!
+	# The server drops every client but the one asking, twice.
+	for n in 300 1000; do
+		wait_lines got "$n"
+		[ "$(redis_cli "$SINGLE_PORT" CLIENT KILL TYPE normal SKIPME yes)" -ge 1 ]
+	done
+	status=0
+	wait "$pid" || status=$?
+	expect_eq "$status" 0
+	stats_only got.err
+	same_file got want
+	grep 'redis ' got.err
+	[ "$(redis_stat got.err reconnects)" -ge 2 ]
+}
+
+# --- Statistics ---
+
+@test "--stats counts the server's work for a redis:// index, and only then" {
+	head -n 50 part1.jsonl > in.jsonl
+	nsd_to out --stats --db "$(single_url stats)" in.jsonl
+	expect_eq "$status" 0
+	stats_only out.err
+	[[ "$(grep '^nsdedup: redis ' out.err)" == "nsdedup: redis "*" 1 master, "*" commands in "*" round trips; 0 MOVED, 0 ASK, 0 retried, 0 reconnects; 0 conflicts, 0 groups gave way" ]]
+	# Without one (a few times: what it must not print would come from
+	# memory that nothing set).
+	for i in 1 2 3 4 5; do
+		nsd_to out --stats in.jsonl
+		expect_eq "$status" 0
+		stats_only out.err
+		expect_eq "$(grep -c '^nsdedup: redis ' out.err)" 0
+		nsd_to out --stats --db "file-$i" in.jsonl
+		expect_eq "$status" 0
+		expect_eq "$(grep -c '^nsdedup: redis ' out.err)" 0
+	done
+}
+
+# --- Errors ---
+
+@test "a server that stops answering mid-run: status 7 once the retries are spent" {
+	redis_single_start stopped
+	port=$redis_port
+	server=$(cat stopped/pid)
+	url=redis://127.0.0.1:$port/stop
+	mkfifo feed
+	NSDEDUP_REDIS_WAIT=0.5 NSDEDUP_REDIS_RETRY=2 timeout 60 \
+	    "$NSDEDUP" --db "$url" -o out.jsonl feed > stdout 2> stderr 3>&- &
+	pid=$!
+	redis_track "$pid"
+	trickle part1.jsonl 100 0.2 > feed 3>&- &
+	redis_track $!
+	# Once the run has written to the server, the server stops.
+	for _ in $(seq 100); do
+		[ -e fed-3 ] && [ "$(redis_cli "$port" DBSIZE)" -gt 0 ] && break
+		sleep 0.1
+	done
+	[ "$(redis_cli "$port" DBSIZE)" -gt 0 ]
+	kill -STOP "$server"
+	status=0
+	wait "$pid" || status=$?
+	kill -CONT "$server"
+	# Not 124: the run ended of itself.
+	expect_eq "$status" 7
+	[ ! -s stdout ]
+	stderr=$(cat stderr)
+	echo "stderr: $stderr"
+	[[ "$stderr" == "nsdedup: $url: "* ]]
+	[ ! -e out.jsonl ]
+	# shellcheck disable=SC2010
+	expect_eq "$(ls -A | grep -c '^\.nsdedup-')" 0
+}
+
+@test "a server that cannot be reached: status 7, naming the URL, and no output" {
+	redis_port_used 1 && skip "something listens on port 1"
+	record 1 "$(sentence 1)" > in.jsonl
+	run_nsd --db redis://127.0.0.1:1/ns in.jsonl
+	[ "$status" -eq 7 ]
+	[ -z "$output" ]
+	[[ "$stderr" == "nsdedup: "*"redis://127.0.0.1:1"* ]]
+	[[ "$stderr" == *[Cc]onnect* ]]
+	run_nsd --db redis://127.0.0.1:1/ns -o out.jsonl in.jsonl
+	[ "$status" -eq 7 ]
+	[ -z "$output" ]
+	[[ "$stderr" == "nsdedup: "*"redis://127.0.0.1:1"* ]]
+	[[ "$stderr" == *[Cc]onnect* ]]
+	# shellcheck disable=SC2010
+	expect_eq "$(ls -A | grep -v -e '^separate-stderr-' -e '^part[12].jsonl$')" \
+	    in.jsonl
+}
+
+# The TTL of each key of namespace $1 on the single server, one a line.
+ttls() {
+	redis_keys "$SINGLE_PORT" "$1" | sed 's/^/TTL /' |
+	    redis_cli "$SINGLE_PORT" | tr -d '\r'
+}
+
+@test "--ttl gives the keys a time to live" {
+	nsd_to out --ttl 100 --db "$(single_url ttl)" part1.jsonl
+	ran_clean
+	ttls ttl > ttls.txt
+	# The index's keys expire within 100 s, but for a few (such as its
+	# parameters).
+	awk '$1 >= 1 && $1 <= 100 { n++ } $1 == -1 { forever++ }
+		END {
+			printf "%d keys, %d with a TTL of at most 100, %d without\n",
+			    NR, n, forever
+			exit !(NR > 1000 && forever <= 5 && n + forever == NR)
+		}' ttls.txt
+	# Without --ttl, every key stays.
+	nsd_to out --db "$(single_url keep)" part1.jsonl
+	ran_clean
+	ttls keep > ttls.txt
+	[ "$(wc -l < ttls.txt)" -gt 1000 ]
+	expect_eq "$(sort -u ttls.txt)" -1
+}
+
+@test "--ttl without a redis:// index is a usage error" {
+	record 1 "$(sentence 1)" > in.jsonl
+	for db in "" "--db=x"; do
+		# shellcheck disable=SC2086
+		run_nsd --ttl 100 $db in.jsonl
+		[ "$status" -eq 2 ]
+		[ -z "$output" ]
+		[[ "$stderr" == "nsdedup: "*"--ttl"* ]]
+		[[ "$stderr" == *"Try 'nsdedup --help' for more information." ]]
+	done
+	[ ! -e x ]
+}
+
+@test "a namespace made with other parameters is refused, and left as it was" {
+	url=$(single_url params)
+	nsd_to out -m nshash --db "$url" part1.jsonl
+	ran_clean
+	keys=$(redis_keys "$SINGLE_PORT" params | wc -l)
+	[ "$keys" -gt 0 ]
+	for opts in "-m simhash" "-m minhash" "--sentences 3" \
+	    "--min-length 10"; do
+		# shellcheck disable=SC2086
+		run_nsd $opts --db "$url" part2.jsonl
+		echo "$opts: $stderr"
+		[ "$status" -eq 7 ]
+		[ -z "$output" ]
+		[[ "$stderr" == "nsdedup: $url: "* ]]
+	done
+	expect_eq "$(redis_keys "$SINGLE_PORT" params | wc -l)" "$keys"
+	# The same parameters spelled out are no difference.
+	nsd_to out -m nshash --sentences 5 --min-length 30 --db "$url" \
+	    part2.jsonl
+	ran_clean
+}
+
+# --- --no-update, keys, passwords, URLs ---
+
+@test "--no-update prints what it prints with a local index, and writes nothing" {
+	for m in nshash simhash minhash; do
+		"$NSDEDUP" -m "$m" --db "file-$m" part1.jsonl > /dev/null
+		"$NSDEDUP" -m "$m" --no-update --db "file-$m" part2.jsonl > want
+		url=$(single_url "nu-$m")
+		nsd_to out -m "$m" --db "$url" part1.jsonl
+		ran_clean
+		redis_keys "$SINGLE_PORT" "nu-$m" > keys-before
+		nsd_to got -m "$m" --no-update --db "$url" part2.jsonl
+		ran_clean
+		same_file got want
+		redis_keys "$SINGLE_PORT" "nu-$m" > keys-after
+		same_file keys-after keys-before
+	done
+	# There is nothing to compare against in a namespace never made.
+	nsd_to got --no-update --db "$(single_url never-made)" part1.jsonl
+	expect_eq "$status" 7
+	[ ! -s got ]
+	expect_eq "$stderr" "nsdedup: $(single_url never-made): no index there (--no-update makes none)"
+	expect_eq "$(redis_keys "$SINGLE_PORT" never-made)" ""
+}
+
+@test "the keys are those the man page lists, under the namespace" {
+	for m in nshash simhash minhash; do
+		nsd_to out -m "$m" --db "$(single_url "layout-$m")" part1.jsonl
+		ran_clean
+		redis_keys "$SINGLE_PORT" "layout-$m" > keys
+		[ "$(wc -l < keys)" -gt 1000 ]
+		# NS:params, NS:next, NS:g:N, and the fingerprints of the
+		# method: NS:f:HEX, or SimHash's blocks NS:s:TABLE:HEX.
+		if [ "$m" = simhash ]; then fp='s:[0-9]+:[0-9a-f]{16}'; else
+			fp='f:[0-9a-f]{16}'; fi
+		if grep -Ev "^layout-$m:(params|next|g:[1-9][0-9]*|$fp)\$" keys; then
+			echo "($m: keys outside the layout)"
+			false
+		fi
+		grep -Eq "^layout-$m:$fp\$" keys
+		grep -q "^layout-$m:params\$" keys
+		# As many group keys as groups: the originals.
+		expect_eq "$(grep -c "^layout-$m:g:" keys)" \
+		    "$(grep -c '"is_dup":false}$' out)"
+		expect_eq "$(redis_cli "$SINGLE_PORT" GET "layout-$m:next")" \
+		    "$(grep -c '"is_dup":false}$' out)"
+	done
+}
+
+@test "a password from the URL or from REDISCLI_AUTH; a wrong one is refused and not shown" {
+	redis_single_start "$BATS_TEST_TMPDIR/auth"
+	port=$redis_port
+	# Set once it answers: the harness pings without a password.
+	redis_cli "$port" CONFIG SET requirepass 's3cret!x'
+	nsd_to want --db file part1.jsonl
+	nsd_to got --db "redis://:s3cret!x@127.0.0.1:$port/a" part1.jsonl
+	ran_clean
+	same_file got want
+	REDISCLI_AUTH='s3cret!x' nsd_to got --db "redis://127.0.0.1:$port/b" \
+	    part1.jsonl
+	ran_clean
+	same_file got want
+	# A user and a password (Redis 6 ACL: the default user).
+	nsd_to got --db "redis://default:s3cret!x@127.0.0.1:$port/c" \
+	    part1.jsonl
+	ran_clean
+	for url in "redis://:wrong@127.0.0.1:$port/d" \
+	    "redis://127.0.0.1:$port/d"; do
+		nsd_to got --db "$url" part1.jsonl
+		expect_eq "$status" 7
+		[ ! -s got ]
+		[[ $stderr == "nsdedup: redis://"*"127.0.0.1:$port/d: cannot use the index: "* ]]
+		[[ $stderr != *wrong* ]]
+	done
+	[[ $stderr == *NOAUTH* ]]
+}
+
+@test "a URL that cannot be one is a usage error" {
+	for url in "redis://127.0.0.1:$SINGLE_PORT/a/b" \
+	    "redis://127.0.0.1:$SINGLE_PORT/a{b}" "redis:///ns" \
+	    "redis://127.0.0.1:0/ns" "redis://127.0.0.1/ns" \
+	    "redis://127.0.0.1:99999"; do
+		nsd_to got --db "$url" part1.jsonl
+		echo "$url: $stderr"
+		expect_eq "$status" 2
+		[ ! -s got ]
+		[[ $stderr == "nsdedup: "* ]]
+	done
+	# --db-info and --db-verify read index files only.
+	for action in --db-info --db-verify; do
+		run_nsd "$action" --db "$(single_url a)"
+		expect_eq "$status" 2
+		[[ $stderr == "nsdedup: --${action#--} reads an index file, not redis://"* ]]
+	done
+}
+
+@test "--ttl: once the keys expired, the records are new again" {
+	nsd_to first --ttl 1 --db "$(single_url expire)" part1.jsonl
+	ran_clean
+	# Wait (5 s at most) for the server to expire every key but those
+	# that stay: the parameters and the group counter.
+	for i in $(seq 50); do
+		[ "$(redis_keys "$SINGLE_PORT" expire | wc -l)" -gt 2 ] || break
+		sleep 0.1
+	done
+	expect_eq "$(redis_keys "$SINGLE_PORT" expire | tr '\n' ' ')" \
+	    "expire:next expire:params "
+	nsd_to again --ttl 1 --db "$(single_url expire)" part1.jsonl
+	ran_clean
+	# The same decisions; only the group numbers of records without an
+	# id go on from where the first run left them.
+	expect_eq "$(grep -c '"is_dup":true}$' again)" \
+	    "$(grep -c '"is_dup":true}$' first)"
+	[ "$(grep -c '"is_dup":true}$' first)" -gt 100 ]
+}
