@@ -1076,6 +1076,9 @@ mkdir -p "$(dirname "$out")"
 	if [ -f "$out" ]; then
 		sed -n '/^<!-- index-scale: begin -->$/,'\
 '/^<!-- index-scale: end/p' "$out"
+		# bench/redis.sh's section, likewise.
+		sed -n '/^<!-- redis: begin -->$/,'\
+'/^<!-- redis: end/p' "$out"
 		sed -n '/^<!-- analysis: begin -->$/,'\
 '/^<!-- analysis: end/p' "$out" >"$tmp/analysis"
 		if [ -s "$tmp/analysis" ]; then

@@ -295,7 +295,7 @@ EOF
 	targets | grep -q "≥ 70% of nshash's throughput (same run): share .* — MET\$"
 }
 
-@test "bench/run.sh: the sections of index-scale.sh and of the analysis are kept" {
+@test "bench/run.sh: the sections of index-scale.sh, redis.sh and the analysis are kept" {
 	{
 		printf '# old report\n\n<!-- index-scale: begin -->\n'
 		printf '## Index at scale\nscale figures\n'
@@ -303,12 +303,16 @@ EOF
 		printf 'a line of the old report\n\n'
 		printf '<!-- analysis: begin -->\n## Analysis\nwhy\n'
 		printf '<!-- analysis: end -->\n'
+		printf '<!-- redis: begin -->\n## Shared index on Redis\n'
+		printf 'redis figures\n<!-- redis: end -->\n'
 	} > "$report"
 	bench
 	[ "$status" -eq 0 ]
 	expect_eq "$(sed -n '/^<!-- index-scale: begin -->$/,$p' "$report")" \
 	    "$(printf '%s\n' '<!-- index-scale: begin -->' \
 	    '## Index at scale' 'scale figures' '<!-- index-scale: end -->' \
+	    '<!-- redis: begin -->' '## Shared index on Redis' \
+	    'redis figures' '<!-- redis: end -->' \
 	    '' '<!-- analysis: begin -->' '## Analysis' 'why' \
 	    '<!-- analysis: end -->')"
 	[ "$(grep -c 'a line of the old report' "$report")" -eq 0 ]
@@ -499,4 +503,49 @@ EOF
 	[ "$status" -eq 1 ]
 	[ "$output" = "bench/run.sh: --baseline-rev: $BATS_TEST_TMPDIR is not a git checkout" ]
 	[ ! -e "$report" ]
+}
+
+# Run bench/redis.sh on a tiny corpus, one round.
+bench_redis() {
+	run env GENCORPUS="$GENCORPUS" REDIS_SERVER="$REDIS_SERVER" \
+	    REDIS_CLI="$REDIS_CLI" bash "$TOP_SRCDIR/bench/redis.sh" \
+	    --records 300 --runs 1 --out "$report" "$@"
+}
+
+@test "bench/redis.sh: file, single server and cluster per method, and the target's verdict from its figure" {
+	need redis-server
+	need redis
+	printf '# old report\n\nkept\n' > "$report"
+	bench_redis
+	[ "$status" -eq 0 ]
+	grep -q '^kept$' "$report"
+	[ "$(grep -c '^<!-- redis: begin -->$' "$report")" -eq 1 ]
+	for m in nshash simhash minhash; do
+		for ix in file single cluster; do
+			grep -q "^| $m | $ix | [0-9.]* | [0-9]* | [0-9.]* |" \
+			    "$report"
+		done
+		# The Redis rows have server CPU, keys and memory.
+		grep -Eq "^\\| $m \\| cluster( \\| [0-9.]+){8} \\|$" "$report"
+	done
+	rps=$(awk -F' [|] ' '$1 == "| nshash" && $2 == "cluster" { print $4 }' \
+	    "$report")
+	[ -n "$rps" ]
+	if [ "$rps" -ge 100000 ]; then want=MET; else want='NOT MET'; fi
+	grep -q "^- nshash against the 3-master cluster, at least 100000 records/s: $rps records/s: \*\*$want\*\*$" \
+	    "$report"
+	# A second run replaces the section.
+	bench_redis
+	[ "$status" -eq 0 ]
+	[ "$(grep -c '^<!-- redis: begin -->$' "$report")" -eq 1 ]
+	[ "$(grep -c '^## Shared index on Redis$' "$report")" -eq 1 ]
+	# No server is left behind.
+	ports=$(sed -n 's/^bench\/redis.sh: single server on port \([0-9]*\); cluster on ports \(.*\)$/\1 \2/p' <<< "$output")
+	[ "$(wc -w <<< "$ports")" -eq 4 ]
+	for p in $ports; do
+		if "$REDIS_CLI" -p "$p" ping > /dev/null 2>&1; then
+			echo "a server still answers on port $p"
+			false
+		fi
+	done
 }
