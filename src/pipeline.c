@@ -949,7 +949,7 @@ prefetch_shared(const struct nsd_config *cfg, struct nsd_index *ix,
 				    err) == -1)
 					goto out;
 				any |= held != 0;
-				/* Marks: round 1 the first's, round 2 spares'. */
+				/* Marks: round 1 the first's, 2 the spares'. */
 				if (round != (n > cfg->sentences ? 2 : 1) ||
 				    (held == 0 && !sorted_has(repeated,
 				    nrepeated, fps[k])))
