@@ -144,6 +144,8 @@ struct nsd_index_ops {
 	int	 (*arbitrate)(struct nsd_index *,
 	    const struct nsd_index_conflict *, size_t, uint64_t *,
 	    struct nsd_error *);
+	int	 (*group_adopt)(struct nsd_index *, uint64_t, int *,
+	    struct nsd_error *);
 };
 
 struct nsd_index {
@@ -321,6 +323,7 @@ static inline int
 nsd_index_group_name(struct nsd_index *ix, uint64_t group,
     struct nsd_group_name *name, struct nsd_error *err)
 {
+	memset(name, 0, sizeof *name);
 	return (ix->ops->group_name(ix, group, name, err));
 }
 
@@ -331,9 +334,10 @@ nsd_index_group_name(struct nsd_index *ix, uint64_t group,
  * groups and claims, and returns (in memory the index owns, until the
  * next call) the claims that another process won meanwhile. For each
  * conflict that matters (the caller knows whether the records are near
- * enough), arbitrate decides which of the two groups stays an original:
- * winners[i] is ours or theirs; a group that loses is from then on
- * named as the winner. Without a shared index, all three do nothing.
+ * enough), arbitrate decides whether ours stays an original: winners[i]
+ * is ours, or the group ours gave way to (theirs, or the one theirs gave
+ * way to); a group that gave way is from then on named as its winner.
+ * Without a shared index, all three do nothing.
  */
 static inline int
 nsd_index_is_shared(const struct nsd_index *ix)
@@ -365,6 +369,22 @@ nsd_index_arbitrate(struct nsd_index *ix, const struct nsd_index_conflict *c,
 	if (ix->ops->arbitrate == NULL || n == 0)
 		return (0);
 	return (ix->ops->arbitrate(ix, c, n, winners, err));
+}
+
+/*
+ * A shared index: when the run that opened group failed (it ended without
+ * finishing and is not running), so that the group's first record may
+ * never have been written out, make the group this run's, and say yes.
+ * Always no for the others.
+ */
+static inline int
+nsd_index_group_adopt(struct nsd_index *ix, uint64_t group, int *yes,
+    struct nsd_error *err)
+{
+	*yes = 0;
+	if (ix->ops->group_adopt == NULL)
+		return (0);
+	return (ix->ops->group_adopt(ix, group, yes, err));
 }
 
 /*

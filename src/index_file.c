@@ -1785,7 +1785,7 @@ file_close(struct nsd_index *ix)
 static const struct nsd_index_ops file_ops = {
 	file_prefetch, file_lookup, file_claim, file_near, file_add,
 	file_group_new, file_group_signature, file_group_name,
-	file_commit, file_info, file_close, NULL, NULL, NULL
+	file_commit, file_info, file_close, NULL, NULL, NULL, NULL
 };
 
 /* Refuse an index made with other fingerprint parameters, naming one. */

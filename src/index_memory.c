@@ -341,7 +341,7 @@ memory_close(struct nsd_index *ix)
 static const struct nsd_index_ops memory_ops = {
 	memory_prefetch, memory_lookup, memory_claim, memory_near, memory_add,
 	memory_group_new, memory_group_signature, memory_group_name,
-	memory_commit, memory_info, memory_close, NULL, NULL, NULL
+	memory_commit, memory_info, memory_close, NULL, NULL, NULL, NULL
 };
 
 int

@@ -13,10 +13,13 @@
  *				claimed it, in decimal
  *	NS:s:<t>:<16 hex>	SimHash block table t, for one value of its
  *				block: a hash of fingerprint (16 hex) to group
- *	NS:g:<n>		group n: "g", the first record's signature
+ *	NS:g:<n>		group n: "g", the token of the run that opened
+ *				it (16 hex), the first record's signature
  *				(minhash) and its id token; or "@<m>", when
- *				group n turned out to be group m (below)
+ *				group n gave way to group m (below)
  *	NS:a:<n>:<m>		the arbitration between groups n < m (below)
+ *	NS:w:<n>		group n's stance: "root", or "@<m>"
+ *	NS:run:<token>		a run: "running" (a lease), or "done"
  *
  * The pipeline works in batches, and so does this index. Before a batch
  * is decided, every key its records may need is read in one pipelined
@@ -40,11 +43,20 @@
  * before it reads its answer, so the one whose answer comes second sees
  * the first. When both see each other, both must not give way, so the
  * pipeline (which knows whether a conflict is similar enough to matter)
- * asks nsd_index_arbitrate() to arbitrate: one key per pair of groups,
- * SET NX, where the first host to propose "mine gives way" is followed by
- * the other. The group that gives way becomes "@<winner>", and its
- * records are the winner's duplicates. So two near copies arriving at the
- * same moment on two hosts end with exactly one original.
+ * asks nsd_index_arbitrate() to decide (see redis_arbitrate()): one
+ * SET NX key per pair says which group gives way, and one per group makes
+ * the group given way to a root that never gives way itself, so that
+ * there are no chains and no loops. The group that gives way becomes
+ * "@<root>", and its records are the root's duplicates. So two near
+ * copies arriving at the same moment on two hosts end with one original.
+ *
+ * There is no commit: a batch's writes are seen at once. So that a run
+ * again after a failed run writes what the failed run would have, each
+ * run has a token, kept in its groups' records, and a key that says it is
+ * running (a lease renewed as it goes) or done; a failed run deletes it.
+ * A record that a group of a failed run holds, with that group's id, is
+ * the group's first record written again: the pipeline makes it the
+ * original (nsd_index_group_adopt()).
  *
  * Group numbers come from INCRBY NS:next in blocks; at the end of a run
  * the block's unused numbers are handed back when no one has taken a
@@ -54,7 +66,8 @@
  * Every command may be sent twice (redis_cluster.c resends what a lost
  * connection left unanswered), and each answers the second time as it
  * did the first: a claim that finds its own group won, HSETNX is a no-op,
- * a group's record is the same bytes.
+ * a group's record is the same bytes; but INCRBY, whose block is then
+ * skipped.
  */
 #include "config.h"
 
@@ -65,6 +78,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "index.h"
 #include "index_redis.h"
@@ -76,8 +92,11 @@
 #define GROUP_BLOCK		1024
 #define NAMESPACE_DEFAULT	"nsdedup"
 #define NAMESPACE_MAX		64
-#define CACHE_GROUPS_MAX	(1u << 20)
+#define CACHE_GROUPS_MAX	(1u << 16)
 #define ALIAS_HOPS_MAX		16
+#define RUNS_CACHED		64
+/* How long a run is taken for alive after its last batch, in seconds. */
+#define RUN_LEASE		600
 
 /* A key of the batch: not read yet, read, or claimed by this batch. */
 enum key_state {
@@ -137,7 +156,9 @@ struct group_slot {
 	size_t		 id_len;
 	unsigned char	*sig;
 	int		 known;
-	int		 gone;		/* --ttl: its record expired */
+	int		 gone;		/* its record expired, or was lost */
+	int		 queued;	/* in wanted_groups */
+	uint64_t	 run;		/* the run that opened it */
 };
 
 struct group_map {
@@ -152,6 +173,7 @@ struct claim {
 	uint64_t	 group;
 	unsigned	 table;		/* SimHash */
 	uint64_t	 value;		/* SimHash: the block value */
+	uint64_t	 replaces;	/* a gone group the key names, or 0 */
 };
 
 struct redis_index {
@@ -200,6 +222,15 @@ struct redis_index {
 	struct nsd_buf		 keybuf;	/* the group records of a
 						   batch */
 
+	uint64_t		 run;		/* this run's token */
+	char			 run_hex[17];
+	long			 run_marked;	/* when last said alive */
+	int			 committed;
+	struct run_state {
+		uint64_t	 run;
+		int		 live;	/* running, or done */
+	}			 runs[RUNS_CACHED];
+	size_t			 nruns;
 	uint64_t		 claimed;	/* claims this run won */
 	uint64_t		 opened;
 	uint64_t		 conflicts_seen;
@@ -249,6 +280,7 @@ key_name(const struct redis_index *ri, char *buf, size_t size,
 	return ((size_t)(p - buf));
 }
 
+/* Group n's key "NS:g:N" into buf. */
 static size_t
 group_key(const struct redis_index *ri, char *buf, size_t size, uint64_t n)
 {
@@ -285,6 +317,7 @@ key_slot(struct key_map *m, uint64_t key)
 	return (&m->slots[i]);
 }
 
+/* Empty the map, keeping its slots. */
 static void
 key_map_clear(struct key_map *m)
 {
@@ -293,6 +326,7 @@ key_map_clear(struct key_map *m)
 	m->used = 0;
 }
 
+/* The block (table, value)'s slot: where it is, or where it would go. */
 static struct block_slot *
 block_slot(struct block_map *m, unsigned table, uint64_t value)
 {
@@ -321,6 +355,7 @@ block_slot(struct block_map *m, unsigned table, uint64_t value)
 	return (&m->slots[i]);
 }
 
+/* Empty the blocks and their entries, keeping the memory. */
 static void
 block_map_clear(struct block_map *m)
 {
@@ -353,6 +388,7 @@ block_add(struct block_map *m, struct block_slot *b, uint64_t fp,
 	return (1);
 }
 
+/* The group's slot: where it is, or where it would go. */
 static struct group_slot *
 group_slot(struct group_map *m, uint64_t number)
 {
@@ -393,6 +429,7 @@ group_get(struct group_map *m, uint64_t number)
 	return (g);
 }
 
+/* Forget every group, freeing their ids and signatures. */
 static void
 group_map_clear(struct group_map *m)
 {
@@ -420,6 +457,35 @@ parse_number(const char *s, size_t len)
 		if (!isdigit((unsigned char)s[i]))
 			return (0);
 		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	return (v);
+}
+
+/* Seconds on the monotonic clock. */
+static long
+now_seconds(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((long)ts.tv_sec);
+}
+
+/* 16 hex digits at s as a number (0 when they are not hex digits). */
+static uint64_t
+parse_hex(const char *s)
+{
+	uint64_t	 v = 0;
+	int		 i, d;
+
+	for (i = 0; i < 16; i++) {
+		if (s[i] >= '0' && s[i] <= '9')
+			d = s[i] - '0';
+		else if (s[i] >= 'a' && s[i] <= 'f')
+			d = s[i] - 'a' + 10;
+		else
+			return (0);
+		v = v << 4 | (uint64_t)d;
 	}
 	return (v);
 }
@@ -453,8 +519,10 @@ static size_t
 cmd_add(struct redis_index *ri, const char *key, size_t key_len, int argc,
     const char **argv, size_t *argvlen)
 {
+	int	 i;
+
 	argvlen[0] = strlen(argv[0]);
-	for (int i = 2; i < argc; i++)
+	for (i = 2; i < argc; i++)
 		if (argvlen[i] == SIZE_MAX)
 			argvlen[i] = strlen(argv[i]);
 	argv[1] = key;
@@ -473,6 +541,7 @@ url_error(struct redis_index *ri, struct nsd_error *err)
 	return (nsd_error_set(err, NSD_EXIT_INDEX, "%s: %s", ri->url, msg));
 }
 
+/* Run the batch built since cmds_begin(), if it has commands. */
 static int
 cmds_run(struct redis_index *ri, struct nsd_error *err)
 {
@@ -503,8 +572,9 @@ want_group(struct redis_index *ri, uint64_t n)
 	if (n == 0)
 		return;
 	g = group_get(&ri->groups, n);
-	if (g->known)
+	if (g->known || g->queued)
 		return;
+	g->queued = 1;
 	if (ri->nwanted_groups == ri->wanted_groups_cap) {
 		ri->wanted_groups_cap = ri->wanted_groups_cap == 0 ? 256 :
 		    2 * ri->wanted_groups_cap;
@@ -522,6 +592,7 @@ group_take(struct redis_index *ri, uint64_t n, const redisReply *r,
 	struct group_slot	*g = group_get(&ri->groups, n);
 	size_t			 sig_bytes = ri->base.params.sig_bytes;
 
+	g->queued = 0;
 	if (g->known)
 		return (0);
 	if (r->type == REDIS_REPLY_STRING && r->len > 1 && r->str[0] == '@' &&
@@ -539,17 +610,19 @@ group_take(struct redis_index *ri, uint64_t n, const redisReply *r,
 		g->known = g->gone = 1;
 		return (0);
 	}
-	if (r->type != REDIS_REPLY_STRING || r->len < 1 + sig_bytes ||
+	if (r->type != REDIS_REPLY_STRING || r->len < 1 + 16 + sig_bytes ||
 	    r->str[0] != 'g')
 		return (nsd_error_set(err, NSD_EXIT_INDEX,
 		    "%s: group %" PRIu64 " has a broken record", ri->url, n));
 	free(g->sig);
 	free(g->id);
+	g->run = parse_hex(r->str + 1);
 	g->sig = sig_bytes > 0 ? xmalloc(sig_bytes) : NULL;
 	if (sig_bytes > 0)
-		memcpy(g->sig, r->str + 1, sig_bytes);
-	g->id_len = r->len - 1 - sig_bytes;
-	g->id = g->id_len > 0 ? xstrndup(r->str + 1 + sig_bytes, g->id_len) :
+		memcpy(g->sig, r->str + 1 + 16, sig_bytes);
+	g->id_len = r->len - 1 - 16 - sig_bytes;
+	g->id = g->id_len > 0 ? xstrndup(r->str + 1 + 16 + sig_bytes,
+	    g->id_len) :
 	    NULL;
 	g->known = 1;
 	return (0);
@@ -730,6 +803,7 @@ want_block(struct redis_index *ri, unsigned t, uint64_t value)
 	return (b);
 }
 
+/* Want the keys of fp: its own, or (SimHash) its blocks. */
 static void
 redis_prefetch(struct nsd_index *ix, uint64_t fp)
 {
@@ -760,9 +834,10 @@ redis_lookup(struct nsd_index *ix, uint64_t fp, uint64_t *group,
 	return (0);
 }
 
+/* Note a write for settle (none with --no-update). */
 static void
 note_claim(struct redis_index *ri, uint64_t key, uint64_t group,
-    unsigned table, uint64_t value)
+    unsigned table, uint64_t value, uint64_t replaces)
 {
 	if (ri->readonly)
 		return;
@@ -776,6 +851,7 @@ note_claim(struct redis_index *ri, uint64_t key, uint64_t group,
 	ri->claims[ri->nclaims].group = group;
 	ri->claims[ri->nclaims].table = table;
 	ri->claims[ri->nclaims].value = value;
+	ri->claims[ri->nclaims].replaces = replaces;
 	ri->nclaims++;
 }
 
@@ -786,12 +862,18 @@ redis_claim(struct nsd_index *ix, uint64_t fp, uint64_t group,
 	struct redis_index	*ri = (struct redis_index *)ix;
 	uint64_t		 held;
 
+	struct key_slot		*s;
+	uint64_t		 gone;
+
 	if (redis_lookup(ix, fp, &held, err) == -1)
 		return (-1);
 	if (held != 0)
 		return (0);		/* first claim wins */
-	key_slot(&ri->keys, fp)->group = group;
-	note_claim(ri, fp, group, 0, 0);
+	/* A key that names a gone group is claimed again, in its place. */
+	s = key_slot(&ri->keys, fp);
+	gone = s->group;
+	s->group = group;
+	note_claim(ri, fp, group, 0, 0, gone);
 	return (0);
 }
 
@@ -831,12 +913,27 @@ redis_near(struct nsd_index *ix, uint64_t fp, unsigned k,
 	return (0);
 }
 
+/* Block b's entry for fp when the group it names is gone, or NULL. */
+static struct block_entry *
+block_gone_entry(struct redis_index *ri, struct block_slot *b, uint64_t fp)
+{
+	size_t	 i;
+
+	for (i = b->head; i != SIZE_MAX; i = ri->blocks.entries[i].next)
+		if (ri->blocks.entries[i].fp == fp)
+			return (group_canonical(ri,
+			    ri->blocks.entries[i].group) == 0 ?
+			    &ri->blocks.entries[i] : NULL);
+	return (NULL);
+}
+
 static int
 redis_add(struct nsd_index *ix, uint64_t fp, uint64_t group,
     struct nsd_error *err)
 {
 	struct redis_index	*ri = (struct redis_index *)ix;
 	struct block_slot	*b;
+	struct block_entry	*e;
 	uint64_t		 v;
 	unsigned		 t;
 
@@ -847,7 +944,13 @@ redis_add(struct nsd_index *ix, uint64_t fp, uint64_t group,
 			return (-1);
 		b = block_slot(&ri->blocks, t, v);
 		if (block_add(&ri->blocks, b, fp, group, 1))
-			note_claim(ri, fp, group, t, v);
+			note_claim(ri, fp, group, t, v, 0);
+		else if ((e = block_gone_entry(ri, b, fp)) != NULL) {
+			/* Its group is gone: fp is this group's now. */
+			note_claim(ri, fp, group, t, v, e->group);
+			e->group = group;
+			e->ours = 1;
+		}
 	}
 	return (0);
 }
@@ -857,6 +960,7 @@ redis_add(struct nsd_index *ix, uint64_t fp, uint64_t group,
 static int
 take_block(struct redis_index *ri, struct nsd_error *err)
 {
+	int	 i;
 	const char	*argv[3];
 	size_t		 argvlen[3];
 	char		 key[128], block[32];
@@ -868,7 +972,7 @@ take_block(struct redis_index *ri, struct nsd_error *err)
 	argv[0] = ri->readonly ? "GET" : "INCRBY";
 	argv[1] = key;
 	argv[2] = block;
-	for (int i = 0; i < 3; i++)
+	for (i = 0; i < 3; i++)
 		argvlen[i] = strlen(argv[i]);
 	if (nsd_redis_command(ri->cl, key, strlen(key), ri->readonly ? 2 : 3,
 	    argv, argvlen, &r, err) == -1)
@@ -890,6 +994,19 @@ take_block(struct redis_index *ri, struct nsd_error *err)
 	return (rc);
 }
 
+/* Group n's record is to be written at settle. */
+static void
+push_fresh(struct redis_index *ri, uint64_t n)
+{
+	if (ri->nfresh == ri->fresh_cap) {
+		ri->fresh_cap = ri->fresh_cap == 0 ? 256 : 2 * ri->fresh_cap;
+		ri->fresh = xreallocarray(ri->fresh, ri->fresh_cap,
+		    sizeof *ri->fresh);
+	}
+	ri->fresh[ri->nfresh++] = n;
+}
+
+/* A new group, numbered from this run's block, written at settle. */
 static int
 redis_group_new(struct nsd_index *ix, const char *id, size_t len,
     const unsigned char *sig, uint64_t *group, struct nsd_error *err)
@@ -913,13 +1030,9 @@ redis_group_new(struct nsd_index *ix, const char *id, size_t len,
 		memcpy(g->sig, sig, sig_bytes);
 	}
 	g->alias = 0;
+	g->run = ri->run;
 	g->known = 1;
-	if (ri->nfresh == ri->fresh_cap) {
-		ri->fresh_cap = ri->fresh_cap == 0 ? 256 : 2 * ri->fresh_cap;
-		ri->fresh = xreallocarray(ri->fresh, ri->fresh_cap,
-		    sizeof *ri->fresh);
-	}
-	ri->fresh[ri->nfresh++] = *group;
+	push_fresh(ri, *group);
 	ri->opened++;
 	return (0);
 }
@@ -962,6 +1075,51 @@ redis_group_signature(struct nsd_index *ix, uint64_t group,
 	return (0);
 }
 
+/* The key of run r's state: "running" (for a while), "done", or none. */
+static size_t
+run_key(const struct redis_index *ri, char *buf, size_t size, uint64_t r)
+{
+	int	 n;
+
+	n = snprintf(buf, size, "%s:run:%016" PRIx64, ri->ns, r);
+	assert(n > 0 && (size_t)n < size);
+	return ((size_t)n);
+}
+
+/* Whether run r finished or is still running, as NS:run:R says. */
+static int
+run_live(struct redis_index *ri, uint64_t r, int *live,
+    struct nsd_error *err)
+{
+	const char	*argv[2] = { "GET", NULL };
+	size_t		 argvlen[2], i;
+	char		 key[128];
+	redisReply	*rep;
+
+	if (r == ri->run || r == 0) {
+		*live = 1;
+		return (0);
+	}
+	for (i = 0; i < ri->nruns; i++)
+		if (ri->runs[i].run == r) {
+			*live = ri->runs[i].live;
+			return (0);
+		}
+	argv[1] = key;
+	argvlen[1] = run_key(ri, key, sizeof key, r);
+	argvlen[0] = 3;
+	if (nsd_redis_command(ri->cl, key, argvlen[1], 2, argv, argvlen, &rep,
+	    err) == -1)
+		return (url_error(ri, err));
+	*live = rep->type == REDIS_REPLY_STRING;
+	freeReplyObject(rep);
+	if (ri->nruns == RUNS_CACHED)
+		ri->nruns = 0;
+	ri->runs[ri->nruns].run = r;
+	ri->runs[ri->nruns++].live = *live;
+	return (0);
+}
+
 static int
 redis_group_name(struct nsd_index *ix, uint64_t group,
     struct nsd_group_name *name, struct nsd_error *err)
@@ -973,6 +1131,65 @@ redis_group_name(struct nsd_index *ix, uint64_t group,
 	name->id = g->id;
 	name->id_len = g->id_len;
 	name->number = g->number;
+	return (0);
+}
+
+static int
+redis_group_adopt(struct nsd_index *ix, uint64_t group, int *yes,
+    struct nsd_error *err)
+{
+	struct redis_index	*ri = (struct redis_index *)ix;
+	struct group_slot	*g;
+	int			 live = 1;
+
+	if (group_resolve(ri, group, &g, err) == -1 ||
+	    run_live(ri, g->run, &live, err) == -1)
+		return (-1);
+	*yes = !live;
+	/* Its record, with this run's token, is written at settle. */
+	if (*yes && !ri->readonly) {
+		g->run = ri->run;
+		push_fresh(ri, g->number);
+	}
+	return (0);
+}
+
+/*
+ * Say that this run is alive (RUN_LEASE seconds from now), or done; in
+ * the batch being built when batch, else by itself.
+ */
+static int
+run_mark(struct redis_index *ri, int done, int batch, struct nsd_error *err)
+{
+	int	 i;
+	const char	*argv[5];
+	size_t		 argvlen[5];
+	char		 key[128], lease[24];
+	redisReply	*r;
+	int		 argc = 3;
+
+	argv[0] = "SET";
+	argv[1] = key;
+	argvlen[1] = run_key(ri, key, sizeof key, ri->run);
+	argv[2] = done ? "done" : "running";
+	if (!done) {
+		snprintf(lease, sizeof lease, "%d", RUN_LEASE);
+		argv[argc++] = "EX";
+		argv[argc++] = lease;
+	}
+	for (i = 0; i < argc; i++)
+		if (i != 1)
+			argvlen[i] = strlen(argv[i]);
+	ri->run_marked = now_seconds();
+	if (batch) {
+		nsd_redis_batch_add(&ri->batch, key, argvlen[1], argc, argv,
+		    argvlen);
+		return (0);
+	}
+	if (nsd_redis_command(ri->cl, key, argvlen[1], argc, argv, argvlen,
+	    &r, err) == -1)
+		return (url_error(ri, err));
+	freeReplyObject(r);
 	return (0);
 }
 
@@ -1035,10 +1252,11 @@ write_groups(struct redis_index *ri, struct nsd_error *err)
 	sig_bytes = ri->base.params.sig_bytes;
 	cmds_begin(ri);
 	ri->keybuf.len = 0;
-	/* The values first, so that the buffer no longer moves. */
+	/* The records, one after the other, then a SET for each. */
 	for (i = 0; i < ri->nfresh; i++) {
 		g = group_get(&ri->groups, ri->fresh[i]);
 		nsd_buf_append(&ri->keybuf, "g", 1);
+		nsd_buf_append(&ri->keybuf, ri->run_hex, 16);
 		if (sig_bytes > 0)
 			nsd_buf_append(&ri->keybuf, g->sig, sig_bytes);
 		if (g->id_len > 0)
@@ -1048,7 +1266,7 @@ write_groups(struct redis_index *ri, struct nsd_error *err)
 		g = group_get(&ri->groups, ri->fresh[i]);
 		argv[0] = "SET";
 		argv[2] = ri->keybuf.data + off;
-		argvlen[2] = 1 + sig_bytes + g->id_len;
+		argvlen[2] = 1 + 16 + sig_bytes + g->id_len;
 		off += argvlen[2];
 		argc = ttl_args(ri, argv, argvlen, 3, ttl, sizeof ttl);
 		cmd_add(ri, key, group_key(ri, key, sizeof key, ri->fresh[i]),
@@ -1061,6 +1279,42 @@ write_groups(struct redis_index *ri, struct nsd_error *err)
 		    err))
 			return (-1);
 	return (0);
+}
+
+/*
+ * Claim cl's key, which names a gone group (its record expired, or was
+ * lost with a master), for cl->group: atomically, unless another host
+ * claimed it meanwhile; answers as SET NX GET does.
+ */
+static void
+claim_in_place(struct redis_index *ri, const struct claim *cl,
+    const char *group, const char *ttl)
+{
+	static const char script[] =
+	    "local v = redis.call('GET', KEYS[1]) "
+	    "if v == false or v == ARGV[1] then "
+	    "if ARGV[3] ~= '0' then "
+	    "redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[3]) "
+	    "else redis.call('SET', KEYS[1], ARGV[2]) end "
+	    "return false end return v";
+	const char	*argv[7];
+	size_t		 argvlen[7];
+	char		 key[128], gone[24];
+	int		 i;
+
+	snprintf(gone, sizeof gone, "%" PRIu64, cl->replaces);
+	argv[0] = "EVAL";
+	argv[1] = script;
+	argv[2] = "1";
+	argv[3] = key;
+	argvlen[3] = key_name(ri, key, sizeof key, "f", cl->key, 0, 0);
+	argv[4] = gone;
+	argv[5] = group;
+	argv[6] = ttl;		/* "0": none */
+	for (i = 0; i < 7; i++)
+		if (i != 3)
+			argvlen[i] = strlen(argv[i]);
+	nsd_redis_batch_add(&ri->batch, key, argvlen[3], 7, argv, argvlen);
 }
 
 /* Send the batch's claims; note the ones another host won first. */
@@ -1081,6 +1335,10 @@ write_claims(struct redis_index *ri, struct nsd_error *err)
 	for (i = 0; i < ri->nclaims; i++) {
 		cl = &ri->claims[i];
 		snprintf(group, sizeof group, "%" PRIu64, cl->group);
+		if (!ri->simhash && cl->replaces != 0) {
+			claim_in_place(ri, cl, group, ttl);
+			continue;
+		}
 		if (!ri->simhash) {
 			argv[0] = "SET";
 			argv[2] = group;
@@ -1095,7 +1353,8 @@ write_claims(struct redis_index *ri, struct nsd_error *err)
 			continue;
 		}
 		snprintf(fp, sizeof fp, "%016" PRIx64, cl->key);
-		argv[0] = "HSETNX";
+		/* A field that names a gone group is overwritten. */
+		argv[0] = cl->replaces != 0 ? "HSET" : "HSETNX";
 		argv[2] = fp;
 		argvlen[2] = 16;
 		argv[3] = group;
@@ -1113,6 +1372,9 @@ write_claims(struct redis_index *ri, struct nsd_error *err)
 			cmd_add(ri, key, strlen(key), 3, argv, argvlen);
 		}
 	}
+	/* Still alive: a minute at most between two leases. */
+	if (now_seconds() - ri->run_marked >= 60)
+		(void)run_mark(ri, 0, 1, err);
 	/*
 	 * --ttl: a group's record lives as long as the last key claimed
 	 * for it (claims come a record at a time, so a group's are
@@ -1135,9 +1397,13 @@ write_claims(struct redis_index *ri, struct nsd_error *err)
 		if (!ri->simhash) {
 			if (reply_group(ri, r, &held, err) == -1)
 				return (-1);
-			if (held == 0 || held == cl->group)
+			if (held == 0 || held == cl->group) {
 				ri->claimed++;
-			else if (is_fresh(ri, cl->group)) {
+				continue;
+			}
+			/* Theirs, from now on, as near_enough() counts. */
+			key_slot(&ri->keys, cl->key)->group = held;
+			if (is_fresh(ri, cl->group)) {
 				add_conflict(ri, cl->group, held, cl->key);
 				want_group(ri, held);
 			}
@@ -1242,6 +1508,9 @@ redis_settle(struct nsd_index *ix, const struct nsd_index_conflict **conf,
 			return (-1);
 		if (ri->nclaims > 0 && write_claims(ri, err) == -1)
 			return (-1);
+		if (ri->nclaims == 0 && now_seconds() - ri->run_marked >= 60 &&
+		    run_mark(ri, 0, 0, err) == -1)
+			return (-1);
 		if (ri->simhash && reread_blocks(ri, err) == -1)
 			return (-1);
 	}
@@ -1265,36 +1534,93 @@ redis_settle(struct nsd_index *ix, const struct nsd_index_conflict **conf,
 	return (0);
 }
 
+/*
+ * Add "SET key value NX GET" (with --ttl's EX), key being
+ * "NS:kind:a[:b]" (b only when two).
+ */
+static void
+set_nx_get(struct redis_index *ri, const char *kind, uint64_t a, uint64_t b,
+    int two, const char *value)
+{
+	const char	*argv[8];
+	size_t		 argvlen[8];
+	char		 key[128], ttl[32];
+	int		 argc, n;
+
+	if (two)
+		n = snprintf(key, sizeof key, "%s:%s:%" PRIu64 ":%" PRIu64,
+		    ri->ns, kind, a, b);
+	else
+		n = snprintf(key, sizeof key, "%s:%s:%" PRIu64, ri->ns, kind,
+		    a);
+	assert(n > 0 && (size_t)n < sizeof key);
+	argv[0] = "SET";
+	argv[2] = value;
+	argvlen[2] = SIZE_MAX;
+	argv[3] = "NX";
+	argvlen[3] = 2;
+	argv[4] = "GET";
+	argvlen[4] = 3;
+	argc = ttl_args(ri, argv, argvlen, 5, ttl, sizeof ttl);
+	cmd_add(ri, key, (size_t)n, argc, argv, argvlen);
+}
+
+/* A stance as NS:w:N keeps it: "root" (0), or "@M", given way to M. */
+static int
+reply_stance(struct redis_index *ri, const redisReply *r, int *set,
+    uint64_t *to, struct nsd_error *err)
+{
+	*set = r->type != REDIS_REPLY_NIL;
+	*to = 0;
+	if (r->type == REDIS_REPLY_NIL || (r->type == REDIS_REPLY_STRING &&
+	    r->len == 4 && memcmp(r->str, "root", 4) == 0))
+		return (0);
+	if (r->type == REDIS_REPLY_STRING && r->len > 1 && r->str[0] == '@' &&
+	    (*to = parse_number(r->str + 1, r->len - 1)) != 0)
+		return (0);
+	return (nsd_error_set(err, NSD_EXIT_INDEX, "%s: unexpected reply: %s",
+	    ri->url, r->type == REDIS_REPLY_ERROR ? r->str :
+	    "not a stance"));
+}
+
+/*
+ * Arbitration, in rounds that run only for a batch with conflicts.
+ *
+ * 1. The pair: NS:a:LO:HI, SET NX, value the group that gives way; the
+ *    first host to propose "mine gives way" is followed by the other,
+ *    so of two groups exactly one gives way.
+ * 2. A group that gives way points at a root: NS:w:THEIRS is set to
+ *    "root" unless it is set; if THEIRS has itself given way to ROOT
+ *    meanwhile, ours gives way to ROOT instead.
+ * 3. Ours takes its stance: NS:w:OURS set to "@ROOT" unless it is set;
+ *    if another host already made ours a root (a third group gave way to
+ *    it), ours stays.
+ *
+ * Roots never give way and every group that gives way points at a root,
+ * so there are no chains and no loops, and the group a record gave way
+ * to is an original in its own host's output. The price of that rule is
+ * the rare case of step 3, where both groups of a pair stay: a duplicate
+ * let through. Then the groups that gave way are written as "@ROOT".
+ */
 static int
 redis_arbitrate(struct nsd_index *ix, const struct nsd_index_conflict *pairs,
     size_t n, uint64_t *winners, struct nsd_error *err)
 {
 	struct redis_index	*ri = (struct redis_index *)ix;
 	const char		*argv[8];
-	size_t			 argvlen[8], i, nalias = 0;
-	char			 key[128], ours[24], alias[32], ttl[32];
-	uint64_t		 lo, hi, proposed;
+	size_t			 argvlen[8], i, c, nalias = 0;
+	char			 key[128], value[32], ttl[32];
+	uint64_t		 lo, hi, proposed, to;
 	struct group_slot	*g;
-	int			 argc;
+	int			 argc, set;
 
 	cmds_begin(ri);
 	for (i = 0; i < n; i++) {
 		lo = pairs[i].ours < pairs[i].theirs ? pairs[i].ours :
 		    pairs[i].theirs;
 		hi = pairs[i].ours ^ pairs[i].theirs ^ lo;
-		snprintf(key, sizeof key, "%s:a:%" PRIu64 ":%" PRIu64, ri->ns,
-		    lo, hi);
-		/* The proposal: ours gives way. */
-		snprintf(ours, sizeof ours, "%" PRIu64, pairs[i].ours);
-		argv[0] = "SET";
-		argv[2] = ours;
-		argvlen[2] = SIZE_MAX;
-		argv[3] = "NX";
-		argvlen[3] = 2;
-		argv[4] = "GET";
-		argvlen[4] = 3;
-		argc = ttl_args(ri, argv, argvlen, 5, ttl, sizeof ttl);
-		cmd_add(ri, key, strlen(key), argc, argv, argvlen);
+		snprintf(value, sizeof value, "%" PRIu64, pairs[i].ours);
+		set_nx_get(ri, "a", lo, hi, 1, value);
 	}
 	if (cmds_run(ri, err) == -1)
 		return (-1);
@@ -1302,29 +1628,64 @@ redis_arbitrate(struct nsd_index *ix, const struct nsd_index_conflict *pairs,
 		if (reply_group(ri, nsd_redis_batch_reply(&ri->batch, i),
 		    &proposed, err) == -1)
 			return (-1);
-		/* The first proposal stands, ours or theirs. */
 		winners[i] = proposed == 0 || proposed == pairs[i].ours ?
 		    pairs[i].theirs : pairs[i].ours;
 	}
 	cmds_begin(ri);
-	for (i = 0; i < n; i++) {
-		if (winners[i] != pairs[i].theirs)
+	for (i = 0; i < n; i++)
+		if (winners[i] != pairs[i].ours)
+			set_nx_get(ri, "w", winners[i], 0, 0, "root");
+	if (cmds_run(ri, err) == -1)
+		return (-1);
+	for (i = 0, c = 0; i < n; i++) {
+		if (winners[i] == pairs[i].ours)
 			continue;
-		snprintf(alias, sizeof alias, "@%" PRIu64, pairs[i].theirs);
+		if (reply_stance(ri, nsd_redis_batch_reply(&ri->batch, c++),
+		    &set, &to, err) == -1)
+			return (-1);
+		if (to != 0)
+			winners[i] = to;
+	}
+	cmds_begin(ri);
+	for (i = 0; i < n; i++)
+		if (winners[i] != pairs[i].ours) {
+			snprintf(value, sizeof value, "@%" PRIu64, winners[i]);
+			set_nx_get(ri, "w", pairs[i].ours, 0, 0, value);
+		}
+	if (cmds_run(ri, err) == -1)
+		return (-1);
+	for (i = 0, c = 0; i < n; i++) {
+		if (winners[i] == pairs[i].ours)
+			continue;
+		if (reply_stance(ri, nsd_redis_batch_reply(&ri->batch, c++),
+		    &set, &to, err) == -1)
+			return (-1);
+		/* Unset, or set by this very call sent twice: given way. */
+		if (set && to == 0)
+			winners[i] = pairs[i].ours;
+		else if (set)
+			winners[i] = to;
+	}
+	cmds_begin(ri);
+	for (i = 0; i < n; i++) {
+		if (winners[i] == pairs[i].ours)
+			continue;
+		snprintf(value, sizeof value, "@%" PRIu64, winners[i]);
 		argv[0] = "SET";
-		argv[2] = alias;
+		argv[2] = value;
 		argvlen[2] = SIZE_MAX;
 		argc = ttl_args(ri, argv, argvlen, 3, ttl, sizeof ttl);
 		cmd_add(ri, key, group_key(ri, key, sizeof key,
 		    pairs[i].ours), argc, argv, argvlen);
 		g = group_get(&ri->groups, pairs[i].ours);
-		g->alias = pairs[i].theirs;
+		g->alias = winners[i];
+		want_group(ri, winners[i]);
 		nalias++;
 		ri->gave_way++;
 	}
 	if (nalias > 0 && cmds_run(ri, err) == -1)
 		return (-1);
-	return (0);
+	return (fetch_groups(ri, err));
 }
 
 /* Forget the batch: what was read may be stale by the next one. */
@@ -1351,12 +1712,17 @@ redis_begin_batch(struct nsd_index *ix)
 	batch_done((struct redis_index *)ix);
 }
 
+/* Nothing to commit, but that the run is done. */
 static int
 redis_commit(struct nsd_index *ix, uint64_t records, struct nsd_error *err)
 {
+	struct redis_index	*ri = (struct redis_index *)ix;
+
 	(void)records;
-	(void)err;
-	batch_done((struct redis_index *)ix);
+	batch_done(ri);
+	if (ri->readonly || run_mark(ri, 1, 0, err) == -1)
+		return (ri->readonly ? 0 : -1);
+	ri->committed = 1;
 	return (0);
 }
 
@@ -1394,6 +1760,7 @@ redis_info(struct nsd_index *ix, struct nsd_index_info *info)
 static void
 give_back(struct redis_index *ri)
 {
+	int	 i;
 	static const char script[] =
 	    "if redis.call('GET', KEYS[1]) == ARGV[1] then "
 	    "redis.call('SET', KEYS[1], ARGV[2]) end return 0";
@@ -1415,7 +1782,7 @@ give_back(struct redis_index *ri)
 	argv[3] = key;
 	argv[4] = taken;
 	argv[5] = used;
-	for (int i = 0; i < 6; i++)
+	for (i = 0; i < 6; i++)
 		argvlen[i] = strlen(argv[i]);
 	if (nsd_redis_command(ri->cl, key, strlen(key), 6, argv, argvlen, &r,
 	    &ignored) == 0)
@@ -1426,7 +1793,24 @@ static void
 redis_close(struct nsd_index *ix)
 {
 	struct redis_index	*ri = (struct redis_index *)ix;
+	const char		*argv[2] = { "DEL", NULL };
+	size_t			 argvlen[2] = { 3, 0 };
+	char			 key[128];
+	redisReply		*r;
+	struct nsd_error	 ignored;
 
+	/*
+	 * A run that ends without committing failed: say so at once, for
+	 * its records to be first again in the run that follows (one that
+	 * dies without a word is taken for failed when its lease ends).
+	 */
+	if (ri->cl != NULL && !ri->readonly && !ri->committed) {
+		argv[1] = key;
+		argvlen[1] = run_key(ri, key, sizeof key, ri->run);
+		if (nsd_redis_command(ri->cl, key, argvlen[1], 2, argv,
+		    argvlen, &r, &ignored) == 0)
+			freeReplyObject(r);
+	}
 	give_back(ri);
 	nsd_redis_close(ri->cl);
 	nsd_redis_batch_free(&ri->batch);
@@ -1457,6 +1841,7 @@ static const struct nsd_index_ops redis_ops = {
 	.group_name = redis_group_name,
 	.settle = redis_settle,
 	.arbitrate = redis_arbitrate,
+	.group_adopt = redis_group_adopt,
 	.begin_batch = redis_begin_batch,
 	.commit = redis_commit,
 	.info = redis_info,
@@ -1528,6 +1913,7 @@ params_differ(struct redis_index *ri, const char *had, size_t had_len,
 static int
 check_params(struct redis_index *ri, struct nsd_error *err)
 {
+	int	 i;
 	const char	*argv[5];
 	size_t		 argvlen[5];
 	char		 key[128], want[512];
@@ -1541,7 +1927,7 @@ check_params(struct redis_index *ri, struct nsd_error *err)
 	argv[2] = want;
 	argv[3] = "NX";
 	argv[4] = "GET";
-	for (int i = 0; i < 5; i++)
+	for (i = 0; i < 5; i++)
 		argvlen[i] = strlen(argv[i]);
 	if (nsd_redis_command(ri->cl, key, strlen(key), ri->readonly ? 2 : 5,
 	    argv, argvlen, &r, err) == -1)
@@ -1683,12 +2069,20 @@ nsd_index_open_redis(struct nsd_index **ixp, const struct nsd_index_redis *o,
 			    "the index: %s", ri->url, msg);
 	}
 	if (password != NULL)
-		explicit_bzero(password, strlen(password));
+		nsd_wipe(password, strlen(password));
 	free(user);
 	free(password);
 	free(seeds);
 	if (rc == 0)
 		rc = check_params(ri, err);
+	/* This run's token, which its groups keep, and its lease. */
+	if (getrandom(&ri->run, sizeof ri->run, 0) != sizeof ri->run)
+		ri->run = nsd_fmix64((uint64_t)time(NULL) ^
+		    (uint64_t)getpid() << 32 ^ (uint64_t)now_seconds());
+	ri->run += ri->run == 0;
+	snprintf(ri->run_hex, sizeof ri->run_hex, "%016" PRIx64, ri->run);
+	if (rc == 0 && !ri->readonly)
+		rc = run_mark(ri, 0, 0, err);
 	if (rc == -1) {
 		ri->block_end = 0;
 		redis_close(&ri->base);

@@ -836,25 +836,61 @@ lookup_minhash(const struct nsd_config *cfg, struct nsd_index *ix,
 	return (0);
 }
 
+/* r's id as a group keeps it: a JSON token, whatever the format. */
+static void
+record_id(const struct input *in, struct work *wk, const struct record *r,
+    const struct nsd_line *l, const char **id, size_t *id_len)
+{
+	*id = nsd_line_data(&wk->lines, l) + r->id_start;
+	*id_len = r->id_len;
+	if (in->format == NSD_FORMAT_TSV && *id_len > 0) {
+		wk->id.len = 0;
+		nsd_json_encode_string(*id, *id_len, &wk->id);
+		*id = wk->id.data;
+		*id_len = wk->id.len;
+	}
+}
+
 /*
- * A new group for r, named by its id (a JSON token, whatever the format),
- * keeping sig (minhash: r's signature; NULL for the other methods).
+ * A new group for r, named by its id, keeping sig (minhash: r's
+ * signature; NULL for the other methods).
  */
 static int
 open_group(const struct input *in, struct nsd_index *ix, struct work *wk,
     const struct record *r, const struct nsd_line *l,
     const unsigned char *sig, uint64_t *group, struct nsd_error *err)
 {
-	const char	*id = nsd_line_data(&wk->lines, l) + r->id_start;
-	size_t		 id_len = r->id_len;
+	const char	*id;
+	size_t		 id_len;
 
-	if (in->format == NSD_FORMAT_TSV && id_len > 0) {
-		wk->id.len = 0;
-		nsd_json_encode_string(id, id_len, &wk->id);
-		id = wk->id.data;
-		id_len = wk->id.len;
-	}
+	record_id(in, wk, r, l, &id, &id_len);
 	return (nsd_index_group_new_signed(ix, id, id_len, sig, group, err));
+}
+
+/*
+ * A shared index has no commit: a run that failed leaves its groups, and
+ * the run again finds its records already seen. Whether r is such a
+ * record, the first of group (the group's id is r's, and the run that
+ * opened it failed): then it is the group's original again, so that a run
+ * again writes what the failed run would have written.
+ */
+static int
+first_again(const struct input *in, struct nsd_index *ix, struct work *wk,
+    const struct record *r, const struct nsd_line *l, uint64_t group,
+    int *yes, struct nsd_error *err)
+{
+	struct nsd_group_name	 name;
+	const char		*id;
+	size_t			 id_len;
+
+	*yes = 0;
+	record_id(in, wk, r, l, &id, &id_len);
+	if (id_len == 0 ||
+	    nsd_index_group_name(ix, group, &name, err) == -1)
+		return (id_len == 0 ? 0 : -1);
+	if (name.id_len != id_len || memcmp(name.id, id, id_len) != 0)
+		return (0);
+	return (nsd_index_group_adopt(ix, group, yes, err));
 }
 
 /*
@@ -982,6 +1018,7 @@ decide_records(const struct nsd_config *cfg, const struct input *in,
 	const unsigned char	*sig;
 	size_t		 i, k;
 	int		 minhash = cfg->method == NSD_METHOD_MINHASH;
+	int		 shared = nsd_index_is_shared(ix), again;
 
 	for (i = 0; i < wk->lines.nlines; i++) {
 		struct record		*r = &wk->recs[i];
@@ -1034,6 +1071,11 @@ decide_records(const struct nsd_config *cfg, const struct input *in,
 		    &best, st, err) == -1)
 			return (-1);
 		r->dup = best != 0;
+		if (r->dup && shared && first_again(in, ix, wk, r, l, best,
+		    &again, err) == -1)
+			return (-1);
+		if (r->dup && shared && again)
+			r->dup = r->exact = 0;
 		if (best == 0 &&
 		    open_group(in, ix, wk, r, l, sig, &best, err) == -1)
 			return (-1);
@@ -1119,6 +1161,7 @@ near_enough(const struct nsd_config *cfg, struct nsd_index *ix,
 {
 	const unsigned char	*their_sig;
 	const uint64_t		*fps = wk->fps + r->fp_off;
+	uint64_t		 held;
 	unsigned		 count = 0, need, k;
 	size_t			 i;
 
@@ -1136,19 +1179,21 @@ near_enough(const struct nsd_config *cfg, struct nsd_index *ix,
 	default:
 		break;
 	}
-	/* nshash: the whole text, or enough of r's own fingerprints. */
-	for (i = 0; i < n; i++) {
-		if (all[i].ours != c->ours || all[i].theirs != c->theirs)
-			continue;
-		if (r->has_whole && all[i].key == r->whole_key) {
+	/*
+	 * nshash: the whole text, or enough of r's fingerprints theirs
+	 * holds now: those it won from r, and those it held before.
+	 */
+	for (i = 0; i < n; i++)
+		if (all[i].ours == c->ours && all[i].theirs == c->theirs &&
+		    r->has_whole && all[i].key == r->whole_key) {
 			*evidence = r->usable;
 			return (1);
 		}
-		for (k = 0; k < r->nfps; k++)
-			if (fps[k] == all[i].key) {
-				count++;
-				break;
-			}
+	/* The ones lookup_nshash() looked at, about (no more are read). */
+	for (k = 0; k < r->nfps && k < cfg->sentences + r->common; k++) {
+		if (nsd_index_lookup(ix, fps[k], &held, err) == -1)
+			return (-1);
+		count += held == c->theirs;
 	}
 	need = cfg->min_match < r->usable ? cfg->min_match : r->usable;
 	*evidence = count;
@@ -1206,13 +1251,14 @@ settle_batch(const struct nsd_config *cfg, struct nsd_index *ix,
 	if (nsd_index_arbitrate(ix, pairs, np, winners, err) == -1)
 		goto out;
 	for (j = 0; j < np; j++) {
-		if (winners[j] != pairs[j].theirs)
+		/* Theirs, or the group theirs gave way to meanwhile. */
+		if (winners[j] == pairs[j].ours)
 			continue;
 		for (i = 0; i < stop; i++) {
 			r = &wk->recs[i];
 			if (r->kind != RECORD_OK || r->group != pairs[j].ours)
 				continue;
-			r->group = pairs[j].theirs;
+			r->group = winners[j];
 			if (r->dup)
 				continue;
 			r->dup = 1;

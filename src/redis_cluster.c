@@ -235,6 +235,7 @@ node_drop(struct node *n)
 static int
 node_connect(struct nsd_redis *cl, struct node *n)
 {
+	int	 i;
 	struct timeval	 tv;
 	redisReply	*r;
 	const char	*argv[3];
@@ -272,7 +273,7 @@ node_connect(struct nsd_redis *cl, struct node *n)
 	if (cl->user != NULL)
 		argv[argc++] = cl->user;
 	argv[argc++] = cl->password;
-	for (int i = 0; i < argc; i++)
+	for (i = 0; i < argc; i++)
 		argvlen[i] = strlen(argv[i]);
 	r = redisCommandArgv(n->c, argc, argv, argvlen);
 	if (r == NULL || r->type == REDIS_REPLY_ERROR) {
@@ -494,7 +495,7 @@ nsd_redis_close(struct nsd_redis *cl)
 	free(cl->seeds);
 	free(cl->user);
 	if (cl->password != NULL)
-		explicit_bzero(cl->password, strlen(cl->password));
+		nsd_wipe(cl->password, strlen(cl->password));
 	free(cl->password);
 	free(cl);
 }

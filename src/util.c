@@ -138,6 +138,19 @@ nsd_buf_free(struct nsd_buf *b)
 	b->len = b->cap = 0;
 }
 
+void
+nsd_wipe(void *p, size_t len)
+{
+#ifdef HAVE_EXPLICIT_BZERO
+	explicit_bzero(p, len);
+#else
+	volatile unsigned char	*v = p;
+
+	while (len-- > 0)
+		*v++ = 0;
+#endif
+}
+
 char *
 nsd_fraction_format(unsigned v, char *buf)
 {

@@ -79,6 +79,9 @@ void	 nsd_buf_reserve(struct nsd_buf *, size_t);
 void	 nsd_buf_append(struct nsd_buf *, const void *, size_t);
 void	 nsd_buf_free(struct nsd_buf *);
 
+/* Zero len bytes at p (a secret) in a way the compiler cannot drop. */
+void	 nsd_wipe(void *, size_t);
+
 static inline void
 nsd_buf_putc(struct nsd_buf *b, char c)
 {

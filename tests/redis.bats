@@ -722,16 +722,20 @@ ttls() {
 		ran_clean
 		redis_keys "$SINGLE_PORT" "layout-$m" > keys
 		[ "$(wc -l < keys)" -gt 1000 ]
-		# NS:params, NS:next, NS:g:N, and the fingerprints of the
-		# method: NS:f:HEX, or SimHash's blocks NS:s:TABLE:HEX.
+		# NS:params, NS:next, NS:g:N, NS:run:TOKEN, and the
+		# fingerprints of the method: NS:f:HEX, or SimHash's blocks
+		# NS:s:TABLE:HEX.
 		if [ "$m" = simhash ]; then fp='s:[0-9]+:[0-9a-f]{16}'; else
 			fp='f:[0-9a-f]{16}'; fi
-		if grep -Ev "^layout-$m:(params|next|g:[1-9][0-9]*|$fp)\$" keys; then
+		if grep -Ev "^layout-$m:(params|next|g:[1-9][0-9]*|run:[0-9a-f]{16}|$fp)\$" keys; then
 			echo "($m: keys outside the layout)"
 			false
 		fi
 		grep -Eq "^layout-$m:$fp\$" keys
 		grep -q "^layout-$m:params\$" keys
+		# The run, done.
+		run=$(grep "^layout-$m:run:" keys)
+		expect_eq "$(redis_cli "$SINGLE_PORT" GET "$run")" done
 		# As many group keys as groups: the originals.
 		expect_eq "$(grep -c "^layout-$m:g:" keys)" \
 		    "$(grep -c '"is_dup":false}$' out)"
@@ -791,13 +795,14 @@ ttls() {
 	nsd_to first --ttl 1 --db "$(single_url expire)" part1.jsonl
 	ran_clean
 	# Wait (5 s at most) for the server to expire every key but those
-	# that stay: the parameters and the group counter.
+	# that stay: the parameters, the group counter and the run's.
 	for i in $(seq 50); do
-		[ "$(redis_keys "$SINGLE_PORT" expire | wc -l)" -gt 2 ] || break
+		[ "$(redis_keys "$SINGLE_PORT" expire | wc -l)" -gt 3 ] || break
 		sleep 0.1
 	done
-	expect_eq "$(redis_keys "$SINGLE_PORT" expire | tr '\n' ' ')" \
-	    "expire:next expire:params "
+	redis_keys "$SINGLE_PORT" expire | sed 's/:run:[0-9a-f]*$/:run:R/' |
+	    tr '\n' ' ' > left
+	expect_eq "$(cat left)" "expire:next expire:params expire:run:R "
 	nsd_to again --ttl 1 --db "$(single_url expire)" part1.jsonl
 	ran_clean
 	# The same decisions; only the group numbers of records without an
@@ -805,4 +810,35 @@ ttls() {
 	expect_eq "$(grep -c '"is_dup":true}$' again)" \
 	    "$(grep -c '"is_dup":true}$' first)"
 	[ "$(grep -c '"is_dup":true}$' first)" -gt 100 ]
+}
+
+@test "a run that fails part way, run again, writes what it would have written" {
+	for m in nshash simhash minhash; do
+		url=$(single_url "again-$m")
+		nsd_to want -m "$m" --db "$(single_url "fresh-$m")" part1.jsonl
+		ran_clean
+		# The first batch is decided and written to the index, then
+		# its output fails: exit status 4.
+		run_nsd -m "$m" --db "$url" -o /dev/full part1.jsonl
+		expect_eq "$status" 4
+		[ "$(redis_keys "$SINGLE_PORT" "again-$m" | wc -l)" -gt 100 ]
+		# The failed run said so: no key of its own is left.
+		expect_eq "$(redis_keys "$SINGLE_PORT" "again-$m" |
+		    grep -c ':run:')" 0
+		nsd_to got -m "$m" --db "$url" part1.jsonl
+		ran_clean
+		# The same, but for the records without an id, which cannot
+		# be known again: duplicates of themselves (of their group
+		# number), where the first batch opened their groups.
+		grep '^{"id":' got > got-ids
+		grep '^{"id":' want > want-ids
+		[ "$(wc -l < want-ids)" -gt 1500 ]
+		same_file got-ids want-ids
+		grep -v '^{"id":' got | grep -c '"is_dup":true}$' > dups
+		[ "$(cat dups)" -gt 0 ]
+		# Not its records' own duplicates, now that it is done.
+		nsd_to got2 -m "$m" --db "$url" part1.jsonl
+		ran_clean
+		expect_eq "$(grep -c '"is_dup":false' got2)" 0
+	done
 }
