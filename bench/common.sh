@@ -69,3 +69,24 @@ rss_anon_sample() {
 	done
 	echo "$peak $n"
 }
+
+# Put the section in file $3, which begins with the line $1 and ends with
+# the line $2, into the report $4 in place of the one between the same
+# lines, or at its end when it has none.
+replace_section() {
+	local begin=$1 end=$2 section=$3 out=$4
+
+	mkdir -p "$(dirname "$out")"
+	if [ -f "$out" ] && grep -qF "$begin" "$out"; then
+		awk -v b="$begin" -v e="$end" -v f="$section" '
+		    $0 == b { while ((getline l < f) > 0) print l; skip = 1; next }
+		    $0 == e { skip = 0; next }
+		    !skip' "$out" >"$out.tmp"
+	else
+		{
+			[ ! -f "$out" ] || { cat "$out"; printf '\n'; }
+			cat "$section"
+		} >"$out.tmp"
+	fi
+	mv "$out.tmp" "$out"
+}

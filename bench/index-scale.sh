@@ -1443,19 +1443,6 @@ script_s=$(($(date +%s) - script_t0))
 # No line ends in blanks (sentences are printed each with a space after).
 sed -i 's/[[:space:]]*$//' "$tmp/section"
 
-# Replace the section in the report, or append it.
-mkdir -p "$(dirname "$out")"
-if [ -f "$out" ] && grep -qF "$begin_mark" "$out"; then
-	awk -v b="$begin_mark" -v e="$end_mark" -v f="$tmp/section" '
-	    $0 == b { while ((getline l < f) > 0) print l; skip = 1; next }
-	    $0 == e { skip = 0; next }
-	    !skip' "$out" >"$out.tmp"
-else
-	{
-		[ ! -f "$out" ] || { cat "$out"; printf '\n'; }
-		cat "$tmp/section"
-	} >"$out.tmp"
-fi
-mv "$out.tmp" "$out"
+replace_section "$begin_mark" "$end_mark" "$tmp/section" "$out"
 note "wrote $out"
 sed -n '/^### Targets at scale/,/^<!--/p' "$out"

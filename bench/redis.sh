@@ -365,18 +365,6 @@ cluster_rps=$(rps "$(med "${wall[nshash cluster]}")")
 	printf '%s\n' "$end_mark"
 } >"$tmp/section"
 
-mkdir -p "$(dirname "$out")"
-if [ -f "$out" ] && grep -qF "$begin_mark" "$out"; then
-	awk -v b="$begin_mark" -v e="$end_mark" -v f="$tmp/section" '
-	    $0 == b { while ((getline l < f) > 0) print l; skip = 1; next }
-	    $0 == e { skip = 0; next }
-	    !skip' "$out" >"$out.tmp"
-else
-	{
-		[ ! -f "$out" ] || { cat "$out"; printf '\n'; }
-		cat "$tmp/section"
-	} >"$out.tmp"
-fi
-mv "$out.tmp" "$out"
+replace_section "$begin_mark" "$end_mark" "$tmp/section" "$out"
 note "wrote $out"
 sed -n "/^## Shared index on Redis/,/^$end_mark/p" "$out"
