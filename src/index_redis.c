@@ -192,7 +192,6 @@ struct redis_index {
 	uint64_t		*wanted_groups;
 	size_t			 nwanted_groups;
 	size_t			 wanted_groups_cap;
-	int			 pending;	/* keys or blocks wanted */
 	uint64_t		*wanted_keys;	/* in the next read */
 	size_t			 nwanted_keys;
 	size_t			 wanted_keys_cap;
@@ -698,7 +697,7 @@ fetch(struct redis_index *ri, struct nsd_error *err)
 	uint64_t		 g, fp;
 	struct block_slot	*b;
 
-	if (!ri->pending)
+	if (ri->nwanted_keys == 0 && ri->nwanted_blocks == 0)
 		return (fetch_groups(ri, err));
 	cmds_begin(ri);
 	for (i = 0; i < ri->nwanted_keys; i++) {
@@ -749,7 +748,6 @@ fetch(struct redis_index *ri, struct nsd_error *err)
 		}
 	}
 	ri->nwanted_keys = ri->nwanted_blocks = 0;
-	ri->pending = 0;
 	return (fetch_groups(ri, err));
 }
 
@@ -764,7 +762,6 @@ want_key(struct redis_index *ri, uint64_t key)
 		s->group = 0;
 		s->state = KEY_WANTED;
 		ri->keys.used++;
-		ri->pending = 1;
 		if (ri->nwanted_keys == ri->wanted_keys_cap) {
 			ri->wanted_keys_cap = ri->wanted_keys_cap == 0 ? 1024 :
 			    2 * ri->wanted_keys_cap;
@@ -790,7 +787,6 @@ want_block(struct redis_index *ri, unsigned t, uint64_t value)
 		b->len_reply = SIZE_MAX;
 		b->state = KEY_WANTED;
 		ri->blocks.used++;
-		ri->pending = 1;
 		if (ri->nwanted_blocks == ri->wanted_blocks_cap) {
 			ri->wanted_blocks_cap = ri->wanted_blocks_cap == 0 ?
 			    256 : 2 * ri->wanted_blocks_cap;
@@ -1702,7 +1698,6 @@ batch_done(struct redis_index *ri)
 	block_map_clear(&ri->blocks);
 	if (ri->groups.used > CACHE_GROUPS_MAX)
 		group_map_clear(&ri->groups);
-	ri->pending = 0;
 	ri->nwanted_keys = ri->nwanted_blocks = 0;
 }
 
