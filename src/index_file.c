@@ -124,7 +124,8 @@
 /*
  * A test build stops dead, as kill -9 would, at the point named by
  * $NSDEDUP_CRASH_AT ("name", or "name:N" for its N-th passage); or sends
- * itself the signal numbered $NSDEDUP_CRASH_SIGNAL there instead.
+ * the process the signal numbered $NSDEDUP_CRASH_SIGNAL there instead, as
+ * kill(1) would: to whichever of its threads does not block it.
  */
 static void
 crash_point(const char *name)
@@ -140,7 +141,7 @@ crash_point(const char *name)
 	if (strlen(name) != len || strncmp(at, name, len) != 0)
 		return;
 	if (colon == NULL || ++passed == strtoul(colon + 1, NULL, 10))
-		raise(getenv("NSDEDUP_CRASH_SIGNAL") != NULL ?
+		kill(getpid(), getenv("NSDEDUP_CRASH_SIGNAL") != NULL ?
 		    atoi(getenv("NSDEDUP_CRASH_SIGNAL")) : SIGKILL);
 }
 #define CRASH_POINT(name)	crash_point(name)

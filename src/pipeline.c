@@ -6,7 +6,6 @@
 #include <assert.h>
 #include <pthread.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1583,14 +1582,13 @@ jobs_of(const struct nsd_config *cfg)
 }
 
 /*
- * Set up the ring and the workers, and start the worker threads, with the
- * signals that end a run blocked in them so that the main thread gets them.
+ * Set up the ring and the workers, and start the worker threads (with the
+ * signals blocked in them, as every thread: nsd_thread_start()).
  */
 static int
 run_start(struct run *r, const struct nsd_config *cfg, struct nsd_index *ix,
     struct nsd_error *err)
 {
-	sigset_t	 all, old;
 	size_t		 i;
 	int		 rc = 0;
 
@@ -1611,16 +1609,13 @@ run_start(struct run *r, const struct nsd_config *cfg, struct nsd_index *ix,
 	pthread_cond_init(&r->scanned, NULL);
 	r->threads = xcalloc(r->njobs - 1, sizeof *r->threads);
 	r->starts = xcalloc(r->njobs, sizeof *r->starts);
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
 	for (i = 1; i < r->njobs && rc == 0; i++) {
 		r->starts[i].run = r;
 		r->starts[i].worker = &r->workers[i];
-		if ((rc = pthread_create(&r->threads[i - 1], NULL, worker_main,
+		if ((rc = nsd_thread_start(&r->threads[i - 1], worker_main,
 		    &r->starts[i])) == 0)
 			r->started++;
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc != 0)
 		return (nsd_error_set(err, NSD_EXIT_NOMEM,
 		    "cannot start a thread (--jobs=%zu): %s", r->njobs,

@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -163,4 +164,18 @@ nsd_fraction_format(unsigned v, char *buf)
 	if (buf[n - 1] == '.')
 		buf[--n] = '\0';
 	return (buf);
+}
+
+int
+nsd_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg)
+{
+	sigset_t	 all, old;
+	int		 rc;
+
+	/* A new thread starts with its creator's mask. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	rc = pthread_create(thread, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return (rc);
 }

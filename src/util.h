@@ -6,9 +6,12 @@
  * conventions allow). struct nsd_buf is a growable byte buffer that is reused
  * across records instead of a fixed-size one. struct nsd_error carries the
  * message of a failed call up to main.c, which is the only code that prints.
+ * Every thread is started through nsd_thread_start().
  */
 #ifndef NSD_UTIL_H
 #define NSD_UTIL_H
+
+#include <pthread.h>
 
 #include <stddef.h>
 #include <stdint.h>
@@ -81,6 +84,15 @@ void	 nsd_buf_free(struct nsd_buf *);
 
 /* Zero len bytes at p (a secret) in a way the compiler cannot drop. */
 void	 nsd_wipe(void *, size_t);
+
+/*
+ * Start a thread running fn(arg) with every signal blocked in it, whatever
+ * the caller blocks, so that the signals main.c handles, and holds blocked
+ * around the end of a run, reach the main thread alone: a thread that took
+ * one in the meantime would die of it, with the whole process, after the
+ * index committed. Returns pthread_create()'s status.
+ */
+int	 nsd_thread_start(pthread_t *, void *(*)(void *), void *);
 
 static inline void
 nsd_buf_putc(struct nsd_buf *b, char c)

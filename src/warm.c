@@ -21,6 +21,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -64,6 +65,18 @@ warm_run(void *arg)
 	int		 populate = 1;
 	volatile unsigned char sink;
 
+#ifdef NSD_CRASH_POINTS
+	/*
+	 * The test build keeps the thread alive until it is stopped, when
+	 * $NSDEDUP_WARM_LINGER says so, as on a table too large to read in
+	 * before the run ends.
+	 */
+	struct timespec	 ms = { 0, 1000 * 1000 };
+
+	while (getenv("NSDEDUP_WARM_LINGER") != NULL &&
+	    !atomic_load(&w->stop))
+		nanosleep(&ms, NULL);
+#endif
 	for (off = 0; off < w->len && !atomic_load(&w->stop); off += n) {
 		n = w->len - off < WARM_STEP ? w->len - off : WARM_STEP;
 		if (populate && madvise((void *)(w->base + off), n,
@@ -88,7 +101,7 @@ nsd_warm_start(const void *base, size_t len)
 	w->base = base;
 	w->len = len;
 	atomic_init(&w->stop, 0);
-	if (pthread_create(&w->thread, NULL, warm_run, w) != 0) {
+	if (nsd_thread_start(&w->thread, warm_run, w) != 0) {
 		free(w);
 		return (NULL);
 	}

@@ -714,6 +714,20 @@ nsdedup: bad.jsonl:501: stopped at this bad record (--on-error=fail)"
 	same_dump <("$NSD_INDEX_DUMP" db) post.dump
 }
 
+@test "SIGTERM during the commit, with the warming thread alive, comes too late too" {
+	# The thread that reads the table into memory lives until the index
+	# is closed, after the commit: a signal sent to the process while the
+	# main thread holds it must not reach that thread and kill the run.
+	prepare a.jsonl few.jsonl
+	NSDEDUP_WARM_LINGER=1 NSDEDUP_CRASH_AT=commit-written \
+	    NSDEDUP_CRASH_SIGNAL=15 \
+	    run --separate-stderr "$NSDEDUP_CRASHPOINTS" --db db few.jsonl
+	expect_eq "$status" 0
+	expect_eq "$stderr" ""
+	printf '%s\n' "$output" | cmp - want.out
+	same_dump <("$NSD_INDEX_DUMP" db) post.dump
+}
+
 @test "SIGTERM before the commit still stops the run: the index as before" {
 	prepare a.jsonl b.jsonl
 	NSDEDUP_CRASH_AT=insert:100 NSDEDUP_CRASH_SIGNAL=15 \
