@@ -108,6 +108,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,6 +178,9 @@ struct memo {
 
 /* One table: the index's, the stage or PATH.next. */
 struct table {
+	const char		*what;		/* for messages: "the table" */
+	int			 legacy;	/* slots of a version before
+						   checks */
 	int			 fd;		/* -1: none */
 	unsigned char		*map;		/* the whole file */
 	size_t			 map_len;
@@ -202,6 +206,8 @@ struct file_index {
 	int			 ids_fd;
 	int			 log_fd;
 	int			 readonly;
+	int			 legacy;	/* of a version before checks:
+						   read, never written */
 	int			 simhash;	/* add, not claim */
 	int			 in_place;	/* into the table, not the log:
 						   a bulk load */
@@ -224,12 +230,15 @@ struct file_index {
 	uint64_t		 added;		/* entries the run added */
 	uint64_t		 log_records;	/* the run's too */
 	uint64_t		 log_written;	/* of them, out of log_buf */
+	uint64_t		 log_sum;	/* of the log_records, as the
+						   header's log_sum */
 	unsigned char		 log_buf[LOG_BUFFER * NSD_LOG_RECORD_SIZE];
 	uint64_t		 gen;		/* the run's; 0 until it
 						   writes */
 	unsigned char		*ids;
 	size_t			 ids_cap;	/* bytes of PATH.ids mapped */
 	uint64_t		 ids_len;	/* bytes used, the run's too */
+	uint64_t		 last_group;	/* the newest, the run's too */
 	uint64_t		 groups;
 	struct nsd_index	*overlay;	/* the log's fingerprints, and
 						   the run's */
@@ -258,12 +267,74 @@ log2_of(uint64_t n)
 	return (k);
 }
 
+/* The message of a run that finds the index damaged: it stops there. */
 static int
-slot_valid(const struct file_index *fi, uint64_t meta)
-{
-	uint64_t	 gen = nsd_slot_gen(meta);
+damaged(struct nsd_error *err, const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
-	return (gen != 0 && (gen <= fi->hdr.committed_gen || gen == fi->gen));
+static int
+damaged(struct nsd_error *err, const char *path, const char *fmt, ...)
+{
+	char	 what[NSD_ERROR_MAX];
+	va_list	 ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	return (nsd_error_set(err, NSD_EXIT_INDEX, "%s: damaged: %s "
+	    NSD_DAMAGE_HINT, path, what));
+}
+
+/* What a slot holds for this run. */
+enum slot_use {
+	SLOT_FREE,	/* empty, or left by a run that did not commit */
+	SLOT_ENTRY,	/* an entry that counts: committed, or the run's */
+	SLOT_BAD	/* damage: a check that fails, or a generation no
+			   run has had */
+};
+
+/*
+ * Read slot i of tb into *key and *meta (the slot word without its
+ * check), checked: every slot a run reads goes through here, so that
+ * damage stops the run before it can change an answer. A generation
+ * after the last commit is a leftover when it is the run that did not
+ * commit (pending), and damage beyond that.
+ */
+static inline enum slot_use
+slot_read(const struct file_index *fi, const struct table *tb, uint64_t i,
+    uint64_t *key, uint64_t *meta)
+{
+	uint64_t	 gen;
+
+	switch (nsd_slot_get(&tb->slots[i], tb->legacy, key, meta)) {
+	case NSD_SLOT_EMPTY:
+		return (SLOT_FREE);
+	case NSD_SLOT_DAMAGED:
+		return (SLOT_BAD);
+	case NSD_SLOT_FULL:
+		break;
+	}
+	gen = nsd_slot_gen(*meta);
+	if (gen <= fi->hdr.committed_gen || gen == fi->gen)
+		return (SLOT_ENTRY);
+	return (gen <= fi->hdr.pending_gen ? SLOT_FREE : SLOT_BAD);
+}
+
+/* The refusal of a slot that slot_read() found bad. */
+static int
+bad_slot(const struct file_index *fi, const struct table *tb, uint64_t i,
+    struct nsd_error *err)
+{
+	uint64_t	 key, meta;
+
+	if (nsd_slot_get(&tb->slots[i], tb->legacy, &key, &meta) ==
+	    NSD_SLOT_DAMAGED)
+		return (damaged(err, fi->path, "slot %llu of %s fails its "
+		    "check", (unsigned long long)i, tb->what));
+	return (damaged(err, fi->path, "slot %llu of %s has generation %llu, "
+	    "after the last commit (%llu)", (unsigned long long)i, tb->what,
+	    (unsigned long long)nsd_slot_gen(meta),
+	    (unsigned long long)fi->hdr.committed_gen));
 }
 
 static uint64_t
@@ -272,11 +343,15 @@ nslots_of(const struct table *tb)
 	return (tb->mask + 1);
 }
 
-/* Set up tb's view of the slots of a mapped table of nslots slots. */
+/*
+ * Set up tb's view of the slots of a mapped table of nslots slots, what
+ * it is called in messages.
+ */
 static void
-table_view(struct table *tb, unsigned char *map, size_t map_len,
-    size_t offset, uint64_t nslots)
+table_view(struct table *tb, const char *what, unsigned char *map,
+    size_t map_len, size_t offset, uint64_t nslots)
 {
+	tb->what = what;
 	tb->map = map;
 	tb->map_len = map_len;
 	tb->offset = offset;
@@ -304,30 +379,44 @@ home_bucket(const struct table *tb, uint64_t pos)
 	return ((pos >> tb->shift) & ~(uint64_t)(NSD_INDEX_BUCKET - 1));
 }
 
+static int
+damaged_table(const struct file_index *fi, const struct table *tb,
+    struct nsd_error *err)
+{
+	return (damaged(err, fi->path, "%s has no empty slot", tb->what));
+}
+
 /*
- * The slot of tb's entry of table with key, or (not found) of the first
- * empty slot of the first bucket that has one, where it would go; *found
- * says which. Only a damaged table has no empty slot: then -1.
+ * The slot of tb's entry of table with key (its slot word in *meta), or
+ * (not found) of the first empty slot of the first bucket that has one,
+ * where it would go; *found says which. -1 when a slot on the way is
+ * damaged, or tb has no empty slot, which only a damaged table lacks.
  */
 static int64_t
 find(const struct file_index *fi, const struct table *tb, unsigned table,
-    uint64_t key, int *found)
+    uint64_t key, int *found, uint64_t *meta, struct nsd_error *err)
 {
-	uint64_t	 b, i, n, meta;
+	uint64_t	 b, i, n, k, m;
 	int64_t		 empty;
 
 	b = home_bucket(tb, nsd_index_position(&fi->hdr, table, key));
 	for (n = 0; n <= tb->mask; n += NSD_INDEX_BUCKET) {
 		empty = -1;
 		for (i = b; i < b + NSD_INDEX_BUCKET; i++) {
-			meta = le64toh(tb->slots[i].meta);
-			if (!slot_valid(fi, meta)) {
+			switch (slot_read(fi, tb, i, &k, &m)) {
+			case SLOT_FREE:
 				if (empty == -1)
 					empty = i;
-			} else if (nsd_slot_table(meta) == table &&
-			    le64toh(tb->slots[i].key) == key) {
-				*found = 1;
-				return (i);
+				break;
+			case SLOT_BAD:
+				return (bad_slot(fi, tb, i, err));
+			case SLOT_ENTRY:
+				if (nsd_slot_table(m) == table && k == key) {
+					*found = 1;
+					*meta = m;
+					return (i);
+				}
+				break;
 			}
 		}
 		if (empty != -1) {
@@ -336,37 +425,46 @@ find(const struct file_index *fi, const struct table *tb, unsigned table,
 		}
 		b = (b + NSD_INDEX_BUCKET) & tb->mask;
 	}
-	return (-1);
+	return (damaged_table(fi, tb, err));
 }
 
 /*
  * Put an entry into the first empty slot of its chain in tb, where find()
- * would look; 0, or -1 when tb has no empty slot.
+ * would look; with once, not when the chain holds it already, for the same
+ * group (a sweep that comes round again, or the stage's copy of an entry
+ * of the table). 0, or -1 when a slot on the way is damaged or tb has no
+ * empty slot.
  */
 static int
-table_insert(const struct file_index *fi, struct table *tb, uint64_t key,
-    uint64_t meta)
+table_put(const struct file_index *fi, struct table *tb, uint64_t key,
+    uint64_t meta, int once, struct nsd_error *err)
 {
-	uint64_t	 i, n;
+	uint64_t	 i, n, k, m;
+	enum slot_use	 use;
 
 	i = home_bucket(tb, nsd_index_position(&fi->hdr, nsd_slot_table(meta),
 	    key));
-	for (n = 0; slot_valid(fi, le64toh(tb->slots[i].meta));
-	    i = (i + 1) & tb->mask)
+	for (n = 0; (use = slot_read(fi, tb, i, &k, &m)) != SLOT_FREE;
+	    i = (i + 1) & tb->mask) {
+		if (use == SLOT_BAD)
+			return (bad_slot(fi, tb, i, err));
+		if (once && k == key && nsd_slot_table(m) ==
+		    nsd_slot_table(meta) && nsd_slot_group(m) ==
+		    nsd_slot_group(meta))
+			return (0);
 		if (++n > tb->mask)
-			return (-1);
-	tb->slots[i].key = htole64(key);
-	tb->slots[i].meta = htole64(meta);
+			return (damaged_table(fi, tb, err));
+	}
+	nsd_slot_put(&tb->slots[i], key, meta);
 	tb->entries++;
 	return (0);
 }
 
 static int
-damaged_table(const struct file_index *fi, struct nsd_error *err)
+table_insert(const struct file_index *fi, struct table *tb, uint64_t key,
+    uint64_t meta, struct nsd_error *err)
 {
-	return (nsd_error_set(err, NSD_EXIT_INDEX,
-	    "%s: damaged: a table has no empty slot (try --db-verify)",
-	    fi->path));
+	return (table_put(fi, tb, key, meta, 0, err));
 }
 
 /*
@@ -390,6 +488,42 @@ table_for(struct file_index *fi, unsigned table, uint64_t key)
 	return (grown(fi, nsd_index_position(&fi->hdr, table, key)) ?
 	    &fi->next : &fi->main);
 }
+
+/*
+ * Whether tb holds an entry like key, meta (the same key, table and group)
+ * where a lookup finds it; -1 with err set when it does not, or when a
+ * slot on the way is damaged.
+ */
+static int
+holds(struct file_index *fi, const struct table *tb, uint64_t key,
+    uint64_t meta, struct nsd_error *err)
+{
+	unsigned	 t = nsd_slot_table(meta);
+	uint64_t	 b, i, n, k, m;
+	int		 room = 0;
+
+	b = home_bucket(tb, nsd_index_position(&fi->hdr, t, key));
+	for (n = 0; n <= tb->mask && !room; n += NSD_INDEX_BUCKET) {
+		for (i = b; i < b + NSD_INDEX_BUCKET; i++)
+			switch (slot_read(fi, tb, i, &k, &m)) {
+			case SLOT_FREE:
+				room = 1;
+				break;
+			case SLOT_BAD:
+				return (bad_slot(fi, tb, i, err));
+			case SLOT_ENTRY:
+				if (k == key && nsd_slot_table(m) == t &&
+				    nsd_slot_group(m) == nsd_slot_group(meta))
+					return (0);
+				break;
+			}
+		b = (b + NSD_INDEX_BUCKET) & tb->mask;
+	}
+	return (damaged(err, fi->path, "%s does not hold the entry of "
+	    "%016llx in table %u that it should", tb->what,
+	    (unsigned long long)key, t));
+}
+
 /*
  * Write one header copy, the one that is not current, and sync it; point
  * names the crash point between the two.
@@ -619,21 +753,39 @@ positions_add(uint64_t done, uint64_t len)
 	return (len >= NSD_SWEPT_ALL - done ? NSD_SWEPT_ALL : done + len);
 }
 
-/* The log's record i, in buf, as the entry of table t it stands for. */
-static void
-log_entry(const unsigned char *rec, unsigned t, uint64_t *key, uint64_t *meta)
+/*
+ * Read record i of the log, at rec, checked as a run reads every committed
+ * record: 0, or -1 with err set when it is damaged or is not a committed
+ * entry of table 0 of a group of the index.
+ */
+static int
+log_record(const struct file_index *fi, const unsigned char *rec, uint64_t i,
+    uint64_t *key, uint64_t *meta, struct nsd_error *err)
 {
-	*key = nsd_le64(rec);
-	*meta = nsd_le64(rec + 8) | (uint64_t)t << NSD_INDEX_TABLE_SHIFT;
+	uint64_t	 gen, off;
+
+	if (nsd_slot_get(rec, fi->legacy, key, meta) == NSD_SLOT_DAMAGED)
+		return (damaged(err, fi->log_path, "record %llu fails its "
+		    "check", (unsigned long long)i));
+	gen = nsd_slot_gen(*meta);
+	off = nsd_slot_group(*meta) * 8;
+	if (nsd_slot_table(*meta) != 0 || gen == 0 ||
+	    (gen > fi->hdr.committed_gen && gen != fi->gen) ||
+	    off < NSD_IDS_HEADER_SIZE ||
+	    off + NSD_IDS_RECORD_HEAD > fi->ids_len)
+		return (damaged(err, fi->log_path, "record %llu is not a "
+		    "committed fingerprint", (unsigned long long)i));
+	return (0);
 }
 
 /*
  * Insert the log's records [first, first + n) into tb, as entries of every
- * table, with the generations they carry.
+ * table, with the generations they carry (with once, only where tb does
+ * not hold them already: see table_put()).
  */
 static int
 log_insert(struct file_index *fi, struct table *tb, uint64_t first,
-    uint64_t n, struct nsd_error *err)
+    uint64_t n, int once, struct nsd_error *err)
 {
 	uint64_t	 i, key, meta;
 	size_t		 chunk, k;
@@ -645,13 +797,17 @@ log_insert(struct file_index *fi, struct table *tb, uint64_t first,
 		chunk = n - i < LOG_BUFFER ? n - i : LOG_BUFFER;
 		if (log_read(fi, first + i, chunk, fi->log_buf) == -1)
 			return (commit_error(fi, "reading the log", err));
-		for (k = 0; k < chunk; k++)
-			for (t = 0; t < fi->hdr.ntables; t++) {
-				log_entry(fi->log_buf + k *
-				    NSD_LOG_RECORD_SIZE, t, &key, &meta);
-				if (table_insert(fi, tb, key, meta) == -1)
-					return (damaged_table(fi, err));
-			}
+		for (k = 0; k < chunk; k++) {
+			if (log_record(fi, fi->log_buf + k *
+			    NSD_LOG_RECORD_SIZE, first + i + k, &key, &meta,
+			    err) == -1)
+				return (-1);
+			for (t = 0; t < fi->hdr.ntables; t++)
+				if (table_put(fi, tb, key, meta |
+				    (uint64_t)t << NSD_INDEX_TABLE_SHIFT, once,
+				    err) == -1)
+					return (-1);
+		}
 	}
 	return (0);
 }
@@ -688,12 +844,15 @@ stretch_each(struct file_index *fi, struct table *tb, uint64_t from,
 	}
 	for (k = 0; k < nbuckets; k++) {
 		for (j = 0, full = 1; j < NSD_INDEX_BUCKET; j++) {
-			meta = le64toh(tb->slots[b + j].meta);
-			if (!slot_valid(fi, meta)) {
+			switch (slot_read(fi, tb, b + j, &key, &meta)) {
+			case SLOT_FREE:
 				full = 0;
 				continue;
+			case SLOT_BAD:
+				return (bad_slot(fi, tb, b + j, err));
+			case SLOT_ENTRY:
+				break;
 			}
-			key = le64toh(tb->slots[b + j].key);
 			pos = nsd_index_position(&fi->hdr, nsd_slot_table(meta),
 			    key);
 			if ((len == NSD_SWEPT_ALL || pos - from < len) &&
@@ -728,8 +887,8 @@ grow_copy(struct file_index *fi, void *ctx, uint64_t key, uint64_t meta,
     struct nsd_error *err)
 {
 	(void)ctx;
-	if (table_insert(fi, &fi->next, key, meta) == -1)
-		return (damaged_table(fi, err));
+	if (table_insert(fi, &fi->next, key, meta, err) == -1)
+		return (-1);
 	if (nsd_slot_gen(meta) != fi->gen)
 		fi->next_committed++;
 	return (0);
@@ -745,25 +904,11 @@ sweep_move(struct file_index *fi, void *ctx, uint64_t key, uint64_t meta,
     struct nsd_error *err)
 {
 	struct table	*tb = sweep_target(fi);
-	uint64_t	 i, n, m;
-	unsigned	 t = nsd_slot_table(meta);
 
 	(void)ctx;
-	i = home_bucket(tb, nsd_index_position(&fi->hdr, t, key));
-	for (n = 0; slot_valid(fi, m = le64toh(tb->slots[i].meta));
-	    i = (i + 1) & tb->mask) {
-		if (nsd_slot_table(m) == t && le64toh(tb->slots[i].key) ==
-		    key && nsd_slot_group(m) == nsd_slot_group(meta))
-			return (0);
-		if (++n > tb->mask)
-			return (damaged_table(fi, err));
-	}
-	tb->slots[i].key = htole64(key);
-	tb->slots[i].meta = htole64(nsd_slot_meta(fi->gen, t,
-	    nsd_slot_group(meta)));
-	tb->entries++;
 	tb->written = 1;
-	return (0);
+	return (table_put(fi, tb, key, nsd_slot_meta(fi->gen,
+	    nsd_slot_table(meta), nsd_slot_group(meta)), 1, err));
 }
 
 /*
@@ -792,7 +937,8 @@ grow_start(struct file_index *fi, struct nsd_error *err)
 	if (fchown(fd, sb.st_uid, sb.st_gid) == 0)
 		(void)fchmod(fd, sb.st_mode & 07777);
 	fi->next.fd = fd;
-	table_view(&fi->next, map, size, NSD_INDEX_TABLE_OFFSET, nslots);
+	table_view(&fi->next, "the growing table", map, size,
+	    NSD_INDEX_TABLE_OFFSET, nslots);
 	fi->next.entries = 0;
 	fi->next.written = 1;
 	fi->next_committed = 0;
@@ -839,6 +985,21 @@ install(struct file_index *fi, struct install *in, unsigned char *map,
 }
 
 /*
+ * Whether PATH.next holds the entry key, meta of the table, which it is
+ * about to replace: a growth that a header says went round, where it did
+ * not (damage its checksum cannot tell), stops the run instead of losing
+ * what it had not copied. The table is walked in the order of the hash
+ * space, and so is PATH.next.
+ */
+static int
+grown_holds(struct file_index *fi, void *ctx, uint64_t key, uint64_t meta,
+    struct nsd_error *err)
+{
+	(void)ctx;
+	return (holds(fi, &fi->next, key, meta, err));
+}
+
+/*
  * A growth sweep that went round: PATH.next, which holds every committed
  * entry of the table with its generation (and the run's own entries with
  * its), takes the table's place under a header that says what the current
@@ -853,6 +1014,9 @@ grow_finish(struct file_index *fi, struct nsd_error *err)
 	    "grown-renamed", 0 };
 	unsigned char		 copy[NSD_INDEX_TABLE_OFFSET];
 
+	if (stretch_each(fi, &fi->main, 0, NSD_SWEPT_ALL, grown_holds, NULL,
+	    err) == -1)
+		return (-1);
 	h.sequence = fi->hdr.sequence + 1;
 	h.nslots = nslots_of(&fi->next);
 	h.entries = fi->next_committed;
@@ -970,6 +1134,22 @@ struct fold {
 };
 
 /*
+ * Whether the entry key, meta of the stage, which the committed sweep has
+ * passed, is in the table (or PATH.next) where a lookup reads it: a fold
+ * leaves such entries out, and one that is not there would be lost. So a
+ * header that says the sweep went further than it did, which its checksum
+ * cannot tell, stops the run instead. The stage is walked in the order of
+ * the hash space, and so are these lookups.
+ */
+static int
+fold_swept(struct file_index *fi, uint64_t key, uint64_t meta,
+    struct nsd_error *err)
+{
+	return (holds(fi, table_for(fi, nsd_slot_table(meta), key), key, meta,
+	    err));
+}
+
+/*
  * Keep an entry of the old stage in the new one: one of the pass's kind
  * that the committed sweep has not moved into the table.
  */
@@ -984,9 +1164,9 @@ fold_keep(struct file_index *fi, void *ctx, uint64_t key, uint64_t meta,
 		return (0);
 	pos = nsd_index_position(&fi->hdr, nsd_slot_table(meta), key);
 	if (f->len == NSD_SWEPT_ALL || pos - f->from < f->len)
-		return (0);
-	if (table_insert(fi, &f->stage, key, meta) == -1)
-		return (damaged_table(fi, err));
+		return (f->own ? 0 : fold_swept(fi, key, meta, err));
+	if (table_insert(fi, &f->stage, key, meta, err) == -1)
+		return (-1);
 	if (gen > f->max_gen)
 		f->max_gen = gen;
 	return (0);
@@ -1024,14 +1204,16 @@ stage_open(struct file_index *fi, struct nsd_stage_header *sh,
 		    "cannot open the index's stage"));
 	if (nsd_index_fstat(fd, fi->stage_path, &sb, err) == -1 ||
 	    transfer_all(fd, page, sizeof page, 0, 0) == -1 ||
-	    nsd_stage_header_decode(page, fi->hdr.file_id, sh) == -1 ||
+	    nsd_stage_header_decode(page, fi->hdr.file_id, fi->hdr.version,
+	    sh) == -1 ||
 	    (uint64_t)sb.st_size != NSD_STAGE_OFFSET +
 	    sh->nslots * NSD_INDEX_SLOT_SIZE) {
 		close(fd);
 		if (err->status != 0)
 			return (-1);
 		return (nsd_error_set(err, NSD_EXIT_INDEX,
-		    "%s: not the stage of %s, or damaged", fi->stage_path,
+		    "%s: not the stage of %s, or damaged " NSD_DAMAGE_HINT,
+		    fi->stage_path,
 		    fi->path));
 	}
 	map = mmap(NULL, sb.st_size, PROT_READ, MAP_SHARED, fd, 0);
@@ -1042,7 +1224,9 @@ stage_open(struct file_index *fi, struct nsd_stage_header *sh,
 	}
 	table_close(&fi->stage);
 	fi->stage.fd = fd;
-	table_view(&fi->stage, map, sb.st_size, NSD_STAGE_OFFSET, sh->nslots);
+	table_view(&fi->stage, "the stage", map, sb.st_size, NSD_STAGE_OFFSET,
+	    sh->nslots);
+	fi->stage.legacy = fi->legacy;
 	fi->stage.entries = sh->entries;
 	fi->stage_max_gen = sh->max_gen;
 	return (0);
@@ -1053,6 +1237,7 @@ static int
 log_restart(struct file_index *fi, struct nsd_error *err)
 {
 	fi->log_records = fi->log_written = 0;
+	fi->log_sum = 0;
 	nsd_index_close(fi->overlay);
 	fi->overlay = NULL;
 	return (nsd_index_open_memory(&fi->overlay, &fi->base.params, err));
@@ -1099,7 +1284,8 @@ fold(struct file_index *fi, int log, struct nsd_error *err)
 	if (fchown(fd, sb.st_uid, sb.st_gid) == 0)
 		(void)fchmod(fd, sb.st_mode & 07777);
 	f.stage.fd = fd;
-	table_view(&f.stage, map, size, NSD_STAGE_OFFSET, nslots);
+	table_view(&f.stage, "the new stage", map, size, NSD_STAGE_OFFSET,
+	    nslots);
 	f.stage.entries = 0;
 	for (f.own = 0; f.own <= 1; f.own++) {
 		if (fi->stage.fd != -1 && stretch_each(fi, &fi->stage, 0,
@@ -1107,8 +1293,8 @@ fold(struct file_index *fi, int log, struct nsd_error *err)
 			goto fail;
 		if (log && (f.own ? log_insert(fi, &f.stage,
 		    fi->hdr.log_records, fi->log_records - fi->hdr.log_records,
-		    err) : log_insert(fi, &f.stage, 0, fi->hdr.log_records,
-		    err)) == -1)
+		    0, err) : log_insert(fi, &f.stage, 0, fi->hdr.log_records,
+		    0, err)) == -1)
 			goto fail;
 	}
 	if (log && fi->log_records > fi->hdr.log_records)
@@ -1135,7 +1321,7 @@ fold(struct file_index *fi, int log, struct nsd_error *err)
 	h.stage_seq = sh.seq;
 	h.sweep_done = 0;
 	if (log)
-		h.log_records = 0;
+		h.log_records = h.log_sum = 0;
 	if (write_header(fi, &h, err) == -1)
 		goto fail_renamed;
 	table_close(&fi->stage);
@@ -1179,7 +1365,7 @@ rebuild(struct file_index *fi, unsigned steps, struct nsd_error *err)
 	struct table		 nt;
 	struct stat		 sb;
 	const char		*what;
-	uint64_t		 size, i, meta, committed;
+	uint64_t		 size, i, key, meta, committed;
 	int			 fd = -1, own;
 
 	assert(fi->next.fd == -1);
@@ -1204,26 +1390,33 @@ rebuild(struct file_index *fi, unsigned steps, struct nsd_error *err)
 		(void)fchmod(fd, sb.st_mode & 07777);
 	memset(&nt, 0, sizeof nt);
 	nt.fd = fd;
-	table_view(&nt, map, size, NSD_INDEX_TABLE_OFFSET, h.nslots);
+	table_view(&nt, "the rebuilt table", map, size, NSD_INDEX_TABLE_OFFSET,
+	    h.nslots);
 	for (own = 0; own <= 1; own++) {
 		for (i = 0; i <= fi->main.mask; i++) {
-			meta = le64toh(fi->main.slots[i].meta);
-			if (slot_valid(fi, meta) &&
-			    (nsd_slot_gen(meta) == fi->gen) == own &&
-			    table_insert(fi, &nt,
-			    le64toh(fi->main.slots[i].key), meta) == -1)
-				goto damaged;
+			switch (slot_read(fi, &fi->main, i, &key, &meta)) {
+			case SLOT_FREE:
+				continue;
+			case SLOT_BAD:
+				bad_slot(fi, &fi->main, i, err);
+				goto fail;
+			case SLOT_ENTRY:
+				break;
+			}
+			if ((nsd_slot_gen(meta) == fi->gen) == own &&
+			    table_insert(fi, &nt, key, meta, err) == -1)
+				goto fail;
 		}
 		if ((own ? log_insert(fi, &nt, fi->hdr.log_records,
-		    fi->log_records - fi->hdr.log_records, err) :
-		    log_insert(fi, &nt, 0, fi->hdr.log_records, err)) == -1)
+		    fi->log_records - fi->hdr.log_records, 0, err) :
+		    log_insert(fi, &nt, 0, fi->hdr.log_records, 0, err)) == -1)
 			goto fail;
 		if (!own)
 			committed = nt.entries;
 	}
 	h.sequence = fi->hdr.sequence + 1;
 	h.entries = committed;
-	h.log_records = 0;
+	h.log_records = h.log_sum = 0;
 	/* Both copies alike: the committed state, and the run pending. */
 	nsd_index_header_encode(&h, copy);
 	memcpy(copy + NSD_INDEX_COPY_SIZE, copy, NSD_INDEX_COPY_SIZE);
@@ -1244,8 +1437,6 @@ rebuild(struct file_index *fi, unsigned steps, struct nsd_error *err)
 	fi->copy = 0;
 	fi->epoch++;
 	return (log_restart(fi, err));
-damaged:
-	damaged_table(fi, err);
 fail:
 	munmap(map, size);
 	close(fd);
@@ -1283,8 +1474,8 @@ table_add(struct file_index *fi, uint64_t key, uint64_t group,
 
 	for (t = 0; t < fi->hdr.ntables; t++)
 		if (table_insert(fi, &fi->main, key, nsd_slot_meta(fi->gen, t,
-		    group)) == -1)
-			return (damaged_table(fi, err));
+		    group), err) == -1)
+			return (-1);
 	fi->main.written = 1;
 	return (0);
 }
@@ -1341,8 +1532,8 @@ log_add(struct file_index *fi, uint64_t key, uint64_t group,
 		return (-1);
 	rec = fi->log_buf + (fi->log_records - fi->log_written) *
 	    NSD_LOG_RECORD_SIZE;
-	nsd_put_le64(rec, key);
-	nsd_put_le64(rec + 8, nsd_slot_meta(fi->gen, 0, group));
+	nsd_slot_put(rec, key, nsd_slot_meta(fi->gen, 0, group));
+	fi->log_sum += nsd_log_record_sum(rec, fi->log_records);
 	fi->log_records++;
 	CRASH_POINT("insert");
 	if (fi->log_records >= nsd_index_log_limit(nslots_of(&fi->main),
@@ -1386,16 +1577,16 @@ static int
 stage_lookup(struct file_index *fi, uint64_t fp, uint64_t *group,
     struct nsd_error *err)
 {
-	int64_t	 i;
+	uint64_t meta;
 	int	 found;
 
 	*group = 0;
 	if (fi->stage.fd == -1)
 		return (0);
-	if ((i = find(fi, &fi->stage, 0, fp, &found)) == -1)
-		return (damaged_table(fi, err));
+	if (find(fi, &fi->stage, 0, fp, &found, &meta, err) == -1)
+		return (-1);
 	if (found)
-		*group = nsd_slot_group(le64toh(fi->stage.slots[i].meta));
+		*group = nsd_slot_group(meta);
 	return (0);
 }
 
@@ -1406,17 +1597,18 @@ file_lookup(struct nsd_index *ix, uint64_t fp, uint64_t *group,
 	struct file_index	*fi = (struct file_index *)ix;
 	struct memo		*m = &fi->memo[fp % MEMO_SIZE];
 	struct table		*tb = table_for(fi, 0, fp);
+	uint64_t		 meta;
 	int64_t			 i;
 	int			 found;
 
-	if ((i = find(fi, tb, 0, fp, &found)) == -1)
-		return (damaged_table(fi, err));
+	if ((i = find(fi, tb, 0, fp, &found, &meta, err)) == -1)
+		return (-1);
 	m->key = fp;
 	m->slot = i;
 	m->found = found;
 	m->epoch = fi->epoch;
 	if (found) {
-		*group = nsd_slot_group(le64toh(tb->slots[i].meta));
+		*group = nsd_slot_group(meta);
 		return (0);
 	}
 	if (stage_lookup(fi, fp, group, err) == -1 || *group != 0)
@@ -1433,16 +1625,14 @@ file_claim(struct nsd_index *ix, uint64_t fp, uint64_t group,
 	struct file_index	*fi = (struct file_index *)ix;
 	const struct memo	*m = &fi->memo[fp % MEMO_SIZE];
 	struct table		*tb = table_for(fi, 0, fp);
-	uint64_t		 claimed;
-	int64_t			 i;
+	uint64_t		 claimed, key, meta;
 	int			 found;
 
 	if (m->epoch == fi->epoch && m->key == fp && (m->found ||
-	    !slot_valid(fi, le64toh(tb->slots[m->slot].meta)))) {
-		i = m->slot;
+	    slot_read(fi, tb, m->slot, &key, &meta) == SLOT_FREE))
 		found = m->found;
-	} else if ((i = find(fi, tb, 0, fp, &found)) == -1)
-		return (damaged_table(fi, err));
+	else if (find(fi, tb, 0, fp, &found, &meta, err) == -1)
+		return (-1);
 	if (found)
 		return (0);		/* first claim wins */
 	if (stage_lookup(fi, fp, &claimed, err) == -1)
@@ -1470,27 +1660,29 @@ near_in(struct file_index *fi, const struct table *tb, unsigned t,
     uint64_t fp, unsigned k, struct nsd_index_near *near,
     struct nsd_error *err)
 {
-	uint64_t	 b, i, n, meta, g;
+	uint64_t	 b, i, n, key, meta, g;
 	unsigned	 d;
 	int		 full;
 
 	b = home_bucket(tb, nsd_index_position(&fi->hdr, t, fp));
 	for (n = 0, full = 1; full; n += NSD_INDEX_BUCKET) {
 		if (n > tb->mask)
-			return (damaged_table(fi, err));
+			return (damaged_table(fi, tb, err));
 		for (i = b; i < b + NSD_INDEX_BUCKET; i++) {
-			meta = le64toh(tb->slots[i].meta);
-			if (!slot_valid(fi, meta)) {
+			switch (slot_read(fi, tb, i, &key, &meta)) {
+			case SLOT_FREE:
 				full = 0;
 				continue;
+			case SLOT_BAD:
+				return (bad_slot(fi, tb, i, err));
+			case SLOT_ENTRY:
+				break;
 			}
 			if (nsd_slot_table(meta) != t ||
-			    ((le64toh(tb->slots[i].key) ^ fp) &
-			    fi->hdr.mask[t]) != 0)
+			    ((key ^ fp) & fi->hdr.mask[t]) != 0)
 				continue;
 			near->candidates++;
-			d = (unsigned)__builtin_popcountll(
-			    le64toh(tb->slots[i].key) ^ fp);
+			d = (unsigned)__builtin_popcountll(key ^ fp);
 			g = nsd_slot_group(meta);
 			if (d <= k && (near->group == 0 || g < near->group ||
 			    (g == near->group && d < near->distance))) {
@@ -1594,48 +1786,53 @@ file_group_new(struct nsd_index *ix, const char *id, size_t len,
 	}
 	if (len > UINT32_MAX || (fi->ids_len + size) / 8 > NSD_INDEX_GROUP_MAX)
 		return (nsd_error_set(err, NSD_EXIT_INDEX,
-		    "%s: the id file is full", fi->path));
+		    "%s: the id file is full (%llu GiB)", fi->path,
+		    (unsigned long long)((NSD_INDEX_GROUP_MAX + 1) >> 27)));
 	if (begin(fi, err) == -1 || ids_reserve(fi, size, err) == -1)
 		return (-1);
 	rec = fi->ids + fi->ids_len;
 	memset(rec, 0, size);
-	nsd_put_le64(rec, fi->hdr.groups + ++fi->groups);
+	nsd_put_le32(rec, fi->hdr.groups + ++fi->groups);
 	nsd_put_le32(rec + 8, len);
 	memcpy(rec + NSD_IDS_RECORD_HEAD, id, len);
 	if (sig_bytes > 0)
 		memcpy(rec + nsd_ids_record_size(len), sig, sig_bytes);
-	*group = fi->ids_len / 8;
+	*group = fi->last_group = fi->ids_len / 8;
+	nsd_put_le32(rec + 4, nsd_ids_record_sum(rec, *group, sig_bytes));
 	fi->ids_len += size;
 	return (0);
 }
 
-/* The group record of group, checked; NULL with err set if damaged. */
+/*
+ * The group record of group, checked (its checksum from version 5 on);
+ * NULL with err set if damaged. *size is its size in bytes.
+ */
 static const unsigned char *
-group_record(struct file_index *fi, uint64_t group, struct nsd_error *err)
+group_record(struct file_index *fi, uint64_t group, uint64_t *size,
+    struct nsd_error *err)
 {
 	const unsigned char	*rec;
 	uint64_t		 off = group * 8, number;
+	uint64_t		 sig_bytes = nsd_ids_sig_bytes(&fi->hdr);
 	uint32_t		 len;
 
 	if (off < NSD_IDS_HEADER_SIZE ||
 	    off + NSD_IDS_RECORD_HEAD > fi->ids_len) {
-		nsd_error_set(err, NSD_EXIT_INDEX,
-		    "%s: damaged: a slot names group %llu, past the end of "
-		    "%s (try --db-verify)", fi->path,
-		    (unsigned long long)group, fi->ids_path);
+		damaged(err, fi->path, "a slot names group %llu, past the end "
+		    "of %s", (unsigned long long)group, fi->ids_path);
 		return (NULL);
 	}
 	rec = fi->ids + off;
-	number = nsd_le64(rec);
+	number = nsd_le32(rec);
 	len = nsd_le32(rec + 8);
-	if (off + nsd_ids_record_bytes(len, nsd_ids_sig_bytes(&fi->hdr)) >
-	    fi->ids_len || number == 0 ||
+	*size = nsd_ids_record_bytes(len, sig_bytes);
+	if (off + *size > fi->ids_len || number == 0 ||
 	    number > fi->hdr.groups + fi->groups ||
+	    (!fi->legacy && nsd_le32(rec + 4) !=
+	    nsd_ids_record_sum(rec, group, sig_bytes)) ||
 	    !nsd_ids_record_clean(rec, len)) {
-		nsd_error_set(err, NSD_EXIT_INDEX,
-		    "%s: damaged: group %llu of %s is not a good group record "
-		    "(try --db-verify)", fi->path, (unsigned long long)group,
-		    fi->ids_path);
+		damaged(err, fi->path, "group %llu of %s is not a good group "
+		    "record", (unsigned long long)group, fi->ids_path);
 		return (NULL);
 	}
 	return (rec);
@@ -1648,11 +1845,12 @@ file_group_signature(struct nsd_index *ix, uint64_t group,
 {
 	struct file_index	*fi = (struct file_index *)ix;
 	const unsigned char	*rec;
+	uint64_t		 size;
 
 	if (group >= SCRATCH_BASE)
 		return (nsd_index_group_signature(fi->overlay,
 		    group - SCRATCH_BASE, sig, err));
-	if ((rec = group_record(fi, group, err)) == NULL)
+	if ((rec = group_record(fi, group, &size, err)) == NULL)
 		return (-1);
 	*sig = rec + nsd_ids_record_size(nsd_le32(rec + 8));
 	return (0);
@@ -1664,6 +1862,7 @@ file_group_name(struct nsd_index *ix, uint64_t group,
 {
 	struct file_index	*fi = (struct file_index *)ix;
 	const unsigned char	*rec;
+	uint64_t		 size;
 
 	if (group >= SCRATCH_BASE) {
 		if (nsd_index_group_name(fi->overlay, group - SCRATCH_BASE,
@@ -1672,9 +1871,9 @@ file_group_name(struct nsd_index *ix, uint64_t group,
 		name->number += fi->hdr.groups;
 		return (0);
 	}
-	if ((rec = group_record(fi, group, err)) == NULL)
+	if ((rec = group_record(fi, group, &size, err)) == NULL)
 		return (-1);
-	name->number = nsd_le64(rec);
+	name->number = nsd_le32(rec);
 	name->id_len = nsd_le32(rec + 8);
 	name->id = name->id_len > 0 ? (const char *)rec + NSD_IDS_RECORD_HEAD :
 	    NULL;
@@ -1714,7 +1913,9 @@ file_commit(struct nsd_index *ix, uint64_t records, struct nsd_error *err)
 	h.groups += fi->groups;
 	h.entries = fi->main.entries;
 	h.log_records = fi->log_records;
+	h.log_sum = fi->log_sum;
 	h.ids_length = fi->ids_len;
+	h.last_group = fi->last_group;
 	h.committed_at = time(NULL);
 	h.sweep_cursor = fi->cursor;
 	h.sweep_done = positions_add(h.sweep_done, fi->swept);
@@ -1848,6 +2049,12 @@ check_params(const struct file_index *fi, const struct nsd_index_params *p,
 		return (nsd_error_set(err, NSD_EXIT_INDEX,
 		    "%s: the index was made %s --compat=nshash", fi->path,
 		    h->compat ? "with" : "without"));
+	/* Parameters choose the tables, whatever a header says. */
+	if (h->ntables != p->ntables || memcmp(h->mask, p->masks,
+	    p->ntables * sizeof h->mask[0]) != 0)
+		return (damaged(err, fi->path, "its header's %u table masks "
+		    "are not the %u its parameters choose", h->ntables,
+		    p->ntables));
 	return (0);
 }
 
@@ -1979,6 +2186,35 @@ reserve(struct file_index *fi, int fd, off_t size, const char *what,
 	return (commit_error(fi, msg, err));
 }
 
+/*
+ * The newest group record, which the header names: its number must be the
+ * header's count of groups, and it must end where the committed bytes of
+ * PATH.ids do. So a header whose count of groups or of bytes is wrong,
+ * which its checksum cannot tell, is refused before a run numbers a group
+ * twice or writes over one.
+ */
+static int
+check_last_group(struct file_index *fi, struct nsd_error *err)
+{
+	const unsigned char	*rec;
+	uint64_t		 size;
+
+	if (fi->hdr.groups == 0)
+		return (0);
+	if ((rec = group_record(fi, fi->hdr.last_group, &size, err)) == NULL)
+		return (-1);
+	if (nsd_le32(rec) != fi->hdr.groups ||
+	    fi->hdr.last_group * 8 + size != fi->hdr.ids_length)
+		return (damaged(err, fi->path, "the header says %llu groups "
+		    "in %llu bytes of %s, but its newest group record is "
+		    "group %u, ending at byte %llu",
+		    (unsigned long long)fi->hdr.groups,
+		    (unsigned long long)fi->hdr.ids_length, fi->ids_path,
+		    (unsigned)nsd_le32(rec),
+		    (unsigned long long)(fi->hdr.last_group * 8 + size)));
+	return (0);
+}
+
 /* Map PATH.ids and check that it belongs to this index. */
 static int
 open_ids(struct file_index *fi, struct nsd_error *err)
@@ -1995,7 +2231,8 @@ open_ids(struct file_index *fi, struct nsd_error *err)
 		return (-1);
 	if ((uint64_t)sb.st_size < fi->hdr.ids_length)
 		return (nsd_error_set(err, NSD_EXIT_INDEX,
-		    "%s: truncated (%llu bytes, the index has committed %llu)",
+		    "%s: truncated (%llu bytes, the index has committed %llu) "
+		    NSD_DAMAGE_HINT,
 		    fi->ids_path, (unsigned long long)sb.st_size,
 		    (unsigned long long)fi->hdr.ids_length));
 	p = mmap(NULL, sb.st_size, PROT_READ |
@@ -2008,35 +2245,49 @@ open_ids(struct file_index *fi, struct nsd_error *err)
 	if (memcmp(fi->ids, NSD_IDS_MAGIC, 8) != 0 ||
 	    nsd_le64(fi->ids + 8) != fi->hdr.file_id)
 		return (nsd_error_set(err, NSD_EXIT_INDEX,
-		    "%s: not the id file of %s", fi->ids_path, fi->path));
+		    "%s: not the id file of %s " NSD_DAMAGE_HINT, fi->ids_path,
+		    fi->path));
 	if (!fi->readonly && reserve(fi, fi->ids_fd, sb.st_size,
 	    "the id file", err) == -1)
 		return (-1);
 	fi->ids_len = fi->hdr.ids_length;
-	return (0);
+	fi->last_group = fi->hdr.last_group;
+	return (fi->legacy ? 0 : check_last_group(fi, err));
 }
 
 /*
  * Clear the slots of tb that no committed run wrote, and (for PATH.next)
- * those homed past where the committed growth sweep went.
+ * those homed past where the committed growth sweep went. A slot that is
+ * damaged, or of a generation no run had, stops it before it clears
+ * anything: what a header that lies about the last commit calls leftovers
+ * would be committed entries.
  */
-static void
-clear_leftovers(const struct file_index *fi, struct table *tb, int grown)
+static int
+clear_leftovers(const struct file_index *fi, struct table *tb, int grown,
+    struct nsd_error *err)
 {
-	uint64_t	 i, meta, pos, from = fi->hdr.sweep_cursor -
+	uint64_t	 i, key, meta, pos, from = fi->hdr.sweep_cursor -
 	    fi->hdr.grow_done;
+	enum slot_use	 use;
+	int		 pass;
 
-	for (i = 0; i <= tb->mask; i++) {
-		meta = le64toh(tb->slots[i].meta);
-		pos = nsd_index_position(&fi->hdr, nsd_slot_table(meta),
-		    le64toh(tb->slots[i].key));
-		if (nsd_slot_gen(meta) == 0 ? meta != 0 ||
-		    tb->slots[i].key != 0 :
-		    nsd_slot_gen(meta) > fi->hdr.committed_gen || (grown &&
-		    fi->hdr.grow_done != NSD_SWEPT_ALL &&
-		    pos - from >= fi->hdr.grow_done))
-			memset(&tb->slots[i], 0, sizeof tb->slots[i]);
-	}
+	for (pass = 0; pass < 2; pass++)
+		for (i = 0; i <= tb->mask; i++) {
+			use = slot_read(fi, tb, i, &key, &meta);
+			if (pass == 0) {
+				if (use == SLOT_BAD)
+					return (bad_slot(fi, tb, i, err));
+				continue;
+			}
+			pos = nsd_index_position(&fi->hdr,
+			    nsd_slot_table(meta), key);
+			if ((use == SLOT_FREE && (key != 0 || meta != 0)) ||
+			    (use == SLOT_ENTRY && grown &&
+			    fi->hdr.grow_done != NSD_SWEPT_ALL &&
+			    pos - from >= fi->hdr.grow_done))
+				memset(&tb->slots[i], 0, sizeof tb->slots[i]);
+		}
+	return (0);
 }
 
 /*
@@ -2050,13 +2301,13 @@ recover(struct file_index *fi, struct nsd_error *err)
 {
 	struct nsd_index_header	 h;
 
-	clear_leftovers(fi, &fi->main, 0);
-	if (sync_map(fi, fi->main.map, fi->main.map_len, fi->main.fd,
+	if (clear_leftovers(fi, &fi->main, 0, err) == -1 ||
+	    sync_map(fi, fi->main.map, fi->main.map_len, fi->main.fd,
 	    "the table", err) == -1)
 		return (-1);
 	if (fi->next.fd != -1) {
-		clear_leftovers(fi, &fi->next, 1);
-		if (sync_map(fi, fi->next.map, fi->next.map_len, fi->next.fd,
+		if (clear_leftovers(fi, &fi->next, 1, err) == -1 ||
+		    sync_map(fi, fi->next.map, fi->next.map_len, fi->next.fd,
 		    "the growing table", err) == -1)
 			return (-1);
 	}
@@ -2070,8 +2321,8 @@ recover(struct file_index *fi, struct nsd_error *err)
 
 /* Map a table file open at fd, of size bytes, with nslots slots. */
 static int
-table_map(struct file_index *fi, struct table *tb, int fd, const char *path,
-    uint64_t size, uint64_t nslots, struct nsd_error *err)
+table_map(struct file_index *fi, struct table *tb, const char *what, int fd,
+    const char *path, uint64_t size, uint64_t nslots, struct nsd_error *err)
 {
 	unsigned char	*map;
 
@@ -2083,7 +2334,8 @@ table_map(struct file_index *fi, struct table *tb, int fd, const char *path,
 		return (nsd_error_errno(err, NSD_EXIT_INDEX, path,
 		    "cannot map"));
 	tb->fd = fd;
-	table_view(tb, map, size, NSD_INDEX_TABLE_OFFSET, nslots);
+	table_view(tb, what, map, size, NSD_INDEX_TABLE_OFFSET, nslots);
+	tb->legacy = fi->legacy;
 	return (0);
 }
 
@@ -2116,22 +2368,41 @@ open_table(struct file_index *fi, const struct nsd_index_params *p,
 	fi->main.fd = fd;
 	if (nsd_index_fstat(fd, fi->path, &sb, err) == -1)
 		return (-1);
-	if (nsd_index_read_header(fd, fi->path, &fi->hdr, &fi->copy,
+	if (nsd_index_read_header(fd, fi->path, &fi->hdr, &fi->copy, 1,
 	    err) == -1)
 		return (-1);
 	if ((uint64_t)sb.st_size != nsd_index_file_size(fi->hdr.nslots))
 		return (nsd_error_set(err, NSD_EXIT_INDEX,
-		    "%s: %s (%llu bytes, the header says %llu)", fi->path,
+		    "%s: %s (%llu bytes, the header says %llu) "
+		    NSD_DAMAGE_HINT, fi->path,
 		    (uint64_t)sb.st_size < nsd_index_file_size(fi->hdr.nslots) ?
 		    "truncated" : "has bytes past its table",
 		    (unsigned long long)sb.st_size,
 		    (unsigned long long)nsd_index_file_size(fi->hdr.nslots)));
 	if (check_params(fi, p, err) == -1)
 		return (-1);
+	/*
+	 * An index of a version before checks is read as it is and, by a run
+	 * that writes, upgraded first; what version 5 has no room for (a
+	 * generation of 21 bits or more, a group past 32 GiB of records)
+	 * cannot be either.
+	 */
+	fi->legacy = fi->hdr.version < NSD_INDEX_CHECKED;
+	if (fi->legacy && (fi->hdr.pending_gen > NSD_INDEX_GEN_MAX ||
+	    fi->hdr.ids_length / 8 > NSD_INDEX_GROUP_MAX))
+		return (nsd_error_set(err, NSD_EXIT_INDEX,
+		    "%s: an index of format version %u with %llu runs and "
+		    "%llu bytes of group records, more than version %d holds "
+		    "(%llu runs, %llu GiB); keep it with the nsdedup that made "
+		    "it", fi->path, fi->hdr.version,
+		    (unsigned long long)fi->hdr.pending_gen,
+		    (unsigned long long)fi->hdr.ids_length,
+		    NSD_INDEX_VERSION, (unsigned long long)NSD_INDEX_GEN_MAX,
+		    (unsigned long long)((NSD_INDEX_GROUP_MAX + 1) >> 27)));
 	/* An older version is read, and the run fingerprints by it. */
 	fi->base.params.norm_version = fi->hdr.norm_version;
 	fi->main.fd = -1;
-	if (table_map(fi, &fi->main, fd, fi->path, sb.st_size,
+	if (table_map(fi, &fi->main, "the table", fd, fi->path, sb.st_size,
 	    fi->hdr.nslots, err) == -1) {
 		close(fd);
 		return (-1);
@@ -2145,47 +2416,53 @@ open_table(struct file_index *fi, const struct nsd_index_params *p,
  * build there (a fold renamed it, and was stopped before its header)
  * finishes the fold: what the stage's header says fixes what the index
  * header must say. A reader takes it as it is: it holds what the old one
- * held and what the log holds.
+ * held and what the log holds; and so does a writer of an older version,
+ * which upgrade() then makes anew.
  */
 static int
 open_stage(struct file_index *fi, struct nsd_error *err)
 {
 	struct nsd_stage_header	 sh;
 	struct nsd_index_header	 h;
+	int			 reader = fi->readonly || fi->legacy;
 
-	if (fi->hdr.stage_seq == 0 &&
-	    (fi->readonly || access(fi->stage_path, F_OK) == -1))
+	if (fi->hdr.stage_seq == 0 && access(fi->stage_path, F_OK) == -1)
 		return (0);
 	if (stage_open(fi, &sh, err) == -1) {
-		if (fi->hdr.stage_seq != 0 || fi->readonly)
+		if (fi->hdr.stage_seq != 0)
 			return (-1);
-		/* A stage from before the index was made anew. */
+		/*
+		 * With no stage named, one that is not this index's (of an
+		 * index made anew at this path, or of the version before an
+		 * upgrade) is of no use: a writer removes it.
+		 */
 		err->status = 0;
-		(void)unlink(fi->stage_path);
+		if (!reader)
+			(void)unlink(fi->stage_path);
 		return (0);
 	}
 	if (sh.seq == fi->hdr.stage_seq)
 		return (0);
+	/*
+	 * The next build was made at the cursor the header still has; the
+	 * first one took in the log, which the header still counts. Any other
+	 * build of this index is damage, not a fold cut short: one that a
+	 * header naming no stage ignored would be lost.
+	 */
 	if (sh.seq != fi->hdr.stage_seq + 1 ||
-	    sh.fold_cursor != fi->hdr.sweep_cursor) {
-		if (fi->hdr.stage_seq == 0 && !fi->readonly) {
-			table_close(&fi->stage);
-			(void)unlink(fi->stage_path);
-			return (0);
-		}
-		return (nsd_error_set(err, NSD_EXIT_INDEX,
-		    "%s: damaged: build %llu of the stage, where the index "
-		    "names %llu (try --db-verify)", fi->stage_path,
-		    (unsigned long long)sh.seq,
+	    sh.fold_cursor != fi->hdr.sweep_cursor ||
+	    (fi->hdr.stage_seq == 0 && (sh.reserved[0] == 0 ||
+	    fi->hdr.log_records == 0)))
+		return (damaged(err, fi->stage_path, "build %llu of the stage, "
+		    "where the index names %llu", (unsigned long long)sh.seq,
 		    (unsigned long long)fi->hdr.stage_seq));
-	}
-	if (fi->readonly)
+	if (reader)
 		return (0);
 	h = fi->hdr;
 	h.stage_seq = sh.seq;
 	h.sweep_done = 0;
 	if (sh.reserved[0] != 0)	/* the log it took in */
-		h.log_records = 0;
+		h.log_records = h.log_sum = 0;
 	return (write_header(fi, &h, err));
 }
 
@@ -2209,11 +2486,13 @@ open_next(struct file_index *fi, struct nsd_error *err)
 	if ((uint64_t)sb.st_size != nsd_index_file_size(nslots)) {
 		close(fd);
 		return (nsd_error_set(err, NSD_EXIT_INDEX,
-		    "%s: truncated or too long (%llu bytes, not %llu)",
+		    "%s: truncated or too long (%llu bytes, not %llu) "
+		    NSD_DAMAGE_HINT,
 		    fi->next_path, (unsigned long long)sb.st_size,
 		    (unsigned long long)nsd_index_file_size(nslots)));
 	}
-	if (table_map(fi, &fi->next, fd, fi->next_path, sb.st_size, nslots,
+	if (table_map(fi, &fi->next, "the growing table", fd,
+	    fi->next_path, sb.st_size, nslots,
 	    err) == -1) {
 		close(fd);
 		return (-1);
@@ -2250,7 +2529,8 @@ open_log(struct file_index *fi, struct nsd_error *err)
 		return (-1);
 	if (fi->hdr.log_records > 0 && (uint64_t)sb.st_size < need)
 		return (nsd_error_set(err, NSD_EXIT_INDEX,
-		    "%s: truncated (%llu bytes, the index has committed %llu)",
+		    "%s: truncated (%llu bytes, the index has committed %llu) "
+		    NSD_DAMAGE_HINT,
 		    fi->log_path, (unsigned long long)sb.st_size,
 		    (unsigned long long)need));
 	if (sb.st_size >= NSD_LOG_HEADER_SIZE &&
@@ -2263,7 +2543,8 @@ open_log(struct file_index *fi, struct nsd_error *err)
 		return (0);
 	if (fi->readonly || fi->hdr.log_records > 0)
 		return (nsd_error_set(err, NSD_EXIT_INDEX,
-		    "%s: not the log of %s", fi->log_path, fi->path));
+		    "%s: not the log of %s " NSD_DAMAGE_HINT, fi->log_path,
+		    fi->path));
 	if (sb.st_size == 0 && fstat(fi->main.fd, &table) == 0 &&
 	    fchown(fi->log_fd, table.st_uid, table.st_gid) == 0)
 		(void)fchmod(fi->log_fd, table.st_mode & 0666);
@@ -2276,14 +2557,24 @@ open_log(struct file_index *fi, struct nsd_error *err)
 	return (0);
 }
 
-/* Load the log's committed records into the overlay, checking each. */
+/*
+ * Load the log's committed records into the overlay, checking each, and
+ * their sum against the header's: a header that counts fewer records than
+ * were committed (or more) is refused, as is damage that the records' own
+ * checks happen to miss. It comes before anything else a writer does to
+ * the index: what the log holds tells a header that lies about the last
+ * commit, which recover() would otherwise believe.
+ */
 static int
 load_log(struct file_index *fi, struct nsd_error *err)
 {
 	const unsigned char	*rec;
-	uint64_t		 i, n = fi->hdr.log_records, meta, gen, off;
+	uint64_t		 i, n = fi->hdr.log_records, key, meta, sum = 0;
 	size_t			 chunk, k;
 
+	if (fi->overlay == NULL &&
+	    nsd_index_open_memory(&fi->overlay, &fi->base.params, err) == -1)
+		return (-1);
 	for (i = 0; i < n; i += chunk) {
 		chunk = n - i < LOG_BUFFER ? n - i : LOG_BUFFER;
 		if (log_read(fi, i, chunk, fi->log_buf) == -1)
@@ -2291,44 +2582,189 @@ load_log(struct file_index *fi, struct nsd_error *err)
 			    fi->log_path, "cannot read"));
 		for (k = 0; k < chunk; k++) {
 			rec = fi->log_buf + k * NSD_LOG_RECORD_SIZE;
-			meta = nsd_le64(rec + 8);
-			gen = nsd_slot_gen(meta);
-			off = nsd_slot_group(meta) * 8;
-			if (nsd_slot_table(meta) != 0 || gen == 0 ||
-			    gen > fi->hdr.committed_gen ||
-			    off < NSD_IDS_HEADER_SIZE ||
-			    off + NSD_IDS_RECORD_HEAD > fi->hdr.ids_length)
-				return (nsd_error_set(err, NSD_EXIT_INDEX,
-				    "%s: damaged: record %llu is not a "
-				    "committed fingerprint (try --db-verify)",
-				    fi->log_path,
-				    (unsigned long long)(i + k)));
-			if (overlay_put(fi, nsd_le64(rec),
-			    nsd_slot_group(meta), err) == -1)
+			if (log_record(fi, rec, i + k, &key, &meta, err) == -1)
+				return (-1);
+			sum += nsd_log_record_sum(rec, i + k);
+			if (overlay_put(fi, key, nsd_slot_group(meta),
+			    err) == -1)
 				return (-1);
 		}
 	}
+	if (!fi->legacy && sum != fi->hdr.log_sum)
+		return (damaged(err, fi->log_path, "its %llu committed records "
+		    "are not the ones the header sums up",
+		    (unsigned long long)n));
 	fi->log_records = fi->log_written = n;
+	fi->log_sum = sum;
 	return (0);
 }
 
 /*
- * What a writer does before its run, beyond recovery: finish a growth
- * that went round, and fold a log half full, so that the run starts with
- * room for a day's news in it.
+ * What a writer does before its run, beyond recovery: fold a log half
+ * full, so that the run starts with room for a day's news in it. (A growth
+ * that went round is never committed before it takes the table's place;
+ * older versions' were, and their upgrade takes them in.)
  */
 static int
 prepare(struct file_index *fi, struct nsd_error *err)
 {
-	if (fi->next.fd != -1 && fi->grow_done == NSD_SWEPT_ALL &&
-	    grow_finish(fi, err) == -1)
-		return (-1);
-	fi->log_records = fi->log_written = fi->hdr.log_records;
 	if (fi->hdr.log_records * 2 >= nsd_index_log_limit(
 	    nslots_of(&fi->main), fi->hdr.ntables) && fold(fi, 1, err) == -1)
 		return (-1);
-	fi->log_records = fi->log_written = 0;
 	return (0);
+}
+
+/*
+ * Write the checksum of each committed group record of an index of an
+ * older version over the high half of its 8-byte number, which is 0 there
+ * (a version 5 record's bytes 4 to 7): in place, since an older version's
+ * reader of this program reads only the low half. The records are checked
+ * as --db-verify would first: numbered 1, 2, 3, ..., ids clean, whole.
+ * *last gets the newest's group.
+ */
+static int
+upgrade_ids(struct file_index *fi, uint64_t *last, struct nsd_error *err)
+{
+	uint64_t	 off, n = 0, size;
+	uint64_t	 sig_bytes = nsd_ids_sig_bytes(&fi->hdr);
+	unsigned char	*rec;
+	uint32_t	 len, high;
+
+	*last = 0;
+	for (off = NSD_IDS_HEADER_SIZE; off < fi->ids_len; off += size) {
+		rec = fi->ids + off;
+		if (off + NSD_IDS_RECORD_HEAD > fi->ids_len)
+			return (damaged(err, fi->ids_path, "a group record is "
+			    "cut off at byte %llu", (unsigned long long)off));
+		len = nsd_le32(rec + 8);
+		size = nsd_ids_record_bytes(len, sig_bytes);
+		high = nsd_le32(rec + 4);
+		if (nsd_le32(rec) != ++n || off + size > fi->ids_len ||
+		    !nsd_ids_record_clean(rec, len) ||
+		    (high != 0 && high != nsd_ids_record_sum(rec, off / 8,
+		    sig_bytes)))
+			return (damaged(err, fi->ids_path, "the record at byte "
+			    "%llu is not group %llu's", (unsigned long long)off,
+			    (unsigned long long)n));
+		nsd_put_le32(rec + 4, nsd_ids_record_sum(rec, off / 8,
+		    sig_bytes));
+		*last = off / 8;
+	}
+	if (n != fi->hdr.groups)
+		return (damaged(err, fi->ids_path, "%llu group records, where "
+		    "the header says %llu", (unsigned long long)n,
+		    (unsigned long long)fi->hdr.groups));
+	return (sync_map(fi, fi->ids, fi->ids_cap, fi->ids_fd, "the id file",
+	    err));
+}
+
+/* Put an entry of a table of an older version into the upgrade's table. */
+static int
+upgrade_put(struct file_index *fi, void *ctx, uint64_t key, uint64_t meta,
+    struct nsd_error *err)
+{
+	return (table_put(fi, ctx, key, meta, 1, err));
+}
+
+/*
+ * Make an index of version 1 to 4 one of version 5, before a run writes to
+ * it: the checksums go into its group records (upgrade_ids()), and its
+ * committed entries, wherever they are (the table, PATH.next where the
+ * committed growth has been, the stage, the log), into a new table of
+ * checked slots, each once, with the generation it had. The new table is
+ * built at PATH.new and renamed over PATH, like a rebuild, with both header
+ * copies saying version 5, with no stage, no log and no growth: so the
+ * index is whole before the rename, and whole after it, whatever happens
+ * in between. The old stage and PATH.next are then removed (a writer that
+ * finds them there removes them too: a version 5 index takes neither).
+ */
+static int
+upgrade(struct file_index *fi, struct nsd_error *err)
+{
+	struct nsd_index_header	 h = fi->hdr;
+	struct install		 in = { "the upgraded table", "upgrade-built",
+	    "upgrade-renamed", 0 };
+	unsigned char		 copy[NSD_INDEX_TABLE_OFFSET], *map;
+	struct table		 nt;
+	struct stat		 sb;
+	const char		*what;
+	uint64_t		 size, count, from;
+	int			 fd;
+
+	if (upgrade_ids(fi, &h.last_group, err) == -1)
+		return (-1);
+	CRASH_POINT("upgrade-ids");
+	count = fi->main.entries + fi->stage.entries + fi->next.entries +
+	    fi->hdr.log_records * fi->hdr.ntables;
+	h.nslots = nslots_of(&fi->main);
+	if (fi->next.fd != -1)
+		h.nslots = nslots_of(&fi->next);
+	while (count * 8 > h.nslots * 5)
+		h.nslots *= 2;
+	size = nsd_index_file_size(h.nslots);
+	if (h.nslots > (1ULL << 40)) {
+		errno = EFBIG;
+		return (commit_error(fi, "upgrading the table", err));
+	}
+	if (fstat(fi->main.fd, &sb) == -1)
+		return (commit_error(fi, "fstat", err));
+	if (create_mapped(fi->new_path, size, sb.st_mode & 07777, 1, &fd,
+	    &map, &what) == -1)
+		return (commit_error(fi, what, err));
+	if (fchown(fd, sb.st_uid, sb.st_gid) == 0)
+		(void)fchmod(fd, sb.st_mode & 07777);
+	memset(&nt, 0, sizeof nt);
+	nt.fd = fd;
+	table_view(&nt, "the upgraded table", map, size,
+	    NSD_INDEX_TABLE_OFFSET, h.nslots);
+	/* PATH.next counts where the committed growth has been. */
+	from = fi->hdr.sweep_cursor - fi->hdr.grow_done;
+	if (stretch_each(fi, &fi->main, 0, NSD_SWEPT_ALL, upgrade_put, &nt,
+	    err) == -1 || (fi->next.fd != -1 && stretch_each(fi, &fi->next,
+	    from, fi->hdr.grow_done, upgrade_put, &nt, err) == -1) ||
+	    (fi->stage.fd != -1 && stretch_each(fi, &fi->stage, 0,
+	    NSD_SWEPT_ALL, upgrade_put, &nt, err) == -1))
+		goto fail;
+	if (log_insert(fi, &nt, 0, fi->hdr.log_records, 1, err) == -1)
+		goto fail;
+	h.sequence = fi->hdr.sequence + 1;
+	h.pending_gen = h.committed_gen;
+	h.entries = nt.entries;
+	h.log_records = h.log_sum = 0;
+	h.stage_seq = h.sweep_cursor = h.sweep_done = 0;
+	h.next_shift = 0;
+	h.grow_done = h.next_entries = 0;
+	nsd_index_header_encode(&h, copy);
+	memcpy(copy + NSD_INDEX_COPY_SIZE, copy, NSD_INDEX_COPY_SIZE);
+	memcpy(map, copy, sizeof copy);
+	if (install(fi, &in, map, size, fd, fi->new_path, fi->path,
+	    err) == -1) {
+		if (!in.done)
+			goto fail;
+		munmap(map, size);
+		close(fd);
+		return (-1);
+	}
+	table_close(&fi->main);
+	table_close(&fi->stage);
+	table_close(&fi->next);
+	(void)unlink(fi->stage_path);
+	(void)unlink(fi->next_path);
+	fi->main = nt;
+	fi->main.what = "the table";
+	fi->hdr = h;
+	fi->copy = 0;
+	fi->legacy = 0;
+	fi->stage_max_gen = 0;
+	fi->grow_done = fi->grow_from = fi->next_committed = 0;
+	fi->last_group = h.last_group;
+	fi->epoch++;
+	return (log_restart(fi, err));
+fail:
+	munmap(map, size);
+	close(fd);
+	(void)unlink(fi->new_path);
+	return (-1);
 }
 
 int
@@ -2365,9 +2801,12 @@ nsd_index_open_file(struct nsd_index **ixp, const struct nsd_index_open *o,
 		fi->base.scratch = fi->new_path;
 	}
 	if (open_stage(fi, err) == -1 ||
-	    (fi->hdr.next_shift != 0 && open_next(fi, err) == -1))
+	    (fi->hdr.next_shift != 0 && open_next(fi, err) == -1) ||
+	    load_log(fi, err) == -1)
 		goto fail;
 	if (!fi->readonly) {
+		if (fi->legacy && upgrade(fi, err) == -1)
+			goto fail;
 		if (fi->hdr.pending_gen > fi->hdr.committed_gen &&
 		    recover(fi, err) == -1)
 			goto fail;
@@ -2390,11 +2829,6 @@ nsd_index_open_file(struct nsd_index **ixp, const struct nsd_index_open *o,
 		fi->stage.warm = nsd_warm_start(fi->stage.map,
 		    fi->stage.map_len);
 	fi->cursor = fi->hdr.sweep_cursor;
-	/* A fold before the run has already made the overlay, empty. */
-	if ((fi->overlay == NULL &&
-	    nsd_index_open_memory(&fi->overlay, p, err) == -1) ||
-	    load_log(fi, err) == -1)
-		goto fail;
 	*ixp = &fi->base;
 	return (0);
 fail:

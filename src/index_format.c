@@ -49,9 +49,13 @@ static_assert(offsetof(struct nsd_index_header, next_entries) == 352,
     "growth");
 static_assert(offsetof(struct nsd_index_header, bins) ==
     NSD_INDEX_V3_CHECKSUM, "minhash");
-static_assert(offsetof(struct nsd_index_header, checksum) == 376,
+static_assert(offsetof(struct nsd_index_header, log_sum) ==
+    NSD_INDEX_V4_CHECKSUM, "checks");
+static_assert(offsetof(struct nsd_index_header, last_group) == 384,
+    "last group");
+static_assert(offsetof(struct nsd_index_header, checksum) == 392,
     "checksum");
-static_assert(sizeof(struct nsd_index_header) == 384, "header size");
+static_assert(sizeof(struct nsd_index_header) == 400, "header size");
 static_assert(sizeof(struct nsd_index_header) <= NSD_INDEX_COPY_SIZE,
     "header copy room");
 static_assert(offsetof(struct nsd_stage_header, seq) == 24, "stage seq");
@@ -62,6 +66,54 @@ static_assert(offsetof(struct nsd_stage_header, checksum) == 96,
 static_assert(sizeof(struct nsd_stage_header) == 104, "stage header size");
 static_assert(sizeof(struct nsd_stage_header) <= NSD_STAGE_OFFSET,
     "stage header room");
+
+/* The polynomial of the slots' CRC-8: x^8 + x^2 + x + 1. */
+#define SLOT_CRC_POLY	0x07
+
+uint8_t nsd_slot_crc[15][256];
+
+/*
+ * Fill nsd_slot_crc before main() runs, and so before any thread: entry
+ * [j][v] is the CRC-8 of 15 bytes that are all 0 but byte j, which is v.
+ * A CRC with initial value and final xor 0 is linear, so the CRC of any 15
+ * bytes is the xor of their entries. Byte 14 is last: its entry is the CRC
+ * of the byte alone; each byte before it is followed by one more zero
+ * byte, which takes a CRC c to the CRC of the byte c alone.
+ */
+static void __attribute__((constructor))
+slot_crc_init(void)
+{
+	unsigned	 v, c, bit, j;
+
+	for (v = 0; v < 256; v++) {
+		c = v;
+		for (bit = 0; bit < 8; bit++)
+			c = (c & 0x80) ? (c << 1 ^ SLOT_CRC_POLY) & 0xff :
+			    c << 1 & 0xff;
+		nsd_slot_crc[14][v] = c;
+	}
+	for (j = 14; j-- > 0;)
+		for (v = 0; v < 256; v++)
+			nsd_slot_crc[j][v] =
+			    nsd_slot_crc[14][nsd_slot_crc[j + 1][v]];
+}
+
+uint32_t
+nsd_ids_record_sum(const unsigned char *rec, uint64_t group,
+    uint64_t sig_bytes)
+{
+	uint64_t	 size = nsd_ids_record_bytes(nsd_le32(rec + 8),
+	    sig_bytes);
+
+	return ((uint32_t)XXH3_64bits_withSeed(rec + 8, size - 8,
+	    group << 32 | nsd_le32(rec)));
+}
+
+uint64_t
+nsd_log_record_sum(const unsigned char *rec, uint64_t i)
+{
+	return (XXH3_64bits_withSeed(rec, NSD_LOG_RECORD_SIZE, i));
+}
 
 int
 nsd_ids_record_clean(const unsigned char *rec, uint32_t len)
@@ -158,6 +210,8 @@ header_swap(struct nsd_index_header *h)
 	h->bands = le32toh(h->bands);
 	h->rows = le32toh(h->rows);
 	h->threshold = le32toh(h->threshold);
+	h->log_sum = le64toh(h->log_sum);
+	h->last_group = le64toh(h->last_group);
 	h->checksum = le64toh(h->checksum);
 }
 
@@ -196,7 +250,7 @@ nsd_stage_header_encode(const struct nsd_stage_header *s, void *page)
 }
 
 int
-nsd_stage_header_decode(const void *page, uint64_t file_id,
+nsd_stage_header_decode(const void *page, uint64_t file_id, unsigned version,
     struct nsd_stage_header *s)
 {
 	uint64_t	 sum;
@@ -208,6 +262,8 @@ nsd_stage_header_decode(const void *page, uint64_t file_id,
 	stage_swap(s);
 	if (sum != s->checksum || s->version < 3 ||
 	    s->version > NSD_INDEX_VERSION ||
+	    (s->version >= NSD_INDEX_CHECKED) !=
+	    (version >= NSD_INDEX_CHECKED) ||
 	    s->size != sizeof *s || s->file_id != file_id || s->seq == 0 ||
 	    s->nslots < NSD_INDEX_MIN_SLOTS || (s->nslots & (s->nslots - 1)) ||
 	    s->nslots > (1ULL << 40) || s->entries > s->nslots ||
@@ -242,13 +298,19 @@ nsd_index_header_decode(const void *copy, struct nsd_index_header *h)
 	memcpy(h, copy, sizeof *h);
 	if (memcmp(h->magic, NSD_INDEX_MAGIC, sizeof h->magic) != 0)
 		return (NSD_HEADER_NOT_INDEX);
+	/* The shorter copies of older versions: the fields they lack are 0. */
 	if (le32toh(h->version) < 4) {
-		/* The shorter copy of before MinHash: its fields are 0. */
 		size = NSD_INDEX_V3_SIZE;
 		memcpy(&h->checksum, (const char *)copy +
 		    NSD_INDEX_V3_CHECKSUM, sizeof h->checksum);
 		memset(&h->bins, 0, offsetof(struct nsd_index_header,
 		    checksum) - offsetof(struct nsd_index_header, bins));
+	} else if (le32toh(h->version) < NSD_INDEX_CHECKED) {
+		size = NSD_INDEX_V4_SIZE;
+		memcpy(&h->checksum, (const char *)copy +
+		    NSD_INDEX_V4_CHECKSUM, sizeof h->checksum);
+		memset(&h->log_sum, 0, offsetof(struct nsd_index_header,
+		    checksum) - offsetof(struct nsd_index_header, log_sum));
 	}
 	sum = XXH3_64bits(copy, size - sizeof h->checksum);
 	header_swap(h);
@@ -267,7 +329,9 @@ nsd_index_header_decode(const void *copy, struct nsd_index_header *h)
 	    h->nslots > (1ULL << 40) || h->ntables == 0 ||
 	    h->ntables > NSD_INDEX_MAX_TABLES || h->max_load == 0 ||
 	    h->max_load >= 100 || h->pending_gen < h->committed_gen ||
-	    h->pending_gen > NSD_INDEX_GEN_MAX ||
+	    h->pending_gen > h->committed_gen + 1 ||
+	    h->pending_gen > (h->version >= NSD_INDEX_CHECKED ?
+	    NSD_INDEX_GEN_MAX : NSD_INDEX_V4_GEN_MAX) ||
 	    h->ids_length < NSD_IDS_HEADER_SIZE || h->ids_length % 8 != 0 ||
 	    h->entries > h->nslots ||
 	    h->groups > (h->ids_length - NSD_IDS_HEADER_SIZE) / 16 ||
@@ -290,6 +354,24 @@ nsd_index_header_decode(const void *copy, struct nsd_index_header *h)
 	for (i = 0; i < h->ntables; i++)
 		if (h->mask[i] == 0)
 			return (NSD_HEADER_DAMAGED);
+	/* No run has committed: there is nothing in the index. */
+	if (h->committed_gen == 0 && (h->groups != 0 || h->entries != 0 ||
+	    h->ids_length != NSD_IDS_HEADER_SIZE || h->log_records != 0 ||
+	    h->stage_seq != 0 || h->next_shift != 0))
+		return (NSD_HEADER_DAMAGED);
+	/*
+	 * A growth that went round has copied every entry of the table; from
+	 * version 5 on, it is never committed before PATH.next takes the
+	 * table's place (older versions' writers finish it at the next run).
+	 */
+	if (h->next_shift != 0 && h->grow_done == NSD_SWEPT_ALL &&
+	    (h->next_entries < h->entries || h->version >= NSD_INDEX_CHECKED))
+		return (NSD_HEADER_DAMAGED);
+	if (h->version >= NSD_INDEX_CHECKED && ((h->groups == 0) !=
+	    (h->last_group == 0) || (h->groups != 0 &&
+	    (h->last_group < NSD_IDS_HEADER_SIZE / 8 ||
+	    h->last_group >= h->ids_length / 8))))
+		return (NSD_HEADER_DAMAGED);
 	return (NSD_HEADER_OK);
 }
 
@@ -463,13 +545,43 @@ nsd_index_lock(const char *path, int readonly, long wait_ms, int *fdp,
 	return (0);
 }
 
+int
+nsd_index_copies_agree(const struct nsd_index_header *older,
+    const struct nsd_index_header *newer)
+{
+	return (newer->sequence - older->sequence <= 1 &&
+	    newer->file_id == older->file_id &&
+	    newer->created == older->created &&
+	    strcmp(newer->method, older->method) == 0 &&
+	    newer->sentences == older->sentences &&
+	    newer->min_length == older->min_length &&
+	    newer->compat == older->compat &&
+	    newer->seed == older->seed &&
+	    newer->distance == older->distance &&
+	    newer->ntables == older->ntables &&
+	    memcmp(newer->mask, older->mask, sizeof newer->mask) == 0 &&
+	    newer->ngram == older->ngram &&
+	    newer->shingle == older->shingle &&
+	    newer->min_features == older->min_features &&
+	    newer->bins == older->bins && newer->bands == older->bands &&
+	    newer->rows == older->rows &&
+	    newer->threshold == older->threshold &&
+	    newer->norm_version == older->norm_version &&
+	    newer->committed_gen >= older->committed_gen &&
+	    newer->records >= older->records &&
+	    newer->groups >= older->groups &&
+	    newer->ids_length >= older->ids_length &&
+	    newer->nslots >= older->nslots);
+}
+
 /*
  * Read both header copies of fd and choose the current one: the valid copy
- * with the higher sequence number. *copy says which it is.
+ * with the higher sequence number, which must agree with the other one.
+ * *copy says which it is.
  */
 int
 nsd_index_read_header(int fd, const char *path, struct nsd_index_header *h,
-    int *copy, struct nsd_error *err)
+    int *copy, int strict, struct nsd_error *err)
 {
 	unsigned char		 buf[2 * NSD_INDEX_COPY_SIZE];
 	struct nsd_index_header	 c[2];
@@ -484,7 +596,8 @@ nsd_index_read_header(int fd, const char *path, struct nsd_index_header *h,
 	if (n < (ssize_t)sizeof buf) {
 		if (n >= 8 && memcmp(buf, NSD_INDEX_MAGIC, 8) == 0)
 			return (nsd_error_set(err, NSD_EXIT_INDEX,
-			    "%s: truncated (%zd bytes)", path, n));
+			    "%s: truncated (%zd bytes) " NSD_DAMAGE_HINT, path,
+			    n));
 		return (nsd_error_set(err, NSD_EXIT_INDEX,
 		    "%s: not an nsdedup index (too short)", path));
 	}
@@ -498,9 +611,14 @@ nsd_index_read_header(int fd, const char *path, struct nsd_index_header *h,
 		    "reads (%d); use a newer nsdedup", path,
 		    st[0] == NSD_HEADER_NEWER ? c[0].version : c[1].version,
 		    NSD_INDEX_VERSION));
-	if (st[0] == NSD_HEADER_OK && st[1] == NSD_HEADER_OK)
+	if (st[0] == NSD_HEADER_OK && st[1] == NSD_HEADER_OK) {
 		*copy = c[1].sequence > c[0].sequence;
-	else if (st[0] == NSD_HEADER_OK || st[1] == NSD_HEADER_OK)
+		if (strict && !nsd_index_copies_agree(&c[!*copy], &c[*copy]))
+			return (nsd_error_set(err, NSD_EXIT_INDEX,
+			    "%s: damaged: header copy %c says what copy %c, "
+			    "which is older, cannot have come before "
+			    NSD_DAMAGE_HINT, path, 'A' + *copy, 'B' - *copy));
+	} else if (st[0] == NSD_HEADER_OK || st[1] == NSD_HEADER_OK)
 		*copy = st[1] == NSD_HEADER_OK;
 	else if (st[0] == NSD_HEADER_UNKNOWN || st[1] == NSD_HEADER_UNKNOWN)
 		return (nsd_error_set(err, NSD_EXIT_INDEX,
@@ -513,7 +631,8 @@ nsd_index_read_header(int fd, const char *path, struct nsd_index_header *h,
 		    "%s: not an nsdedup index", path));
 	else
 		return (nsd_error_set(err, NSD_EXIT_INDEX,
-		    "%s: both header copies are damaged", path));
+		    "%s: both header copies are damaged " NSD_DAMAGE_HINT,
+		    path));
 	*h = c[*copy];
 	return (0);
 }

@@ -44,8 +44,11 @@
  *
  * A slot is 16 bytes, in PATH, PATH.stage and PATH.next alike: the 64-bit
  * key (a fingerprint), then a word holding the generation of the run that
- * wrote it (bits 0-23; 0 for an empty slot), the table it belongs to (bits
- * 24-27) and its group (bits 28-63).
+ * wrote it (bits 0-19), the table it belongs to (bits 20-23), its group
+ * (bits 24-55) and a check of the other 15 bytes (bits 56-63, see "Checks"
+ * below); an empty slot is all zeros. (Versions 1 to 4 had the generation
+ * in bits 0-23, the table in 24-27, the group in 28-63, and no check: they
+ * are read through nsd_slot_get() as if they were version 5.)
  * A group is the offset of its record in PATH.ids in units of 8 bytes,
  * which grows with every new group, so a smaller group is an older one.
  *
@@ -60,19 +63,22 @@
  * PATH.next, whatever their sizes, map the space in the same order, and a
  * stretch of it is a run of buckets in each.
  *
- * A group record in PATH.ids: the group's number (8 bytes), the id's
- * length (4 bytes) and the id (a JSON token, possibly empty), padded with
- * zeros to a multiple of 8; in a MinHash index, then the signature of the
- * group's first record (2 bytes a bin, see minhash.h). The file starts
- * with a 16-byte header of its own: magic "NSDIDS\0\1" and the index's
- * file id.
+ * A group record in PATH.ids: the group's number (4 bytes), its checksum
+ * (4 bytes), the id's length (4 bytes) and the id (a JSON token, possibly
+ * empty), padded with zeros to a multiple of 8; in a MinHash index, then
+ * the signature of the group's first record (2 bytes a bin, see
+ * minhash.h). The file starts with a 16-byte header of its own: magic
+ * "NSDIDS\0\1" and the index's file id. (Versions 1 to 4 had an 8-byte
+ * number and no checksum; their numbers are below 2^32, so the upgrade to
+ * version 5 writes the checksums over the high half, in place.)
  *
- * A record in PATH.log is a fingerprint and its slot word (with table 0):
- * 16 bytes, which stand for an entry in every table. PATH.log starts with
- * a 16-byte header: magic "NSDLOG\0\1" and the index's file id. Only its
- * first log_records records count; an nshash fingerprint of the log is in
- * no table file (PATH, PATH.stage or PATH.next). Version 1 had no log (its
- * log_records field was reserved, and zero).
+ * A record in PATH.log is a fingerprint and its slot word (with table 0,
+ * and its check): 16 bytes, which stand for an entry in every table.
+ * PATH.log starts with a 16-byte header: magic "NSDLOG\0\1" and the
+ * index's file id. Only its first log_records records count; an nshash
+ * fingerprint of the log is in no table file (PATH, PATH.stage or
+ * PATH.next). Version 1 had no log (its log_records field was reserved,
+ * and zero).
  *
  * PATH.stage starts with its own header (struct nsd_stage_header) in the
  * first NSD_STAGE_OFFSET bytes: magic "NSDSTAGE", the index's file id, the
@@ -81,19 +87,50 @@
  * generation among its entries, whether it took the log in, and an
  * XXH3-64 checksum. PATH.next has the layout of PATH; its header copies
  * are written only when it is renamed over PATH.
+ *
+ * Checks. Everything a decision reads is checked before it is believed
+ * (version 5 on), so that damage stops a run rather than changing its
+ * answers:
+ *
+ *   - each header copy and the stage's header end with an XXH3-64 checksum;
+ *     the header's fields must also agree with each other (a committed
+ *     generation of 0 is an empty index; pending_gen is committed_gen or
+ *     the one after) and with the other copy, which never holds a newer
+ *     state (nsd_index_read_header());
+ *   - each slot, and each log record, carries a CRC-8 of its other 15 bytes
+ *     (polynomial x^8 + x^2 + x + 1, bytes in file order, no reflection,
+ *     initial value and final xor 0). A CRC of degree 8 sees every change
+ *     confined to 8 consecutive bits, so every changed byte and every
+ *     flipped bit, and with the factor x + 1 of this polynomial, every
+ *     change of an odd number of bits; of other damage, 1 in 256 goes
+ *     unseen. It is computed a byte a slot with one table per byte
+ *     position, fifteen independent loads, so that the lookups that read
+ *     every slot of a bucket barely notice it;
+ *   - each group record carries the low 32 bits of the XXH3-64 of its
+ *     bytes from the id's length on, seeded with its number and its place
+ *     in the file;
+ *   - the header keeps log_sum, the sum of the XXH3-64 of each committed
+ *     log record seeded with its number, which a run recomputes as it
+ *     reads the log, and last_group, the place of the newest group record,
+ *     whose number must be the header's groups and whose end must be
+ *     ids_length.
  */
 #ifndef NSD_INDEX_FORMAT_H
 #define NSD_INDEX_FORMAT_H
 
+#include <endian.h>
 #include <fcntl.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "util.h"
 
 #define NSD_INDEX_MAGIC		"NSDINDEX"
-#define NSD_INDEX_VERSION	4
+#define NSD_INDEX_VERSION	5
 #define NSD_INDEX_OLDEST	1	/* the oldest version still read */
+#define NSD_INDEX_CHECKED	5	/* the first with checks in its slots,
+					   group records and log */
 #define NSD_INDEX_BOM		0x0102030405060708ULL
 #define NSD_INDEX_COPY_SIZE	4096	/* room for one header copy */
 #define NSD_INDEX_TABLE_OFFSET	(2 * NSD_INDEX_COPY_SIZE)
@@ -103,11 +140,19 @@
 #define NSD_INDEX_MIN_SLOTS	4096
 #define NSD_INDEX_MAX_LOAD	75	/* percent; then the table grows */
 
-#define NSD_INDEX_GEN_BITS	24
+/* The fields of a slot word. */
+#define NSD_INDEX_GEN_BITS	20
 #define NSD_INDEX_GEN_MAX	((1ULL << NSD_INDEX_GEN_BITS) - 1)
-#define NSD_INDEX_TABLE_SHIFT	24
-#define NSD_INDEX_GROUP_SHIFT	28
-#define NSD_INDEX_GROUP_MAX	((1ULL << (64 - NSD_INDEX_GROUP_SHIFT)) - 1)
+#define NSD_INDEX_TABLE_SHIFT	20
+#define NSD_INDEX_GROUP_SHIFT	24
+#define NSD_INDEX_GROUP_MAX	0xffffffffULL
+#define NSD_INDEX_CHECK_SHIFT	56
+#define NSD_INDEX_META_MASK	((1ULL << NSD_INDEX_CHECK_SHIFT) - 1)
+
+/* The slot word of versions 1 to 4, read as version 5's. */
+#define NSD_INDEX_V4_GEN_MAX	((1ULL << 24) - 1)
+#define NSD_INDEX_V4_TABLE_SHIFT 24
+#define NSD_INDEX_V4_GROUP_SHIFT 28
 
 /* How index files are opened: never blocking on a FIFO, never a tty. */
 #define NSD_OPEN_FLAGS		(O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
@@ -120,7 +165,7 @@
 
 #define NSD_IDS_MAGIC		"NSDIDS\0\1"
 #define NSD_IDS_HEADER_SIZE	16
-#define NSD_IDS_RECORD_HEAD	12	/* number and id length */
+#define NSD_IDS_RECORD_HEAD	12	/* number, checksum, id length */
 
 #define NSD_LOG_MAGIC		"NSDLOG\0\1"
 #define NSD_LOG_HEADER_SIZE	16
@@ -128,6 +173,12 @@
 #ifndef NSD_LOG_MAX_ENTRIES
 #define NSD_LOG_MAX_ENTRIES	(1ULL << 20)	/* see nsd_index_log_limit */
 #endif
+
+/*
+ * What every refusal of a damaged index ends with: how to see all of the
+ * damage, and where the ways to mend it are written.
+ */
+#define NSD_DAMAGE_HINT	"(try --db-verify; see Damage in nsdedup-index(5))"
 
 #define NSD_STAGE_MAGIC		"NSDSTAGE"
 #define NSD_STAGE_OFFSET	4096	/* the slots of PATH.stage */
@@ -185,12 +236,20 @@ struct nsd_index_header {
 	uint32_t	 bands;		/* MinHash: LSH bands */
 	uint32_t	 rows;		/* MinHash: bins per band */
 	uint32_t	 threshold;	/* MinHash: Jaccard, in 1/10000 */
+	uint64_t	 log_sum;	/* of the committed log records; 0
+					   before version 5, which had not
+					   these two */
+	uint64_t	 last_group;	/* the newest group (a group record's
+					   offset / 8), or 0 when none */
 	uint64_t	 checksum;	/* XXH3-64 of the bytes before it */
 };
 
 /* The size of a header copy of versions 1 to 3, and where its sum was. */
 #define NSD_INDEX_V3_SIZE	368
 #define NSD_INDEX_V3_CHECKSUM	360
+/* The same of version 4. */
+#define NSD_INDEX_V4_SIZE	384
+#define NSD_INDEX_V4_CHECKSUM	376
 
 /* A sweep that went all round the hash space, or further. */
 #define NSD_SWEPT_ALL	UINT64_MAX
@@ -235,9 +294,11 @@ void	 nsd_stage_header_encode(const struct nsd_stage_header *, void *);
 
 /*
  * Decode a stage header into host order: 0, or -1 when it is not a
- * stage, is damaged, or is another index's (file_id).
+ * stage, is damaged, is another index's (file_id), or does not go with an
+ * index of the given format version (version 5 and later have stages of
+ * their own version; older ones, of version 3 or 4).
  */
-int	 nsd_stage_header_decode(const void *, uint64_t,
+int	 nsd_stage_header_decode(const void *, uint64_t, unsigned,
 	    struct nsd_stage_header *);
 
 /* Decode a copy into host byte order, saying whether it can be used. */
@@ -281,6 +342,10 @@ nsd_index_home(const struct nsd_index_header *h, unsigned table,
 	return (nsd_index_position(h, table, key) >> shift);
 }
 
+/*
+ * A slot word without its check: what index_file.c and index_verify.c
+ * pass around as "meta"; nsd_slot_put() adds the check.
+ */
 static inline uint64_t
 nsd_slot_meta(uint64_t gen, unsigned table, uint64_t group)
 {
@@ -303,7 +368,80 @@ nsd_slot_table(uint64_t meta)
 static inline uint64_t
 nsd_slot_group(uint64_t meta)
 {
-	return (meta >> NSD_INDEX_GROUP_SHIFT);
+	return ((meta >> NSD_INDEX_GROUP_SHIFT) & NSD_INDEX_GROUP_MAX);
+}
+
+/* The CRC-8 of each byte value at each of the 15 places a check covers. */
+extern uint8_t nsd_slot_crc[15][256];
+
+/* The check of a slot: the CRC-8 of its key and the low 7 bytes of meta. */
+static inline unsigned
+nsd_slot_check(uint64_t key, uint64_t meta)
+{
+	const uint8_t	(*t)[256] = nsd_slot_crc;
+
+	return (t[0][key & 0xff] ^ t[1][key >> 8 & 0xff] ^
+	    t[2][key >> 16 & 0xff] ^ t[3][key >> 24 & 0xff] ^
+	    t[4][key >> 32 & 0xff] ^ t[5][key >> 40 & 0xff] ^
+	    t[6][key >> 48 & 0xff] ^ t[7][key >> 56] ^
+	    t[8][meta & 0xff] ^ t[9][meta >> 8 & 0xff] ^
+	    t[10][meta >> 16 & 0xff] ^ t[11][meta >> 24 & 0xff] ^
+	    t[12][meta >> 32 & 0xff] ^ t[13][meta >> 40 & 0xff] ^
+	    t[14][meta >> 48 & 0xff]);
+}
+
+/* What a slot (or a log record) holds. */
+enum nsd_slot_state {
+	NSD_SLOT_EMPTY,		/* all zeros */
+	NSD_SLOT_FULL,		/* an entry, in *key and *meta */
+	NSD_SLOT_DAMAGED	/* its check fails, or generation 0 */
+};
+
+/*
+ * Read the 16 bytes of a slot or a log record at p, of an index of format
+ * version 5 or later (checked) or of an older one (legacy: converted to
+ * version 5's slot word, with no check to test; a generation of 0 is
+ * empty, as those versions read it).
+ */
+static inline enum nsd_slot_state
+nsd_slot_get(const void *p, int legacy, uint64_t *key, uint64_t *meta)
+{
+	uint64_t	 k, m, gen, group;
+
+	memcpy(&k, p, sizeof k);
+	memcpy(&m, (const char *)p + 8, sizeof m);
+	*key = k = le64toh(k);
+	m = le64toh(m);
+	if (legacy) {
+		gen = m & NSD_INDEX_V4_GEN_MAX;
+		group = m >> NSD_INDEX_V4_GROUP_SHIFT;
+		*meta = nsd_slot_meta(gen, (m >> NSD_INDEX_V4_TABLE_SHIFT) &
+		    0xf, group & NSD_INDEX_GROUP_MAX);
+		if (gen == 0)
+			return (NSD_SLOT_EMPTY);
+		return (gen > NSD_INDEX_GEN_MAX || group > NSD_INDEX_GROUP_MAX ?
+		    NSD_SLOT_DAMAGED : NSD_SLOT_FULL);
+	}
+	*meta = m & NSD_INDEX_META_MASK;
+	if ((k | m) == 0)
+		return (NSD_SLOT_EMPTY);
+	if (m >> NSD_INDEX_CHECK_SHIFT != nsd_slot_check(k, m) ||
+	    nsd_slot_gen(m) == 0)
+		return (NSD_SLOT_DAMAGED);
+	return (NSD_SLOT_FULL);
+}
+
+/* Write key and meta, with its check, as the 16 bytes of a slot at p. */
+static inline void
+nsd_slot_put(void *p, uint64_t key, uint64_t meta)
+{
+	uint64_t	 k = htole64(key), m;
+
+	meta &= NSD_INDEX_META_MASK;
+	m = htole64(meta | (uint64_t)nsd_slot_check(key, meta) <<
+	    NSD_INDEX_CHECK_SHIFT);
+	memcpy(p, &k, sizeof k);
+	memcpy((char *)p + 8, &m, sizeof m);
 }
 
 /*
@@ -367,6 +505,17 @@ nsd_ids_sig_bytes(const struct nsd_index_header *h)
  */
 int	 nsd_ids_record_clean(const unsigned char *, uint32_t);
 
+/*
+ * The checksum of the group record at rec, of group (its offset / 8), in
+ * an index whose records hold sig_bytes after the id: what a version 5
+ * record keeps in its bytes 4 to 7. The id's length must have been found
+ * to fit in the file.
+ */
+uint32_t nsd_ids_record_sum(const unsigned char *, uint64_t, uint64_t);
+
+/* The log record at rec, number i, as it counts in the header's log_sum. */
+uint64_t nsd_log_record_sum(const unsigned char *, uint64_t);
+
 uint64_t nsd_le64(const void *);
 uint32_t nsd_le32(const void *);
 void	 nsd_put_le64(void *, uint64_t);
@@ -382,10 +531,20 @@ int	 nsd_index_lock(const char *, int, long, int *, struct nsd_error *);
 
 /*
  * Read both header copies of the index open at fd and pick the current
- * one into *h (its copy, 0 or 1, into *copy). Errors: NSD_EXIT_INDEX.
+ * one into *h (its copy, 0 or 1, into *copy); with strict, refuse copies
+ * that do not agree (nsd_index_copies_agree()). Errors: NSD_EXIT_INDEX.
  */
 int	 nsd_index_read_header(int, const char *, struct nsd_index_header *,
-	    int *, struct nsd_error *);
+	    int *, int, struct nsd_error *);
+
+/*
+ * Whether header copy newer can have been written after copy older: the
+ * copies are written in turn, each with the sequence number after the
+ * other's (or both alike), never change what the index was made with, and
+ * never go back on a commit, a record, a group or a table that grew.
+ */
+int	 nsd_index_copies_agree(const struct nsd_index_header *,
+	    const struct nsd_index_header *);
 
 struct stat;
 

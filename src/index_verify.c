@@ -58,6 +58,8 @@ struct verify {
 	int		 stage_errno;
 	int		 next_errno;
 	int		 stage_ok;	/* its header was read, and fits */
+	int		 stage_ours;	/* a stage of this index */
+	int		 legacy;	/* a version before checks */
 	int		 lock_fd;
 	struct nsd_index_header hdr;
 	struct nsd_stage_header stage_hdr;
@@ -231,9 +233,14 @@ read_stage_header(struct verify *v, struct nsd_index_report *r)
 	struct nsd_stage_header *sh = &v->stage_hdr;
 
 	if (read_full(v->stage_fd, page, sizeof page, 0) != 0 ||
-	    nsd_stage_header_decode(page, v->hdr.file_id, sh) == -1 ||
-	    (sh->seq != v->hdr.stage_seq && (sh->seq != v->hdr.stage_seq + 1 ||
-	    sh->fold_cursor != v->hdr.sweep_cursor)) ||
+	    nsd_stage_header_decode(page, v->hdr.file_id, v->hdr.version,
+	    sh) == -1)
+		return;
+	v->stage_ours = 1;
+	if ((sh->seq != v->hdr.stage_seq && (sh->seq != v->hdr.stage_seq + 1 ||
+	    sh->fold_cursor != v->hdr.sweep_cursor ||
+	    (v->hdr.stage_seq == 0 && (sh->reserved[0] == 0 ||
+	    v->hdr.log_records == 0)))) ||
 	    r->stage_file_size != NSD_STAGE_OFFSET +
 	    sh->nslots * NSD_INDEX_SLOT_SIZE)
 		return;
@@ -271,17 +278,18 @@ verify_open(struct verify *v, const char *path, long wait_ms,
 	}
 	if (nsd_index_fstat(v->fd, path, &sb, err) == -1)
 		return (-1);
-	if (nsd_index_read_header(v->fd, path, &v->hdr, &copy, err) == -1)
+	if (nsd_index_read_header(v->fd, path, &v->hdr, &copy, 0, err) == -1)
 		return (-1);
 	report_fill(&v->hdr, copy, r);
+	v->legacy = v->hdr.version < NSD_INDEX_CHECKED;
 	r->file_size = sb.st_size;
 	v->ids_fd = open_companion(v->ids_path, &v->ids_errno,
 	    &r->ids_file_size);
 	v->log_fd = open_companion(v->log_path, &v->log_errno,
 	    &r->log_file_size);
-	if (v->hdr.stage_seq != 0)
-		v->stage_fd = open_companion(v->stage_path, &v->stage_errno,
-		    &r->stage_file_size);
+	/* With none named, a stage there is a fold cut short, or damage. */
+	v->stage_fd = open_companion(v->stage_path, &v->stage_errno,
+	    &r->stage_file_size);
 	if (v->hdr.next_shift != 0)
 		v->next_fd = open_companion(v->next_path, &v->next_errno,
 		    &r->next_file_size);
@@ -307,20 +315,25 @@ static void
 verify_copies(struct verify *v)
 {
 	unsigned char		 buf[NSD_INDEX_COPY_SIZE];
-	struct nsd_index_header	 h;
-	enum nsd_header_state	 st;
-	int			 i;
+	struct nsd_index_header	 h[2];
+	enum nsd_header_state	 st[2];
+	int			 i, newer;
 
 	for (i = 0; i < 2; i++) {
 		if (pread(v->fd, buf, sizeof buf, (off_t)i *
 		    NSD_INDEX_COPY_SIZE) != (ssize_t)sizeof buf)
-			st = NSD_HEADER_DAMAGED;
+			st[i] = NSD_HEADER_DAMAGED;
 		else
-			st = nsd_index_header_decode(buf, &h);
-		if (st != NSD_HEADER_OK)
+			st[i] = nsd_index_header_decode(buf, &h[i]);
+		if (st[i] != NSD_HEADER_OK)
 			say(v, "header copy %c is %s; copy %c is in use",
-			    'A' + i, nsd_index_header_problem(st), 'B' - i);
+			    'A' + i, nsd_index_header_problem(st[i]), 'B' - i);
 	}
+	newer = h[1].sequence > h[0].sequence;
+	if (st[0] == NSD_HEADER_OK && st[1] == NSD_HEADER_OK &&
+	    !nsd_index_copies_agree(&h[!newer], &h[newer]))
+		say(v, "header copy %c, in use, says what copy %c, which is "
+		    "older, cannot have come before", 'A' + newer, 'B' - newer);
 }
 
 /*
@@ -333,7 +346,8 @@ verify_ids(struct verify *v, const struct nsd_index_report *r,
 {
 	const struct nsd_index_header	*h = &v->hdr;
 	unsigned char			*ids;
-	uint64_t			 off, n = 0, len;
+	uint64_t			 off, n = 0, len, last = 0;
+	uint64_t			 sig_bytes = nsd_ids_sig_bytes(h);
 
 	if (v->ids_fd == -1 && v->ids_errno == EINVAL) {
 		say(v, "%s: not a regular file", v->ids_path);
@@ -366,10 +380,10 @@ verify_ids(struct verify *v, const struct nsd_index_report *r,
 			break;
 		}
 		len = nsd_le32(ids + off + 8);
-		if (nsd_le64(ids + off) != ++n) {
+		if (nsd_le32(ids + off) != ++n) {
 			say(v, "%s: the record at byte %llu is group %llu, "
 			    "not %llu", v->ids_path, (unsigned long long)off,
-			    (unsigned long long)nsd_le64(ids + off),
+			    (unsigned long long)nsd_le32(ids + off),
 			    (unsigned long long)n);
 			break;
 		}
@@ -384,12 +398,22 @@ verify_ids(struct verify *v, const struct nsd_index_report *r,
 			say(v, "%s: group %llu's id has control characters "
 			    "or its padding is not zero", v->ids_path,
 			    (unsigned long long)n);
+		if (!v->legacy && nsd_le32(ids + off + 4) !=
+		    nsd_ids_record_sum(ids + off, off / 8, sig_bytes))
+			say(v, "%s: group %llu's record fails its checksum",
+			    v->ids_path, (unsigned long long)n);
 		starts[off / 64] |= 1 << (off / 8 % 8);
+		last = off / 8;
 	}
 	if (n != h->groups)
 		say(v, "%s holds %llu groups; the header says %llu",
 		    v->ids_path, (unsigned long long)n,
 		    (unsigned long long)h->groups);
+	else if (!v->legacy && last != h->last_group)
+		say(v, "%s: the newest group record is at byte %llu; the "
+		    "header says %llu", v->ids_path,
+		    (unsigned long long)last * 8,
+		    (unsigned long long)h->last_group * 8);
 	munmap(ids, h->ids_length);
 }
 
@@ -424,14 +448,33 @@ counts(const struct verify *v, const struct place *p,
     const struct nsd_index_slot *s)
 {
 	const struct nsd_index_header	*h = &v->hdr;
-	uint64_t			 meta = le64toh(s->meta);
-	uint64_t			 gen = nsd_slot_gen(meta);
+	uint64_t			 key, meta, gen;
 
-	if (gen == 0 || gen > h->committed_gen)
+	if (nsd_slot_get(s, v->legacy, &key, &meta) != NSD_SLOT_FULL)
+		return (0);
+	gen = nsd_slot_gen(meta);
+	if (gen > h->committed_gen)
 		return (0);
 	return (p != &v->next || in_stretch(nsd_index_position(h,
-	    nsd_slot_table(meta), le64toh(s->key)), h->sweep_cursor,
-	    h->grow_done));
+	    nsd_slot_table(meta), key), h->sweep_cursor, h->grow_done));
+}
+
+/* Slot s, which counts, as its key and its slot word. */
+static void
+entry_of(const struct verify *v, const struct nsd_index_slot *s,
+    uint64_t *key, uint64_t *meta)
+{
+	(void)nsd_slot_get(s, v->legacy, key, meta);
+}
+
+/* The group of slot s, which counts. */
+static uint64_t
+slot_group(const struct verify *v, const struct nsd_index_slot *s)
+{
+	uint64_t	 key, meta;
+
+	entry_of(v, s, &key, &meta);
+	return (nsd_slot_group(meta));
 }
 
 /* The bits nsd_index_home() shifts out for a table of nslots slots. */
@@ -456,21 +499,29 @@ bucket_full(const struct verify *v, const struct place *p, uint64_t bucket)
 	return (1);
 }
 
-/* One slot that does not count: zeroed, or left by an interrupted run. */
+/*
+ * One slot that does not count: zeroed, or left by an interrupted run; or
+ * damaged.
+ */
 static void
 verify_empty(struct verify *v, const struct place *p,
     const struct nsd_index_slot *s, uint64_t i, struct nsd_index_report *r)
 {
 	const struct nsd_index_header	*h = &v->hdr;
-	uint64_t			 meta = le64toh(s->meta);
-	uint64_t			 gen = nsd_slot_gen(meta);
+	uint64_t			 key, meta, gen;
 
+	if (nsd_slot_get(s, v->legacy, &key, &meta) == NSD_SLOT_DAMAGED) {
+		say(v, "%sslot %llu: fails its check", p->what,
+		    (unsigned long long)i);
+		return;
+	}
+	gen = nsd_slot_gen(meta);
 	if (gen > h->pending_gen)
 		say(v, "%sslot %llu: generation %llu is after the last commit "
 		    "(%llu)", p->what, (unsigned long long)i,
 		    (unsigned long long)gen,
 		    (unsigned long long)h->committed_gen);
-	else if (meta != 0 || s->key != 0) {
+	else if (s->meta != 0 || s->key != 0) {
 		if (h->pending_gen > h->committed_gen)
 			r->leftovers++;
 		else
@@ -494,7 +545,7 @@ verify_slots(struct verify *v, const struct place *p, uint64_t want,
 	const struct nsd_index_header	*h = &v->hdr;
 	const struct nsd_index_slot	*slots = p->slots;
 	uint64_t			 nb = p->nslots / NSD_INDEX_BUCKET;
-	uint64_t			 bmask = nb - 1, n, k, z, i, meta;
+	uint64_t			 bmask = nb - 1, n, k, z, i, key, meta;
 	uint64_t			 group, home, start, entries = 0;
 	unsigned			 table, j;
 
@@ -511,15 +562,15 @@ verify_slots(struct verify *v, const struct place *p, uint64_t want,
 		for (j = 0; j < NSD_INDEX_BUCKET; j++) {
 			i = k * NSD_INDEX_BUCKET + j;
 			if (!counts(v, p, &slots[i])) {
-				if (with_leftovers && slots[i].meta != 0 &&
-				    nsd_slot_gen(le64toh(slots[i].meta)) <=
-				    h->pending_gen)
+				if (with_leftovers && nsd_slot_get(&slots[i],
+				    v->legacy, &key, &meta) == NSD_SLOT_FULL &&
+				    nsd_slot_gen(meta) <= h->pending_gen)
 					entries++;
 				verify_empty(v, p, &slots[i], i, r);
 				continue;
 			}
 			entries++;
-			meta = le64toh(slots[i].meta);
+			entry_of(v, &slots[i], &key, &meta);
 			table = nsd_slot_table(meta);
 			group = nsd_slot_group(meta);
 			if (table >= h->ntables) {
@@ -533,8 +584,7 @@ verify_slots(struct verify *v, const struct place *p, uint64_t want,
 				    "group record", p->what,
 				    (unsigned long long)i,
 				    (unsigned long long)group);
-			home = nsd_index_home(h, table,
-			    le64toh(slots[i].key), p->shift);
+			home = nsd_index_home(h, table, key, p->shift);
 			if (((k - home / NSD_INDEX_BUCKET) & bmask) >
 			    ((k - start) & bmask))
 				say(v, "%sslot %llu: cannot be found from its "
@@ -567,7 +617,7 @@ chain_find(const struct verify *v, const struct place *p, unsigned t,
     uint64_t key, uint64_t group)
 {
 	const struct nsd_index_header	*h = &v->hdr;
-	uint64_t	 nb = p->nslots / NSD_INDEX_BUCKET, b, n, i, meta;
+	uint64_t	 nb = p->nslots / NSD_INDEX_BUCKET, b, n, i, k, meta;
 	int		 room;
 
 	if (p->slots == NULL)
@@ -577,11 +627,12 @@ chain_find(const struct verify *v, const struct place *p, unsigned t,
 		room = 0;
 		for (i = b * NSD_INDEX_BUCKET; i < (b + 1) *
 		    NSD_INDEX_BUCKET; i++) {
-			meta = le64toh(p->slots[i].meta);
-			if (!counts(v, p, &p->slots[i]))
+			if (!counts(v, p, &p->slots[i])) {
 				room = 1;
-			else if (nsd_slot_table(meta) == t &&
-			    le64toh(p->slots[i].key) == key &&
+				continue;
+			}
+			entry_of(v, &p->slots[i], &k, &meta);
+			if (nsd_slot_table(meta) == t && k == key &&
 			    (group == ANY_GROUP ||
 			    nsd_slot_group(meta) == group))
 				return (i);
@@ -632,11 +683,10 @@ verify_between(struct verify *v, const struct place *p)
 	for (i = 0; i < p->nslots; i++) {
 		if (!counts(v, p, &p->slots[i]))
 			continue;
-		meta = le64toh(p->slots[i].meta);
+		entry_of(v, &p->slots[i], &key, &meta);
 		t = nsd_slot_table(meta);
 		if (t >= h->ntables)
 			continue;	/* said by verify_slots */
-		key = le64toh(p->slots[i].key);
 		group = nsd_slot_group(meta);
 		pos = nsd_index_position(h, t, key);
 		if (p == &v->stage && v->stage_ok &&
@@ -656,8 +706,7 @@ verify_between(struct verify *v, const struct place *p)
 		if (nshash) {
 			if (p != &v->table && (s = chain_find(v, &v->table, 0,
 			    key, ANY_GROUP)) != NOT_FOUND &&
-			    nsd_slot_group(le64toh(v->table.slots[s].meta)) !=
-			    group)
+			    slot_group(v, &v->table.slots[s]) != group)
 				say(v, "%sslot %llu: fingerprint %016llx has "
 				    "group %llu, and another in slot %llu",
 				    p->what, (unsigned long long)i,
@@ -711,10 +760,14 @@ verify_log_record(struct verify *v, const struct log_check *c,
     const unsigned char *rec, uint64_t i)
 {
 	const struct nsd_index_header	*h = &v->hdr;
-	uint64_t			 key = nsd_le64(rec);
-	uint64_t			 meta = nsd_le64(rec + 8);
-	uint64_t			 gen = nsd_slot_gen(meta), slot;
+	uint64_t			 key, meta, gen, slot;
 
+	if (nsd_slot_get(rec, v->legacy, &key, &meta) == NSD_SLOT_DAMAGED) {
+		say(v, "%s: record %llu: fails its check", v->log_path,
+		    (unsigned long long)i);
+		return;
+	}
+	gen = nsd_slot_gen(meta);
 	if (nsd_slot_table(meta) != 0)
 		say(v, "%s: record %llu: table %u, not 0 (a record stands "
 		    "for every table)", v->log_path, (unsigned long long)i,
@@ -761,6 +814,7 @@ verify_log(struct verify *v, const struct nsd_index_report *r,
 	struct log_check		 c = { starts, NULL };
 	unsigned char			 head[NSD_LOG_HEADER_SIZE], *buf;
 	uint64_t			 n = h->log_records, i, j, want;
+	uint64_t			 sum = 0;
 	size_t				 len;
 	ssize_t				 got;
 
@@ -816,11 +870,17 @@ verify_log(struct verify *v, const struct nsd_index_report *r,
 			n = i;
 			break;
 		}
-		for (j = 0; j < len / NSD_LOG_RECORD_SIZE; j++)
+		for (j = 0; j < len / NSD_LOG_RECORD_SIZE; j++) {
 			verify_log_record(v, &c, buf + j *
 			    NSD_LOG_RECORD_SIZE, i + j);
+			sum += nsd_log_record_sum(buf + j *
+			    NSD_LOG_RECORD_SIZE, i + j);
+		}
 	}
 	free(buf);
+	if (!v->legacy && n == h->log_records && sum != h->log_sum)
+		say(v, "%s: its %llu committed records are not the ones the "
+		    "header sums up", v->log_path, (unsigned long long)n);
 	if (c.seen == NULL)
 		return;
 	/* nshash: a fingerprint is claimed once, so it is logged once. */
@@ -879,7 +939,11 @@ verify_places(struct verify *v, const struct nsd_index_report *r)
 	else if (h->stage_seq != 0 && !v->stage_ok)
 		say(v, "%s: not build %llu of this index's stage, or damaged",
 		    v->stage_path, (unsigned long long)h->stage_seq);
-	else if (h->stage_seq != 0) {
+	else if (h->stage_seq == 0 && v->stage_ours && !v->stage_ok)
+		say(v, "%s: build %llu of this index's stage, where the index "
+		    "names none", v->stage_path,
+		    (unsigned long long)v->stage_hdr.seq);
+	else if (v->stage_ok) {
 		place_open(v, &v->stage, "stage ", "the stage", v->stage_fd,
 		    v->stage_path,
 		    r->stage_file_size, r->stage_file_size, NSD_STAGE_OFFSET,

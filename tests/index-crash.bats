@@ -266,6 +266,43 @@ fold_first() {
 	[ "$(grep -c '^interrupted:' verify.out)" -eq 0 ]
 }
 
+@test "killed at each step of the upgrade of a version-4 index: as before, in either version" {
+	local point version dir="$TOP_SRCDIR/tests/data/index-v4"
+	local news="$TOP_SRCDIR/examples/news.jsonl"
+	local -a opts=(-m minhash --threshold 0.2)
+
+	for point in upgrade-ids upgrade-built upgrade-renamed; do
+		rm -rf up && mkdir up
+		cp "$dir"/growing.nsd* up/
+		chmod u+w up/*
+		"$NSD_INDEX_DUMP" up/growing.nsd > before.dump
+		NSDEDUP_CRASH_AT=$point run --separate-stderr \
+		    "$NSDEDUP_CRASHPOINTS" "${opts[@]}" --db up/growing.nsd \
+		    "$news"
+		expect_eq "$status" 137
+		same_dump <("$NSD_INDEX_DUMP" up/growing.nsd) before.dump
+		run_nsd --db up/growing.nsd --db-verify
+		expect_eq "$status" 0
+		version=4
+		[ "$point" != upgrade-renamed ] || version=5
+		[[ "${lines[1]}" == "format:        version $version "* ]]
+		[ "${lines[-1]}" = "verified:      no problems found" ]
+		# Read as it is, then taken by the next writer.
+		run_nsd "${opts[@]}" --db up/growing.nsd --no-update --explain \
+		    "$news"
+		expect_eq "$status" 0
+		cmp <(printf '%s\n' "$output") "$dir/growing.expected.jsonl"
+		run_nsd "${opts[@]}" --db up/growing.nsd --explain "$news"
+		expect_eq "$status" 0
+		expect_eq "$stderr" ""
+		cmp <(printf '%s\n' "$output") "$dir/growing.expected.jsonl"
+		[ ! -e up/growing.nsd.stage ] && [ ! -e up/growing.nsd.next ]
+		run_nsd --db up/growing.nsd --db-verify
+		expect_eq "$status" 0
+		[[ "${lines[1]}" == "format:        version 5 "* ]]
+	done
+}
+
 @test "killed in the sweep at the commit: the index is as before" {
 	fold_first
 	crash_at sweep

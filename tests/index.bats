@@ -11,6 +11,8 @@ load helpers
 
 NEWS="$TOP_SRCDIR/examples/news.jsonl"
 FIXTURE="$TOP_SRCDIR/tests/data/index-v1"
+# What every refusal of a damaged index ends with.
+HINT='(try --db-verify; see Damage in nsdedup-index(5))'
 
 # Background processes and directories to clean up after each test.
 bg_pids=
@@ -51,6 +53,14 @@ put_bytes() {
 in_table() {
 	"$GENCORPUS" --records 1000 --seed 1 > many.jsonl
 	"$NSDEDUP" --db "$1" many.jsonl > /dev/null
+}
+
+# The key of the slot (or log record) at byte $2 of file $1, and its slot
+# word without the check (bits 0-55), as decimal numbers.
+slot_at() {
+	local key meta
+	read -r key meta < <(od -An -t u8 -j "$2" -N 16 -w16 "$1")
+	printf '%s %s\n' "$key" $((meta & 0xffffffffffffff))
 }
 
 # The number of the first slot of an index that holds an entry.
@@ -345,7 +355,7 @@ size_of() {
 	[ "$(printf '%s\n' "$output" | grep -c '"is_dup":false')" -eq 0 ]
 }
 
-@test "a version-1 index gets a log at its first commit, and version 4" {
+@test "a version-1 index gets a log at its first commit, and version 5" {
 	cp "$FIXTURE/news.nsd" "$FIXTURE/news.nsd.ids" .
 	chmod u+w news.nsd news.nsd.ids
 	chmod 640 news.nsd
@@ -355,52 +365,73 @@ size_of() {
 	[ -f news.nsd.log ]
 	[ "$(stat -c %a news.nsd.log)" = 640 ]
 	run_nsd --db news.nsd --db-info
-	[[ "${lines[1]}" == "format:        version 4 "* ]]
+	[[ "${lines[1]}" == "format:        version 5 "* ]]
 	# Back to version 1 in every other way: its size, its checksum's place.
 	"$NSD_INDEX_DUMP" --set-u32 12 368 news.nsd
 	"$NSD_INDEX_DUMP" --set-u32 8 1 news.nsd
 	run_nsd --db news.nsd --no-update "$NEWS"
 	[ "$status" -eq 7 ]
 	[ -z "$output" ]
-	[ "$stderr" = "nsdedup: news.nsd: both header copies are damaged" ]
+	[ "$stderr" = "nsdedup: news.nsd: both header copies are damaged $HINT" ]
 }
 
-# The fixtures of format version $1 in tests/data/index-v$1 (news: nshash,
-# simhash), copied here: each gives its expected answers read-only, then
-# in a run that writes, which makes it the current version; both verify.
+# The fixtures of format version $1 in tests/data/index-v$1, each given
+# as NAME:OPTIONS (news: nshash, simhash: -m simhash unless more are
+# given), copied here: each gives its expected answers read-only, then,
+# once a run that writes nothing has made it the current version (with
+# the same committed state), in a run that writes; each verifies.
 old_version_round_trip() {
-	local dir=$TOP_SRCDIR/tests/data/index-v$1 name method
+	local version=$1 dir=$TOP_SRCDIR/tests/data/index-v$1 name spec
+	local -a opts
+	shift
+	[ $# -gt 0 ] || set -- news: simhash:-m,simhash
 
-	for name in news simhash; do
-		method=nshash
-		[ "$name" = news ] || method=simhash
+	for spec in "$@"; do
+		name=${spec%%:*}
+		IFS=, read -r -a opts <<< "${spec#*:}"
 		cp "$dir/$name".nsd* .
 		chmod u+w "$name".nsd*
-		run_nsd -m "$method" --db "$name.nsd" --no-update --explain "$NEWS"
+		run_nsd "${opts[@]}" --db "$name.nsd" --no-update --explain \
+		    "$NEWS"
 		[ "$status" -eq 0 ]
 		[ -z "$stderr" ]
 		expect_eq "$output" "$(cat "$dir/$name.expected.jsonl")"
 		run_nsd --db "$name.nsd" --db-verify
 		[ "$status" -eq 0 ]
-		[[ "${lines[1]}" == "format:        version $1 "* ]]
+		[[ "${lines[1]}" == "format:        version $version "* ]]
 		[ "${lines[-1]}" = "verified:      no problems found" ]
+		records=$(info_field records)
+		dump "$name.nsd" > before
+		# The upgrade: every committed entry, group and count kept.
+		run_nsd "${opts[@]}" --db "$name.nsd" < /dev/null
+		[ "$status" -eq 0 ]
+		[ -z "$stderr" ]
+		[ -z "$output" ]
+		dump "$name.nsd" > after
+		expect_eq "$(cat after)" "$(cat before)"
+		run_nsd --db "$name.nsd" --db-verify
+		[ "$status" -eq 0 ]
+		[[ "${lines[1]}" == "format:        version 5 "* ]]
+		[ "${lines[-1]}" = "verified:      no problems found" ]
+		[ "$(info_field stage)" = none ]
+		[ ! -e "$name.nsd.stage" ] && [ ! -e "$name.nsd.next" ]
 		# A run that writes keeps every entry of the log (and stage).
-		run_nsd -m "$method" --db "$name.nsd" --explain "$NEWS"
+		run_nsd "${opts[@]}" --db "$name.nsd" --explain "$NEWS"
 		[ "$status" -eq 0 ]
 		expect_eq "$output" "$(cat "$dir/$name.expected.jsonl")"
 		run_nsd --db "$name.nsd" --db-verify
 		[ "$status" -eq 0 ]
-		[[ "${lines[1]}" == "format:        version 4 "* ]]
+		[[ "${lines[1]}" == "format:        version 5 "* ]]
 		[ "${lines[-1]}" = "verified:      no problems found" ]
-		expect_eq "$(info_field records)" 60
+		expect_eq "$(info_field records)" $((records + 40))
 	done
 }
 
-@test "version-2 indexes give the same answers, and become version 4 when written" {
+@test "version-2 indexes give the same answers, and become version 5 when written" {
 	old_version_round_trip 2
 }
 
-@test "version-3 indexes with a stage give the same answers, and become version 4" {
+@test "version-3 indexes with a stage give the same answers, and become version 5" {
 	for name in news simhash; do
 		cp "$TOP_SRCDIR/tests/data/index-v3/$name".nsd* .
 		run_nsd --db "$name.nsd" --db-info
@@ -409,6 +440,18 @@ old_version_round_trip() {
 		rm "$name".nsd*
 	done
 	old_version_round_trip 3
+}
+
+@test "version-4 indexes, MinHash and a growth under way among them, give the same answers, and become version 5" {
+	cp "$TOP_SRCDIR/tests/data/index-v4/growing".nsd* .
+	run_nsd --db growing.nsd --db-info
+	[ "$status" -eq 0 ]
+	[[ "$(info_field growing)" == "to 8192 slots in growing.nsd.next, "* ]]
+	[[ "$(info_field stage)" == *" entries in 4096 slots, "* ]]
+	[[ "$(info_field log)" != "0 records"* ]]
+	rm growing.nsd*
+	old_version_round_trip 4 news: simhash:-m,simhash minhash:-m,minhash \
+	    growing:-m,minhash,--threshold,0.2
 }
 
 @test "a log that is missing, truncated or another index's: status 7" {
@@ -429,11 +472,11 @@ old_version_round_trip() {
 	truncate -s 100 x.log
 	run_nsd --db x day2.jsonl
 	[ "$status" -eq 7 ]
-	[ "$stderr" = "nsdedup: x.log: truncated (100 bytes, the index has committed $(size_of x.log.keep))" ]
+	[ "$stderr" = "nsdedup: x.log: truncated (100 bytes, the index has committed $(size_of x.log.keep)) $HINT" ]
 	cp y.log x.log
 	run_nsd --db x --no-update day2.jsonl
 	[ "$status" -eq 7 ]
-	[ "$stderr" = "nsdedup: x.log: not the log of x" ]
+	[ "$stderr" = "nsdedup: x.log: not the log of x $HINT" ]
 	cmp x x.keep
 }
 
@@ -441,19 +484,47 @@ old_version_round_trip() {
 	news_halves
 	"$NSDEDUP" --db x day1.jsonl > /dev/null
 	cp x.log keep.log
-	# Record 2's slot word (from 0, as --db-verify counts): table 2, in an
-	# index of one table.
-	put_bytes x.log $((16 + 2 * 16 + 11)) '\002'
+	# A bit of record 2's group (from 0, as --db-verify counts): its check
+	# fails.
+	put_bytes x.log $((16 + 2 * 16 + 11)) '\377'
 	run_nsd --db x --no-update day2.jsonl
 	[ "$status" -eq 7 ]
 	[ -z "$output" ]
-	[ "$stderr" = "nsdedup: x.log: damaged: record 2 is not a committed fingerprint (try --db-verify)" ]
+	[ "$stderr" = "nsdedup: x.log: damaged: record 2 fails its check $HINT" ]
+	run_nsd --db x --db-verify
+	[ "$status" -eq 7 ]
+	[[ "$stderr" == *"nsdedup: x: x.log: record 2: fails its check"* ]]
+	# With a check that holds: table 2, in an index of one table.
 	cp keep.log x.log
+	read -r key meta < <(slot_at x.log $((16 + 2 * 16)))
+	dump --put-slot x.log $((16 + 2 * 16)) "$key" \
+	    $((meta | 2 << 20))
+	run_nsd --db x --no-update day2.jsonl
+	[ "$status" -eq 7 ]
+	[ -z "$output" ]
+	[ "$stderr" = "nsdedup: x.log: damaged: record 2 is not a committed fingerprint $HINT" ]
 	# Record 0's generation: 5, after the last commit (1).
-	put_bytes x.log $((16 + 8)) '\005'
+	cp keep.log x.log
+	read -r key meta < <(slot_at x.log 16)
+	dump --put-slot x.log 16 "$key" $(((meta & ~0xfffff) | 5))
 	run_nsd --db x day2.jsonl
 	[ "$status" -eq 7 ]
-	[ "$stderr" = "nsdedup: x.log: damaged: record 0 is not a committed fingerprint (try --db-verify)" ]
+	[ "$stderr" = "nsdedup: x.log: damaged: record 0 is not a committed fingerprint $HINT" ]
+	# Records 0 and 1 swapped: each is whole, but not where it was.
+	cp keep.log x.log
+	dd if=keep.log of=x.log bs=16 skip=1 seek=2 count=1 conv=notrunc \
+	    status=none
+	dd if=keep.log of=x.log bs=16 skip=2 seek=1 count=1 conv=notrunc \
+	    status=none
+	run_nsd --db x --no-update day2.jsonl
+	[ "$status" -eq 7 ]
+	[ -z "$output" ]
+	n=$("$NSDEDUP" --db x --db-info | sed -n 's/^log: *\([0-9]*\) .*/\1/p')
+	[ "$n" -gt 2 ]
+	[ "$stderr" = "nsdedup: x.log: damaged: its $n committed records are not the ones the header sums up $HINT" ]
+	run_nsd --db x --db-verify
+	[ "$status" -eq 7 ]
+	[[ "$stderr" == *"nsdedup: x: x.log: its $n committed records are not the ones the header sums up"* ]]
 }
 
 # --- --db-info ---
@@ -473,7 +544,7 @@ old_version_round_trip() {
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	[ "${lines[0]}" = "index:         x" ]
-	[[ "${lines[1]}" =~ ^format:\ +version\ 4\ \(header\ copy\ [AB]\ in\ use\)$ ]]
+	[[ "${lines[1]}" =~ ^format:\ +version\ 5\ \(header\ copy\ [AB]\ in\ use\)$ ]]
 	expect_eq "$(info_field parameters)" \
 	    "--method nshash --sentences 4 --min-length 25, normalization 2"
 	expect_eq "$(info_field records)" 40
@@ -643,19 +714,19 @@ header_byte() {
 	run_nsd --db x day2.jsonl
 	[ "$status" -eq 7 ]
 	[ -z "$output" ]
-	[ "$stderr" = "nsdedup: x: both header copies are damaged" ]
+	[ "$stderr" = "nsdedup: x: both header copies are damaged $HINT" ]
 	run_nsd --db x --no-update day2.jsonl
 	[ "$status" -eq 7 ]
 	[ -z "$output" ]
-	[ "$stderr" = "nsdedup: x: both header copies are damaged" ]
+	[ "$stderr" = "nsdedup: x: both header copies are damaged $HINT" ]
 	run_nsd --db x --db-verify
 	[ "$status" -eq 7 ]
 	[ -z "$output" ]
-	[ "$stderr" = "nsdedup: x: both header copies are damaged" ]
+	[ "$stderr" = "nsdedup: x: both header copies are damaged $HINT" ]
 	run_nsd --db x --db-info
 	[ "$status" -eq 7 ]
 	[ -z "$output" ]
-	[ "$stderr" = "nsdedup: x: both header copies are damaged" ]
+	[ "$stderr" = "nsdedup: x: both header copies are damaged $HINT" ]
 	cmp x damaged
 }
 
@@ -664,8 +735,18 @@ header_byte() {
 	in_table x
 	slot=$(first_filled_slot x)
 	[ -n "$slot" ]
-	# Generation 1, table 15 (the index has one), group 0.
-	put_bytes x $((8192 + 16 * slot + 8)) '\001\000\000\017\000\000\000\000'
+	cp x x.good
+	# A byte of its group changed: its check fails.
+	put_bytes x $((8192 + 16 * slot + 12)) '\377'
+	run_nsd --db x --db-verify
+	[ "$status" -eq 7 ]
+	[[ "$stderr" == *"nsdedup: x: slot $slot: fails its check"* ]]
+	[[ "$stderr" == *"nsdedup: x: damaged: "*" problem"*" found" ]]
+	[[ "$output" != *"verified:"* ]]
+	# Generation 1, table 15 (the index has one), group 0, with a check
+	# that holds.
+	cp x.good x
+	dump --put-slot x $((8192 + 16 * slot)) 1 $((1 | 15 << 20))
 	run_nsd --db x --db-verify
 	[ "$status" -eq 7 ]
 	[[ "$stderr" == *"nsdedup: x: slot $slot: table 15, but the index has 1"* ]]
@@ -677,10 +758,10 @@ header_byte() {
 	while [ "$(od -An -t u8 -j $((8192 + 16 * empty + 8)) -N 8 y | tr -d ' ')" != 0 ]; do
 		empty=$((empty + 1))
 	done
-	put_bytes y $((8192 + 16 * empty + 8)) '\377\377\377\000\000\000\000\000'
+	dump --put-slot y $((8192 + 16 * empty)) 0 $(((1 << 20) - 1))
 	run_nsd --db y --db-verify
 	[ "$status" -eq 7 ]
-	[[ "$stderr" == *"nsdedup: y: slot $empty: generation 16777215 is after the last commit (1)"* ]]
+	[[ "$stderr" == *"nsdedup: y: slot $empty: generation 1048575 is after the last commit (1)"* ]]
 }
 
 @test "a truncated index is refused: status 7" {
@@ -691,7 +772,7 @@ header_byte() {
 	run_nsd --db x day2.jsonl
 	[ "$status" -eq 7 ]
 	[ -z "$output" ]
-	[ "$stderr" = "nsdedup: x: truncated (20000 bytes, the header says 73728)" ]
+	[ "$stderr" = "nsdedup: x: truncated (20000 bytes, the header says 73728) $HINT" ]
 	run_nsd --db x --db-verify
 	[ "$status" -eq 7 ]
 	[[ "$stderr" == *"nsdedup: x: the file is 20000 bytes; the header says 73728"* ]]
@@ -699,7 +780,7 @@ header_byte() {
 	run_nsd --db x --no-update day2.jsonl
 	[ "$status" -eq 7 ]
 	[ -z "$output" ]
-	[ "$stderr" = "nsdedup: x: truncated (5000 bytes)" ]
+	[ "$stderr" = "nsdedup: x: truncated (5000 bytes) $HINT" ]
 	[ "$(stat -c %s x)" -eq 5000 ]
 	# The id file cut short.
 	"$NSDEDUP" --db y day1.jsonl > /dev/null
@@ -883,23 +964,23 @@ refused_everywhere() {
 @test "an index of a newer format version is refused, saying so" {
 	cp "$FIXTURE/news.nsd" "$FIXTURE/news.nsd.ids" .
 	chmod u+w news.nsd news.nsd.ids
-	dump --set-u32 8 5 news.nsd
-	refused_everywhere "nsdedup: news.nsd: index format version 5 is newer than this nsdedup reads (4); use a newer nsdedup"
+	dump --set-u32 8 6 news.nsd
+	refused_everywhere "nsdedup: news.nsd: index format version 6 is newer than this nsdedup reads (5); use a newer nsdedup"
 }
 
 @test "a version field changed without its checksum: newer, or damaged" {
 	cp "$FIXTURE/news.nsd" "$FIXTURE/news.nsd.ids" .
 	chmod u+w news.nsd news.nsd.ids
-	put_bytes news.nsd 8 '\005\000\000\000'
-	put_bytes news.nsd 4104 '\005\000\000\000'
-	refused_everywhere "nsdedup: news.nsd: index format version 5 is newer than this nsdedup reads (4), or the index is damaged"
+	put_bytes news.nsd 8 '\006\000\000\000'
+	put_bytes news.nsd 4104 '\006\000\000\000'
+	refused_everywhere "nsdedup: news.nsd: index format version 6 is newer than this nsdedup reads (5), or the index is damaged"
 }
 
 @test "one copy's version field damaged: the other copy is used" {
 	news_halves
 	"$NSDEDUP" --db x day1.jsonl > /dev/null
 	"$NSDEDUP" --db x --no-update day2.jsonl > expected.jsonl
-	put_bytes x "$(header_byte in-use 8)" '\005\000\000\000'
+	put_bytes x "$(header_byte in-use 8)" '\006\000\000\000'
 	run_nsd --db x --no-update day2.jsonl
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
@@ -1104,7 +1185,7 @@ refused_everywhere() {
 	run_nsd --db x day2.jsonl
 	[ "$status" -eq 7 ]
 	[ -z "$output" ]
-	[ "$stderr" = "nsdedup: x: both header copies are damaged" ]
+	[ "$stderr" = "nsdedup: x: both header copies are damaged $HINT" ]
 	[ "$(stat -c %s x)" -eq "$(stat -c %s x.good)" ]
 	# ids_length (offset 272) of an exabyte: refused, and verify does not
 	# try to hold a map of it.
@@ -1125,7 +1206,7 @@ refused_everywhere() {
 	put_bytes x.ids 30 '\n'
 	run_nsd --db x --no-update day1.jsonl
 	[ "$status" -eq 7 ]
-	[[ "$stderr" == "nsdedup: x: damaged: group 2 of x.ids is not a good group record (try --db-verify)" ]]
+	[ "$stderr" = "nsdedup: x: damaged: group 2 of x.ids is not a good group record $HINT" ]
 	[ -z "$output" ]
 	run_nsd --db x --db-verify
 	[ "$status" -eq 7 ]

@@ -487,21 +487,24 @@ info_field() {
 	[ "$status" -eq 0 ]
 	[ "${lines[-1]}" = "verified:      no problems found" ]
 	# Two entries of block table 3 with different groups: swap their
-	# meta words (generation, table, group), keys and chains untouched.
-	# A meta word is below 2^53 here, exact in awk.
-	read -r a b < <(od -An -v -t u8 -j 8192 -w16 x | awk '
-	    $2 != 0 && int($2 / 16777216) % 16 == 3 {
-		g = int($2 / 268435456)
-		if (first == "") { first = NR - 1; fg = g }
-		else if (g != fg) { print first, NR - 1; exit }
-	    }')
+	# slot words (generation, table, group; bits 0-55), keys and chains
+	# untouched, each with a check that holds.
+	local i=0 key meta a= b= ka ma kb mb fg
+	while read -r key meta; do
+		meta=$((meta & 0xffffffffffffff))
+		if [ "$meta" -ne 0 ] && [ $(((meta >> 20) & 15)) -eq 3 ]; then
+			if [ -z "$a" ]; then
+				a=$i ka=$key ma=$meta fg=$((meta >> 24))
+			elif [ $((meta >> 24)) -ne "$fg" ]; then
+				b=$i kb=$key mb=$meta
+				break
+			fi
+		fi
+		i=$((i + 1))
+	done < <(od -An -v -t u8 -j 8192 -w16 x)
 	[ -n "$b" ]
-	dd if=x of=meta-a bs=8 skip=$((1024 + 2 * a + 1)) count=1 status=none
-	dd if=x of=meta-b bs=8 skip=$((1024 + 2 * b + 1)) count=1 status=none
-	dd if=meta-b of=x bs=8 seek=$((1024 + 2 * a + 1)) conv=notrunc \
-	    status=none
-	dd if=meta-a of=x bs=8 seek=$((1024 + 2 * b + 1)) conv=notrunc \
-	    status=none
+	"$NSD_INDEX_DUMP" --put-slot x $((8192 + 16 * a)) "$ka" "$mb"
+	"$NSD_INDEX_DUMP" --put-slot x $((8192 + 16 * b)) "$kb" "$ma"
 	run_nsd --db x --db-verify
 	[ "$status" -eq 7 ]
 	[[ "$output" != *"verified:"* ]]

@@ -12,11 +12,15 @@
  * current, times, and leftovers of runs that did not commit.
  *
  * Usage: nsd-index-dump PATH
- *        nsd-index-dump --set-u32|--set-u64 OFFSET VALUE PATH
+ *        nsd-index-dump --set-u32|--set-u64 OFFSET VALUE PATH [A|B]
+ *        nsd-index-dump --put-slot FILE OFFSET KEY META
  *
- * The second form writes VALUE at OFFSET of both header copies and gives
- * them a valid checksum again: a header as a later nsdedup might write
- * it, or one damaged past what a checksum can tell.
+ * The second form writes VALUE at OFFSET of both header copies (or of the
+ * one named) and gives them a valid checksum again: a header as a later
+ * nsdedup might write it, or one damaged past what a checksum can tell.
+ * The third writes a slot (or a log record) at byte OFFSET of FILE: KEY,
+ * and META, a slot word of format version 5 whose check it computes:
+ * damage that the check cannot tell.
  */
 #include "config.h"
 
@@ -98,15 +102,14 @@ static uint64_t
 add_slots(const struct nsd_index_header *h,
     const struct nsd_index_slot *slots, uint64_t nslots, struct entries *es)
 {
-	uint64_t	 i, gen, meta, n = 0;
+	uint64_t	 i, key, meta, n = 0;
 
 	for (i = 0; i < nslots; i++) {
-		meta = le64toh(slots[i].meta);
-		gen = nsd_slot_gen(meta);
-		if (gen == 0 || gen > h->committed_gen)
+		if (nsd_slot_get(&slots[i], h->version < NSD_INDEX_CHECKED,
+		    &key, &meta) != NSD_SLOT_FULL ||
+		    nsd_slot_gen(meta) > h->committed_gen)
 			continue;
-		entry_add(es, le64toh(slots[i].key), nsd_slot_table(meta),
-		    nsd_slot_group(meta));
+		entry_add(es, key, nsd_slot_table(meta), nsd_slot_group(meta));
 		n++;
 	}
 	return (n);
@@ -149,10 +152,13 @@ read_log(const char *path, const struct nsd_index_header *h,
 		exit(1);
 	}
 	for (i = 0; i < h->log_records; i++) {
-		key = nsd_le64(buf + NSD_LOG_HEADER_SIZE +
-		    i * NSD_LOG_RECORD_SIZE);
-		meta = nsd_le64(buf + NSD_LOG_HEADER_SIZE +
-		    i * NSD_LOG_RECORD_SIZE + 8);
+		if (nsd_slot_get(buf + NSD_LOG_HEADER_SIZE + i *
+		    NSD_LOG_RECORD_SIZE, h->version < NSD_INDEX_CHECKED, &key,
+		    &meta) != NSD_SLOT_FULL) {
+			fprintf(stderr, "nsd-index-dump: %s: record %" PRIu64
+			    " is damaged\n", log_path, i);
+			exit(1);
+		}
 		for (t = 0; t < h->ntables; t++)
 			entry_add(es, key, t, nsd_slot_group(meta));
 	}
@@ -180,7 +186,7 @@ read_stage(const char *path, const struct nsd_index_header *h,
 	stage_path = nsd_index_path(path, ".stage");
 	map = map_file(stage_path, &fd, &size);
 	if (size < NSD_STAGE_OFFSET ||
-	    nsd_stage_header_decode(map, h->file_id, &sh) == -1 ||
+	    nsd_stage_header_decode(map, h->file_id, h->version, &sh) == -1 ||
 	    (sh.seq != h->stage_seq && sh.seq != h->stage_seq + 1) ||
 	    size != NSD_STAGE_OFFSET + sh.nslots * NSD_INDEX_SLOT_SIZE) {
 		fprintf(stderr, "nsd-index-dump: %s: not the stage of %s\n",
@@ -222,14 +228,16 @@ read_next(const char *path, const struct nsd_index_header *h,
 }
 
 /*
- * Put a value of width bytes at off in both header copies of path, with the
- * checksum where the version the copy then says has it.
+ * Put a value of width bytes at off in both header copies of path (or in
+ * copy only, 0 or 1, when it is not -1), with the checksum where the
+ * version the copy then says has it.
  */
 static int
-set_field(const char *path, int width, size_t off, uint64_t value)
+set_field(const char *path, int width, size_t off, uint64_t value, int only)
 {
 	unsigned char	 copy[NSD_INDEX_COPY_SIZE];
 	size_t		 sum;
+	uint32_t	 version;
 	int		 fd, i;
 
 	if ((fd = open(path, O_RDWR)) == -1) {
@@ -237,6 +245,8 @@ set_field(const char *path, int width, size_t off, uint64_t value)
 		return (2);
 	}
 	for (i = 0; i < 2; i++) {
+		if (only != -1 && i != only)
+			continue;
 		if (pread(fd, copy, sizeof copy, i * sizeof copy) !=
 		    (ssize_t)sizeof copy) {
 			perror(path);
@@ -246,7 +256,9 @@ set_field(const char *path, int width, size_t off, uint64_t value)
 			nsd_put_le32(copy + off, value);
 		else
 			nsd_put_le64(copy + off, value);
-		sum = nsd_le32(copy + 8) < 4 ? NSD_INDEX_V3_CHECKSUM :
+		version = nsd_le32(copy + 8);
+		sum = version < 4 ? NSD_INDEX_V3_CHECKSUM :
+		    version < NSD_INDEX_CHECKED ? NSD_INDEX_V4_CHECKSUM :
 		    offsetof(struct nsd_index_header, checksum);
 		nsd_put_le64(copy + sum, XXH3_64bits(copy, sum));
 		if (pwrite(fd, copy, sizeof copy, i * sizeof copy) !=
@@ -254,6 +266,22 @@ set_field(const char *path, int width, size_t off, uint64_t value)
 			perror(path);
 			return (2);
 		}
+	}
+	return (close(fd) == 0 ? 0 : 2);
+}
+
+/* Write key and meta, with its check, at byte off of path. */
+static int
+put_slot(const char *path, size_t off, uint64_t key, uint64_t meta)
+{
+	unsigned char	 slot[NSD_INDEX_SLOT_SIZE];
+	int		 fd;
+
+	nsd_slot_put(slot, key, meta);
+	if ((fd = open(path, O_RDWR)) == -1 ||
+	    pwrite(fd, slot, sizeof slot, off) != (ssize_t)sizeof slot) {
+		perror(path);
+		return (2);
 	}
 	return (close(fd) == 0 ? 0 : 2);
 }
@@ -269,17 +297,26 @@ main(int argc, char **argv)
 	uint64_t		 size, ids_size, i, n, off, len, sig;
 	int			 fd, ids_fd, copy, ok;
 
-	if (argc == 5 && (strcmp(argv[1], "--set-u32") == 0 ||
+	if ((argc == 5 || (argc == 6 && (strcmp(argv[5], "A") == 0 ||
+	    strcmp(argv[5], "B") == 0))) &&
+	    (strcmp(argv[1], "--set-u32") == 0 ||
 	    strcmp(argv[1], "--set-u64") == 0))
 		return (set_field(argv[4], argv[1][7] == '3' ? 4 : 8,
-		    strtoul(argv[2], NULL, 10), strtoull(argv[3], NULL, 0)));
+		    strtoul(argv[2], NULL, 10), strtoull(argv[3], NULL, 0),
+		    argc == 6 ? argv[5][0] - 'A' : -1));
+	if (argc == 6 && strcmp(argv[1], "--put-slot") == 0)
+		return (put_slot(argv[2], strtoul(argv[3], NULL, 10),
+		    strtoull(argv[4], NULL, 0), strtoull(argv[5], NULL, 0)));
 	if (argc != 2) {
-		fputs("usage: nsd-index-dump "
-		    "[--set-u32|--set-u64 OFFSET VALUE] PATH\n", stderr);
+		fputs("usage: nsd-index-dump PATH\n"
+		    "       nsd-index-dump --set-u32|--set-u64 OFFSET VALUE "
+		    "PATH [A|B]\n"
+		    "       nsd-index-dump --put-slot FILE OFFSET KEY META\n",
+		    stderr);
 		return (2);
 	}
 	map = map_file(argv[1], &fd, &size);
-	if (nsd_index_read_header(fd, argv[1], &h, &copy, &err) == -1) {
+	if (nsd_index_read_header(fd, argv[1], &h, &copy, 0, &err) == -1) {
 		fprintf(stderr, "nsd-index-dump: %s\n", err.msg);
 		return (2);
 	}
@@ -304,8 +341,8 @@ main(int argc, char **argv)
 	    h.ids_length && off < ids_size;
 	    off += nsd_ids_record_bytes(len, nsd_ids_sig_bytes(&h))) {
 		len = nsd_le32(ids + off + 8);
-		printf("group %" PRIu64 " at %" PRIu64 " id %.*s",
-		    nsd_le64(ids + off), off / 8, (int)len,
+		printf("group %" PRIu32 " at %" PRIu64 " id %.*s",
+		    nsd_le32(ids + off), off / 8, (int)len,
 		    ids + off + NSD_IDS_RECORD_HEAD);
 		/* A MinHash signature, by a hash of it. */
 		sig = nsd_ids_sig_bytes(&h);

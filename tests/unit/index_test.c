@@ -20,6 +20,11 @@
  * cut the committed entry off its home. This test makes exactly that
  * layout, fails the run, and looks the committed entries up again.
  *
+ * Last, the checks of format version 5: the slots' CRC-8 against a plain
+ * bit-by-bit CRC, every changed byte and flipped bit of a slot found, the
+ * slot words of older versions read as version 5's, and the group records'
+ * checksum.
+ *
  * It makes its index in a new directory of $TMPDIR (or /tmp), removed
  * at the end.
  */
@@ -32,6 +37,7 @@
 #include <unistd.h>
 
 #include "index.h"
+#include "index_format.h"
 #include "tap.h"
 
 #define SLOTS		4096		/* a new index's table */
@@ -214,6 +220,107 @@ remove_index(const char *path)
 	}
 }
 
+/* A plain CRC-8, polynomial x^8 + x^2 + x + 1, a bit at a time. */
+static unsigned
+crc8(const unsigned char *p, size_t n)
+{
+	unsigned	 c = 0, bit;
+
+	while (n-- > 0) {
+		c ^= *p++;
+		for (bit = 0; bit < 8; bit++)
+			c = (c & 0x80) ? (c << 1 ^ 0x07) & 0xff : c << 1 & 0xff;
+	}
+	return (c);
+}
+
+/* A random 64-bit number from a xorshift state. */
+static uint64_t
+next_random(uint64_t *state)
+{
+	*state ^= *state << 13;
+	*state ^= *state >> 7;
+	*state ^= *state << 17;
+	return (*state);
+}
+
+/* The checks of slots and group records, in format version 5. */
+static void
+check_checks(void)
+{
+	unsigned char	 slot[NSD_INDEX_SLOT_SIZE], bad[NSD_INDEX_SLOT_SIZE];
+	unsigned char	 rec[64];
+	uint64_t	 state = 0x243F6A8885A308D3ULL, key, meta, k, m, v4;
+	uint32_t	 sum;
+	int		 i, j, v, ok_crc = 1, ok_byte = 1, ok_bit = 1;
+	int		 ok_ids = 1;
+
+	tap_ok(crc8((const unsigned char *)"123456789", 9) == 0xf4,
+	    "the plain CRC-8 of \"123456789\" is 0xf4 (CRC-8/SMBUS)");
+	for (i = 0; i < 2000; i++) {
+		key = next_random(&state);
+		meta = nsd_slot_meta(1 + next_random(&state) %
+		    NSD_INDEX_GEN_MAX, next_random(&state) % 16, 2 +
+		    next_random(&state) % (NSD_INDEX_GROUP_MAX - 1));
+		nsd_slot_put(slot, key, meta);
+		ok_crc &= slot[15] == crc8(slot, 15) &&
+		    nsd_slot_get(slot, 0, &k, &m) == NSD_SLOT_FULL &&
+		    k == key && m == meta;
+		if (i >= 200)
+			continue;
+		for (j = 0; j < NSD_INDEX_SLOT_SIZE; j++) {
+			for (v = 1; v < 256; v++) {
+				memcpy(bad, slot, sizeof bad);
+				bad[j] ^= v;
+				ok_byte &= nsd_slot_get(bad, 0, &k, &m) ==
+				    NSD_SLOT_DAMAGED;
+			}
+		}
+	}
+	tap_ok(ok_crc, "a slot's check is the CRC-8 of its other 15 bytes, and "
+	    "reads back what was put");
+	tap_ok(ok_byte, "every change of one byte of a slot fails its check");
+	for (j = 0; j < 8 * NSD_INDEX_SLOT_SIZE; j++) {
+		memcpy(bad, slot, sizeof bad);
+		bad[j / 8] ^= 1 << j % 8;
+		ok_bit &= nsd_slot_get(bad, 0, &k, &m) == NSD_SLOT_DAMAGED;
+	}
+	memset(bad, 0, sizeof bad);
+	bad[9] = 1;
+	tap_ok(ok_bit && nsd_slot_get(bad, 0, &k, &m) == NSD_SLOT_DAMAGED,
+	    "every flipped bit fails it too, and so does a lone bit in an "
+	    "empty slot");
+
+	/* Version 4: generation 5, table 3, group 77; no check. */
+	v4 = 5 | 3ULL << 24 | 77ULL << 28;
+	nsd_put_le64(bad, 42);
+	nsd_put_le64(bad + 8, v4);
+	tap_ok(nsd_slot_get(bad, 1, &k, &m) == NSD_SLOT_FULL && k == 42 &&
+	    m == nsd_slot_meta(5, 3, 77) && nsd_slot_get(bad, 0, &k, &m) ==
+	    NSD_SLOT_DAMAGED, "a version 4 slot word reads as version 5's, "
+	    "and fails the check of version 5");
+
+	/* A group record: number 7, id "ab", no signature, at group 20. */
+	memset(rec, 0, sizeof rec);
+	nsd_put_le32(rec, 7);
+	nsd_put_le32(rec + 8, 4);
+	memcpy(rec + 12, "\"ab\"", 4);
+	sum = nsd_ids_record_sum(rec, 20, 0);
+	for (j = 0; j < 16; j++) {
+		if (j >= 4 && j < 8)
+			continue;	/* the checksum itself */
+		for (v = 1; v < 256; v++) {
+			rec[j] ^= v;
+			if (nsd_le32(rec + 8) == 4)
+				ok_ids &= nsd_ids_record_sum(rec, 20, 0) != sum;
+			rec[j] ^= v;
+		}
+	}
+	tap_ok(ok_ids && nsd_ids_record_sum(rec, 21, 0) != sum,
+	    "a group record's checksum changes with each of its bytes and "
+	    "with its place");
+}
+
 int
 main(void)
 {
@@ -297,5 +404,6 @@ main(void)
 	tap_ok(ok, "--db-verify finds no problem");
 	remove_index(path);
 	(void)rmdir(dir);
+	check_checks();
 	return (tap_done());
 }
