@@ -4,8 +4,9 @@
  * The input is a flags byte, then the bytes of PATH, PATH.ids, PATH.log,
  * PATH.stage and PATH.next separated by SEP (a missing part is a missing
  * file). With flag 1 the checksums of both header copies, and of the
- * stage's header, are recomputed first, so that mutated headers get past
- * the checksum to the checks behind it. The files are
+ * stage's header, are recomputed first (and in a version 5 index the
+ * checks of the slots, log records and group records: reseal()), so that
+ * mutated headers and slots get past them to the checks behind. The files are
  * written to a scratch directory, then read as nsdedup --db-info,
  * --db-verify and --db --no-update would: described, verified, and opened
  * read-only with the parameters the header names, with lookups of the keys
@@ -114,6 +115,19 @@ fix_checksum(uint8_t *p, size_t n, size_t at)
 		p[at + i] = sum >> (8 * i);
 }
 
+/* Where the checksum of a header copy at p is, by the version it says. */
+static size_t
+checksum_at(const uint8_t *p, size_t n)
+{
+	uint32_t	 version = n >= 12 ? nsd_le32(p + 8) : NSD_INDEX_VERSION;
+
+	if (version < 4)
+		return (NSD_INDEX_V3_CHECKSUM);
+	if (version < NSD_INDEX_CHECKED)
+		return (NSD_INDEX_V4_CHECKSUM);
+	return (offsetof(struct nsd_index_header, checksum));
+}
+
 /* Both header copies of a table, or the header of a stage. */
 static void
 fix_checksums(uint8_t *p, size_t n, int stage)
@@ -122,10 +136,68 @@ fix_checksums(uint8_t *p, size_t n, int stage)
 		fix_checksum(p, n, offsetof(struct nsd_stage_header, checksum));
 		return;
 	}
-	fix_checksum(p, n, offsetof(struct nsd_index_header, checksum));
+	fix_checksum(p, n, checksum_at(p, n));
 	if (n > NSD_INDEX_COPY_SIZE)
 		fix_checksum(p + NSD_INDEX_COPY_SIZE, n - NSD_INDEX_COPY_SIZE,
-		    offsetof(struct nsd_index_header, checksum));
+		    checksum_at(p + NSD_INDEX_COPY_SIZE,
+		    n - NSD_INDEX_COPY_SIZE));
+}
+
+/*
+ * Give every slot that is not empty (of PATH, PATH.stage, PATH.next) and
+ * every log record the check it claims, every group record its checksum,
+ * and the header (version 5) the log's sum and the newest group it claims:
+ * so that mutated slots and records get past the checks to what is behind
+ * them. The header copies' checksums are fixed after.
+ */
+static void
+reseal(uint8_t **bufs, const size_t *lens)
+{
+	static const size_t	 offset[NPARTS] = { NSD_INDEX_TABLE_OFFSET, 0,
+	    NSD_LOG_HEADER_SIZE, NSD_STAGE_OFFSET, NSD_INDEX_TABLE_OFFSET };
+	uint64_t		 key, meta, sum = 0, sig, off, last = 0;
+	uint64_t		 len, size, committed;
+	size_t			 i, at, copy;
+
+	if (lens[0] < NSD_INDEX_TABLE_OFFSET ||
+	    nsd_le32(bufs[0] + 8) < NSD_INDEX_CHECKED)
+		return;
+	committed = nsd_le64(bufs[0] + offsetof(struct nsd_index_header,
+	    ids_length));
+	sig = 2 * (uint64_t)nsd_le32(bufs[0] +
+	    offsetof(struct nsd_index_header, bins));
+	for (i = 0; i < NPARTS; i++) {
+		if (i == 1 || bufs[i] == NULL)
+			continue;
+		for (at = offset[i]; at + NSD_INDEX_SLOT_SIZE <= lens[i];
+		    at += NSD_INDEX_SLOT_SIZE) {
+			if (nsd_slot_get(bufs[i] + at, 0, &key, &meta) !=
+			    NSD_SLOT_EMPTY)
+				nsd_slot_put(bufs[i] + at, key, meta);
+			if (i == 2 && (at - offset[i]) / NSD_LOG_RECORD_SIZE <
+			    nsd_le64(bufs[0] + offsetof(struct nsd_index_header,
+			    log_records)))
+				sum += nsd_log_record_sum(bufs[i] + at,
+				    (at - offset[i]) / NSD_LOG_RECORD_SIZE);
+		}
+	}
+	for (off = NSD_IDS_HEADER_SIZE; bufs[1] != NULL &&
+	    off + NSD_IDS_RECORD_HEAD <= lens[1]; off += size) {
+		len = nsd_le32(bufs[1] + off + 8);
+		size = nsd_ids_record_bytes(len, sig);
+		if (len > lens[1] || off + size > lens[1] ||
+		    off + size > committed)
+			break;
+		nsd_put_le32(bufs[1] + off + 4,
+		    nsd_ids_record_sum(bufs[1] + off, off / 8, sig));
+		last = off / 8;
+	}
+	for (copy = 0; copy < 2; copy++) {
+		nsd_put_le64(bufs[0] + copy * NSD_INDEX_COPY_SIZE +
+		    offsetof(struct nsd_index_header, log_sum), sum);
+		nsd_put_le64(bufs[0] + copy * NSD_INDEX_COPY_SIZE +
+		    offsetof(struct nsd_index_header, last_group), last);
+	}
 }
 
 /* The parameters an index with report r was made with. */
@@ -283,10 +355,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct nsd_index	*ix;
 	struct nsd_error	 err;
 	const uint8_t		*part, *end, *sep;
-	uint8_t			*copy = NULL, *buf;
+	uint8_t			*copy = NULL, *bufs[NPARTS];
+	size_t			 lens[NPARTS];
 	uint64_t		 problems;
 	char			 method[sizeof r.method + 1];
-	size_t			 i, len, table_len = 0;
+	size_t			 i, table_len = 0;
 	int			 described, verified, simhash = 0;
 
 	if (!ready) {
@@ -299,24 +372,30 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		unlink(paths[i]);
 	part = data + 1;
 	end = data + size;
-	for (i = 0; i < NPARTS && part != NULL; i++) {
+	for (i = 0; i < NPARTS; i++) {
+		bufs[i] = NULL;
+		lens[i] = 0;
+		if (part == NULL)
+			continue;
 		sep = memmem(part, end - part, SEP, SEP_LEN);
-		len = (sep ? sep : end) - part;
-		if (i == 0 || i == 3) {
-			buf = xmalloc(len + 1);
-			memcpy(buf, part, len);
-			if (data[0] & 1)
-				fix_checksums(buf, len, i == 3);
-			write_file(paths[i], buf, len);
-			if (i == 0) {
-				copy = buf;
-				table_len = len;
-			} else
-				free(buf);
-		} else
-			write_file(paths[i], part, len);
+		lens[i] = (sep ? sep : end) - part;
+		bufs[i] = xmalloc(lens[i] + 1);
+		memcpy(bufs[i], part, lens[i]);
 		part = sep ? sep + SEP_LEN : NULL;
 	}
+	if (data[0] & 1) {
+		reseal(bufs, lens);
+		fix_checksums(bufs[0], lens[0], 0);
+		if (bufs[3] != NULL)
+			fix_checksums(bufs[3], lens[3], 1);
+	}
+	for (i = 0; i < NPARTS; i++)
+		if (bufs[i] != NULL)
+			write_file(paths[i], bufs[i], lens[i]);
+	copy = bufs[0];
+	table_len = lens[0];
+	for (i = 1; i < NPARTS; i++)
+		free(bufs[i]);
 
 	described = nsd_index_describe(paths[0], 0, &r, &err) == 0;
 	if (described) {
