@@ -320,6 +320,25 @@ slot_read(const struct file_index *fi, const struct table *tb, uint64_t i,
 	return (gen <= fi->hdr.pending_gen ? SLOT_FREE : SLOT_BAD);
 }
 
+/*
+ * Whether slot i of tb is taken, for a writer that only looks for room in
+ * it: a slot of a generation that counts is passed without its check, as
+ * nothing of it is read; one that would be written over (empty, or left by
+ * a run that did not commit) is checked by slot_read() first.
+ */
+static inline enum slot_use
+slot_room(const struct file_index *fi, const struct table *tb, uint64_t i)
+{
+	uint64_t	 key, meta, gen;
+
+	memcpy(&meta, (const char *)&tb->slots[i] + 8, sizeof meta);
+	gen = nsd_slot_gen(le64toh(meta));
+	if (!tb->legacy && gen != 0 && (gen <= fi->hdr.committed_gen ||
+	    gen == fi->gen))
+		return (SLOT_ENTRY);
+	return (slot_read(fi, tb, i, &key, &meta));
+}
+
 /* The refusal of a slot that slot_read() found bad. */
 static int
 bad_slot(const struct file_index *fi, const struct table *tb, uint64_t i,
@@ -444,14 +463,18 @@ table_put(const struct file_index *fi, struct table *tb, uint64_t key,
 
 	i = home_bucket(tb, nsd_index_position(&fi->hdr, nsd_slot_table(meta),
 	    key));
-	for (n = 0; (use = slot_read(fi, tb, i, &k, &m)) != SLOT_FREE;
+	for (n = 0; (use = slot_room(fi, tb, i)) != SLOT_FREE;
 	    i = (i + 1) & tb->mask) {
 		if (use == SLOT_BAD)
 			return (bad_slot(fi, tb, i, err));
-		if (once && k == key && nsd_slot_table(m) ==
-		    nsd_slot_table(meta) && nsd_slot_group(m) ==
-		    nsd_slot_group(meta))
-			return (0);
+		/* A slot that may hold it already is read, checked. */
+		if (once && le64toh(tb->slots[i].key) == key) {
+			if (slot_read(fi, tb, i, &k, &m) == SLOT_BAD)
+				return (bad_slot(fi, tb, i, err));
+			if (nsd_slot_table(m) == nsd_slot_table(meta) &&
+			    nsd_slot_group(m) == nsd_slot_group(meta))
+				return (0);
+		}
 		if (++n > tb->mask)
 			return (damaged_table(fi, tb, err));
 	}
