@@ -935,34 +935,50 @@ sweep_move(struct file_index *fi, void *ctx, uint64_t key, uint64_t meta,
 }
 
 /*
+ * Make the table file path, of nslots slots from offset on, mapped into
+ * *tb (called what in messages), for a growth, a fold, a rebuild or an
+ * upgrade. Others who share the index must still open it: it gets the
+ * owner and group of the table where allowed (which clears set-id bits,
+ * so the mode again).
+ */
+static int
+new_table(struct file_index *fi, const char *path, const char *what,
+    size_t offset, uint64_t nslots, struct table *tb, struct nsd_error *err)
+{
+	struct stat	 sb;
+	const char	*why;
+	unsigned char	*map;
+	uint64_t	 size = offset + nslots * NSD_INDEX_SLOT_SIZE;
+	int		 fd;
+
+	if (nslots > (1ULL << 40)) {
+		errno = EFBIG;
+		return (commit_error(fi, "making a table", err));
+	}
+	if (fstat(fi->main.fd, &sb) == -1)
+		return (commit_error(fi, "fstat", err));
+	if (create_mapped(path, size, sb.st_mode & 07777, 1, &fd, &map,
+	    &why) == -1)
+		return (commit_error(fi, why, err));
+	if (fchown(fd, sb.st_uid, sb.st_gid) == 0)
+		(void)fchmod(fd, sb.st_mode & 07777);
+	memset(tb, 0, sizeof *tb);
+	tb->fd = fd;
+	table_view(tb, what, map, size, offset, nslots);
+	return (0);
+}
+
+/*
  * Start to grow: make PATH.next, twice the table's slots, empty. The growth
  * sweep starts at the cursor.
  */
 static int
 grow_start(struct file_index *fi, struct nsd_error *err)
 {
-	struct stat	 sb;
-	const char	*what;
-	unsigned char	*map;
-	uint64_t	 nslots = 2 * nslots_of(&fi->main);
-	uint64_t	 size = nsd_index_file_size(nslots);
-	int		 fd;
-
-	if (nslots > (1ULL << 40)) {
-		errno = EFBIG;
-		return (commit_error(fi, "growing the table", err));
-	}
-	if (fstat(fi->main.fd, &sb) == -1)
-		return (commit_error(fi, "fstat", err));
-	if (create_mapped(fi->next_path, size, sb.st_mode & 07777, 1, &fd,
-	    &map, &what) == -1)
-		return (commit_error(fi, what, err));
-	if (fchown(fd, sb.st_uid, sb.st_gid) == 0)
-		(void)fchmod(fd, sb.st_mode & 07777);
-	fi->next.fd = fd;
-	table_view(&fi->next, "the growing table", map, size,
-	    NSD_INDEX_TABLE_OFFSET, nslots);
-	fi->next.entries = 0;
+	if (new_table(fi, fi->next_path, "the growing table",
+	    NSD_INDEX_TABLE_OFFSET, 2 * nslots_of(&fi->main), &fi->next,
+	    err) == -1)
+		return (-1);
 	fi->next.written = 1;
 	fi->next_committed = 0;
 	fi->grow_done = 0;
@@ -1008,6 +1024,39 @@ install(struct file_index *fi, struct install *in, unsigned char *map,
 }
 
 /*
+ * Put the table nt, made whole at path from, in the table's place under
+ * header h, written into both of its copies (so that it says what h says
+ * whichever copy is read): install() it, then use it. On failure,
+ * in->done says whether the rename happened; nt is closed when it did,
+ * and left to the caller, who removes it, when it did not.
+ */
+static int
+replace_table(struct file_index *fi, struct install *in, struct table *nt,
+    const char *from, struct nsd_index_header *h, struct nsd_error *err)
+{
+	unsigned char	 copy[NSD_INDEX_TABLE_OFFSET];
+
+	h->sequence = fi->hdr.sequence + 1;
+	nsd_index_header_encode(h, copy);
+	memcpy(copy + NSD_INDEX_COPY_SIZE, copy, NSD_INDEX_COPY_SIZE);
+	memcpy(nt->map, copy, sizeof copy);
+	if (install(fi, in, nt->map, nt->map_len, nt->fd, from, fi->path,
+	    err) == -1) {
+		if (in->done)
+			table_close(nt);
+		return (-1);
+	}
+	table_close(&fi->main);
+	fi->main = *nt;
+	fi->main.what = "the table";
+	fi->main.written = 0;
+	fi->hdr = *h;
+	fi->copy = 0;
+	fi->epoch++;
+	return (0);
+}
+
+/*
  * Whether PATH.next holds the entry key, meta of the table, which it is
  * about to replace: a growth that a header says went round, where it did
  * not (damage its checksum cannot tell), stops the run instead of losing
@@ -1035,32 +1084,20 @@ grow_finish(struct file_index *fi, struct nsd_error *err)
 	struct nsd_index_header	 h = fi->hdr;
 	struct install		 in = { "the grown table", "grown-built",
 	    "grown-renamed", 0 };
-	unsigned char		 copy[NSD_INDEX_TABLE_OFFSET];
 
 	if (stretch_each(fi, &fi->main, 0, NSD_SWEPT_ALL, grown_holds, NULL,
 	    err) == -1)
 		return (-1);
-	h.sequence = fi->hdr.sequence + 1;
 	h.nslots = nslots_of(&fi->next);
 	h.entries = fi->next_committed;
 	h.next_shift = 0;
 	h.grow_done = 0;
 	h.next_entries = 0;
-	nsd_index_header_encode(&h, copy);
-	memcpy(copy + NSD_INDEX_COPY_SIZE, copy, NSD_INDEX_COPY_SIZE);
-	memcpy(fi->next.map, copy, sizeof copy);
-	if (install(fi, &in, fi->next.map, fi->next.map_len, fi->next.fd,
-	    fi->next_path, fi->path, err) == -1)
+	if (replace_table(fi, &in, &fi->next, fi->next_path, &h, err) == -1)
 		return (-1);
-	table_close(&fi->main);
-	fi->main = fi->next;
-	fi->main.written = 0;
 	memset(&fi->next, 0, sizeof fi->next);
 	fi->next.fd = -1;
-	fi->hdr = h;
-	fi->copy = 0;
 	fi->grow_done = 0;
-	fi->epoch++;
 	return (0);
 }
 
@@ -1282,11 +1319,8 @@ fold(struct file_index *fi, int log, struct nsd_error *err)
 	struct install		 in = { "the new stage", "fold-built",
 	    "fold-renamed", 0 };
 	struct fold		 f;
-	struct stat		 sb;
-	unsigned char		 page[NSD_STAGE_OFFSET], *map = NULL;
-	const char		*what;
-	uint64_t		 count, nslots, size;
-	int			 fd = -1;
+	unsigned char		 page[NSD_STAGE_OFFSET];
+	uint64_t		 count, nslots;
 
 	memset(&f, 0, sizeof f);
 	f.from = fi->hdr.sweep_cursor - fi->hdr.sweep_done;
@@ -1298,18 +1332,9 @@ fold(struct file_index *fi, int log, struct nsd_error *err)
 	    fi->hdr.ntables : 0);
 	for (nslots = NSD_INDEX_MIN_SLOTS; nslots / 4 * 3 < count;)
 		nslots *= 2;
-	size = NSD_STAGE_OFFSET + nslots * NSD_INDEX_SLOT_SIZE;
-	if (fstat(fi->main.fd, &sb) == -1)
-		return (commit_error(fi, "fstat", err));
-	if (create_mapped(fi->stage_new_path, size, sb.st_mode & 07777, 1, &fd,
-	    &map, &what) == -1)
-		return (commit_error(fi, what, err));
-	if (fchown(fd, sb.st_uid, sb.st_gid) == 0)
-		(void)fchmod(fd, sb.st_mode & 07777);
-	f.stage.fd = fd;
-	table_view(&f.stage, "the new stage", map, size, NSD_STAGE_OFFSET,
-	    nslots);
-	f.stage.entries = 0;
+	if (new_table(fi, fi->stage_new_path, "the new stage",
+	    NSD_STAGE_OFFSET, nslots, &f.stage, err) == -1)
+		return (-1);
 	for (f.own = 0; f.own <= 1; f.own++) {
 		if (fi->stage.fd != -1 && stretch_each(fi, &fi->stage, 0,
 		    NSD_SWEPT_ALL, fold_keep, &f, err) == -1)
@@ -1333,9 +1358,9 @@ fold(struct file_index *fi, int log, struct nsd_error *err)
 	sh.max_gen = f.max_gen;
 	sh.reserved[0] = log;		/* it takes the log in */
 	nsd_stage_header_encode(&sh, page);
-	memcpy(map, page, sizeof page);
-	if (install(fi, &in, map, size, fd, fi->stage_new_path, fi->stage_path,
-	    err) == -1) {
+	memcpy(f.stage.map, page, sizeof page);
+	if (install(fi, &in, f.stage.map, f.stage.map_len, f.stage.fd,
+	    fi->stage_new_path, fi->stage_path, err) == -1) {
 		if (in.done)
 			goto fail_renamed;
 		goto fail;
@@ -1349,6 +1374,7 @@ fold(struct file_index *fi, int log, struct nsd_error *err)
 		goto fail_renamed;
 	table_close(&fi->stage);
 	fi->stage = f.stage;
+	fi->stage.what = "the stage";
 	fi->stage.written = 0;
 	fi->stage_max_gen = f.max_gen;
 	/*
@@ -1361,12 +1387,10 @@ fold(struct file_index *fi, int log, struct nsd_error *err)
 	return (log ? log_restart(fi, err) : 0);
 fail_renamed:
 	/* The stage in place is the new one, and the run fails. */
-	munmap(map, size);
-	close(fd);
+	table_close(&f.stage);
 	return (-1);
 fail:
-	munmap(map, size);
-	close(fd);
+	table_close(&f.stage);
 	(void)unlink(fi->stage_new_path);
 	return (-1);
 }
@@ -1384,37 +1408,17 @@ rebuild(struct file_index *fi, unsigned steps, struct nsd_error *err)
 	struct nsd_index_header	 h = fi->hdr;
 	struct install		 in = { "the rebuilt table", "rebuild-built",
 	    "rebuild-renamed", 0 };
-	unsigned char		 copy[NSD_INDEX_TABLE_OFFSET], *map = NULL;
 	struct table		 nt;
-	struct stat		 sb;
-	const char		*what;
-	uint64_t		 size, i, key, meta, committed;
-	int			 fd = -1, own;
+	uint64_t		 i, key, meta, committed;
+	int			 own;
 
 	assert(fi->next.fd == -1);
 	if (log_flush(fi, err) == -1)
 		return (-1);
-	if (fstat(fi->main.fd, &sb) == -1)
-		return (commit_error(fi, "fstat", err));
 	h.nslots = nslots_of(&fi->main) << steps;
-	size = nsd_index_file_size(h.nslots);
-	if (h.nslots > (1ULL << 40)) {
-		errno = EFBIG;
-		return (commit_error(fi, "growing the table", err));
-	}
-	if (create_mapped(fi->new_path, size, sb.st_mode & 07777, 1, &fd,
-	    &map, &what) == -1)
-		return (commit_error(fi, what, err));
-	/*
-	 * Others who share the index must still open it: keep its owner and
-	 * group where allowed (which clears set-id bits, so the mode again).
-	 */
-	if (fchown(fd, sb.st_uid, sb.st_gid) == 0)
-		(void)fchmod(fd, sb.st_mode & 07777);
-	memset(&nt, 0, sizeof nt);
-	nt.fd = fd;
-	table_view(&nt, "the rebuilt table", map, size, NSD_INDEX_TABLE_OFFSET,
-	    h.nslots);
+	if (new_table(fi, fi->new_path, "the rebuilt table",
+	    NSD_INDEX_TABLE_OFFSET, h.nslots, &nt, err) == -1)
+		return (-1);
 	for (own = 0; own <= 1; own++) {
 		for (i = 0; i <= fi->main.mask; i++) {
 			switch (slot_read(fi, &fi->main, i, &key, &meta)) {
@@ -1437,32 +1441,20 @@ rebuild(struct file_index *fi, unsigned steps, struct nsd_error *err)
 		if (!own)
 			committed = nt.entries;
 	}
-	h.sequence = fi->hdr.sequence + 1;
+	/*
+	 * The committed state, and the run pending; the log is written over
+	 * from here on, so the rename must last.
+	 */
 	h.entries = committed;
 	h.log_records = h.log_sum = 0;
-	/* Both copies alike: the committed state, and the run pending. */
-	nsd_index_header_encode(&h, copy);
-	memcpy(copy + NSD_INDEX_COPY_SIZE, copy, NSD_INDEX_COPY_SIZE);
-	memcpy(map, copy, sizeof copy);
-	/* The log is written over from here on: the rename must last. */
-	if (install(fi, &in, map, size, fd, fi->new_path, fi->path,
-	    err) == -1) {
+	if (replace_table(fi, &in, &nt, fi->new_path, &h, err) == -1) {
 		if (!in.done)
 			goto fail;
-		munmap(map, size);
-		close(fd);
 		return (-1);
 	}
-	table_close(&fi->main);
-	fi->main = nt;
-	fi->main.written = 0;
-	fi->hdr = h;
-	fi->copy = 0;
-	fi->epoch++;
 	return (log_restart(fi, err));
 fail:
-	munmap(map, size);
-	close(fd);
+	table_close(&nt);
 	(void)unlink(fi->new_path);
 	return (-1);
 }
@@ -2707,12 +2699,8 @@ upgrade(struct file_index *fi, struct nsd_error *err)
 	struct nsd_index_header	 h = fi->hdr;
 	struct install		 in = { "the upgraded table", "upgrade-built",
 	    "upgrade-renamed", 0 };
-	unsigned char		 copy[NSD_INDEX_TABLE_OFFSET], *map;
 	struct table		 nt;
-	struct stat		 sb;
-	const char		*what;
-	uint64_t		 size, count, from;
-	int			 fd;
+	uint64_t		 count, from;
 
 	if (upgrade_ids(fi, &h.last_group, err) == -1)
 		return (-1);
@@ -2724,22 +2712,9 @@ upgrade(struct file_index *fi, struct nsd_error *err)
 		h.nslots = nslots_of(&fi->next);
 	while (count * 8 > h.nslots * 5)
 		h.nslots *= 2;
-	size = nsd_index_file_size(h.nslots);
-	if (h.nslots > (1ULL << 40)) {
-		errno = EFBIG;
-		return (commit_error(fi, "upgrading the table", err));
-	}
-	if (fstat(fi->main.fd, &sb) == -1)
-		return (commit_error(fi, "fstat", err));
-	if (create_mapped(fi->new_path, size, sb.st_mode & 07777, 1, &fd,
-	    &map, &what) == -1)
-		return (commit_error(fi, what, err));
-	if (fchown(fd, sb.st_uid, sb.st_gid) == 0)
-		(void)fchmod(fd, sb.st_mode & 07777);
-	memset(&nt, 0, sizeof nt);
-	nt.fd = fd;
-	table_view(&nt, "the upgraded table", map, size,
-	    NSD_INDEX_TABLE_OFFSET, h.nslots);
+	if (new_table(fi, fi->new_path, "the upgraded table",
+	    NSD_INDEX_TABLE_OFFSET, h.nslots, &nt, err) == -1)
+		return (-1);
 	/* PATH.next counts where the committed growth has been. */
 	from = fi->hdr.sweep_cursor - fi->hdr.grow_done;
 	if (stretch_each(fi, &fi->main, 0, NSD_SWEPT_ALL, upgrade_put, &nt,
@@ -2750,42 +2725,28 @@ upgrade(struct file_index *fi, struct nsd_error *err)
 		goto fail;
 	if (log_insert(fi, &nt, 0, fi->hdr.log_records, 1, err) == -1)
 		goto fail;
-	h.sequence = fi->hdr.sequence + 1;
 	h.pending_gen = h.committed_gen;
 	h.entries = nt.entries;
 	h.log_records = h.log_sum = 0;
 	h.stage_seq = h.sweep_cursor = h.sweep_done = 0;
 	h.next_shift = 0;
 	h.grow_done = h.next_entries = 0;
-	nsd_index_header_encode(&h, copy);
-	memcpy(copy + NSD_INDEX_COPY_SIZE, copy, NSD_INDEX_COPY_SIZE);
-	memcpy(map, copy, sizeof copy);
-	if (install(fi, &in, map, size, fd, fi->new_path, fi->path,
-	    err) == -1) {
+	if (replace_table(fi, &in, &nt, fi->new_path, &h, err) == -1) {
 		if (!in.done)
 			goto fail;
-		munmap(map, size);
-		close(fd);
 		return (-1);
 	}
-	table_close(&fi->main);
 	table_close(&fi->stage);
 	table_close(&fi->next);
 	(void)unlink(fi->stage_path);
 	(void)unlink(fi->next_path);
-	fi->main = nt;
-	fi->main.what = "the table";
-	fi->hdr = h;
-	fi->copy = 0;
 	fi->legacy = 0;
 	fi->stage_max_gen = 0;
 	fi->grow_done = fi->grow_from = fi->next_committed = 0;
 	fi->last_group = h.last_group;
-	fi->epoch++;
 	return (log_restart(fi, err));
 fail:
-	munmap(map, size);
-	close(fd);
+	table_close(&nt);
 	(void)unlink(fi->new_path);
 	return (-1);
 }
