@@ -119,8 +119,9 @@ fix_checksum(uint8_t *p, size_t n, size_t at)
 static size_t
 checksum_at(const uint8_t *p, size_t n)
 {
-	uint32_t	 version = n >= 12 ? nsd_le32(p + 8) : NSD_INDEX_VERSION;
+	uint32_t	 version;
 
+	version = n >= 12 ? nsd_le32(p + 8) : NSD_INDEX_VERSION;
 	if (version < 4)
 		return (NSD_INDEX_V3_CHECKSUM);
 	if (version < NSD_INDEX_CHECKED)
