@@ -9,7 +9,9 @@
 
 #include <sys/time.h>
 
+#include <assert.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -426,6 +428,34 @@ inspect(const struct nsd_config *cfg)
 	return (problems > 0 ? NSD_EXIT_INDEX : NSD_EXIT_OK);
 }
 
+/*
+ * Open /dev/null on each of descriptors 0, 1 and 2 that is closed, as
+ * gnulib's stdopen does, so that no file opened later (the index's, the
+ * output's) takes its number and receives records or messages meant for a
+ * standard stream. Each is opened for the access that makes any use of it
+ * fail: standard input write-only, so that reading it is an input error;
+ * standard output and standard error read-only, so that writing records
+ * is an output error and messages are lost. Returns the descriptor that
+ * could not be opened, or -1.
+ */
+static int
+guard_standard_fds(void)
+{
+	int	 fd, want;
+
+	for (want = STDIN_FILENO; want <= STDERR_FILENO; want++) {
+		if (fcntl(want, F_GETFD) != -1 || errno != EBADF)
+			continue;
+		fd = open("/dev/null", want == STDIN_FILENO ? O_WRONLY :
+		    O_RDONLY);
+		if (fd == -1)
+			return (want);
+		/* The lowest free number: those below want are open. */
+		assert(fd == want);
+	}
+	return (-1);
+}
+
 static void
 fatal(struct report *rp, const struct nsd_error *err)
 {
@@ -449,7 +479,17 @@ main(int argc, char **argv)
 	struct report		 rp;
 	sigset_t		 signals, old;
 	struct timespec		 no_wait = { 0, 0 };
-	int			 rc;
+	int			 rc, fd;
+
+	/* Before anything else is opened. */
+	if ((fd = guard_standard_fds()) != -1) {
+		rc = errno;
+		fprintf(stderr, "nsdedup: standard %s is closed, and /dev/null "
+		    "cannot be opened in its place: %s\n", fd == STDIN_FILENO ?
+		    "input" : fd == STDOUT_FILENO ? "output" : "error",
+		    strerror(rc));
+		return (fd == STDIN_FILENO ? NSD_EXIT_INPUT : NSD_EXIT_OUTPUT);
+	}
 
 	switch (nsd_options_parse(argc, argv, &cfg, &err)) {
 	case NSD_OPTIONS_HELP:

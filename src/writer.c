@@ -37,6 +37,25 @@ enum target {
 };
 
 /*
+ * Whether path, the same file as our standard output, names standard output
+ * (such as /dev/stdout). It does when standard output is open for writing;
+ * when it is not (main.c puts a read-only /dev/null in place of a closed
+ * one), only a symbolic link such as /dev/stdout or /dev/fd/1 names it, and
+ * -o /dev/null is that device, written like any other.
+ */
+static int
+stdout_named(const char *path)
+{
+	struct stat	 st;
+	int		 fl;
+
+	fl = fcntl(STDOUT_FILENO, F_GETFL);
+	if (fl != -1 && (fl & O_ACCMODE) != O_RDONLY)
+		return (1);
+	return (lstat(path, &st) == 0 && S_ISLNK(st.st_mode));
+}
+
+/*
  * Where a file output really goes, and how. A regular file (or a new one)
  * is replaced through a temporary file beside it; through a symbolic link,
  * dangling or not, the file it names, so that the link stays. Anything
@@ -62,7 +81,8 @@ output_target(struct nsd_output *o, const char *path, mode_t *mode,
 	*how = TARGET_REPLACE;
 	if (stat(path, &st) == 0) {
 		if (fstat(STDOUT_FILENO, &out) == 0 &&
-		    out.st_dev == st.st_dev && out.st_ino == st.st_ino) {
+		    out.st_dev == st.st_dev && out.st_ino == st.st_ino &&
+		    stdout_named(path)) {
 			*how = TARGET_STDOUT;
 			return (0);
 		}
