@@ -143,12 +143,37 @@ struct report {
 
 static void usage(int) __attribute__((noreturn));
 
+/*
+ * Flush and close the standard output once a command that writes to it
+ * (--help, --version, --db-info, --db-verify) is done, and report a
+ * failure as the record output does: a full disk or a closed standard
+ * output is exit status 4 with a message, never a silent loss.
+ */
+static int
+finish_stdout(int status)
+{
+	int	 e;
+
+	/* An earlier write that failed left its errno (callers clear it). */
+	if (fflush(stdout) == 0 && !ferror(stdout) && fclose(stdout) == 0)
+		return (status);
+	e = errno;
+	if (e != 0)
+		fprintf(stderr, "nsdedup: standard output: write error: %s\n",
+		    strerror(e));
+	else
+		fputs("nsdedup: standard output: write error\n", stderr);
+	return (NSD_EXIT_OUTPUT);
+}
+
 static void
 usage(int status)
 {
 	if (status == NSD_EXIT_OK) {
+		errno = 0;
 		fputs(synopsis, stdout);
 		fputs(help_text, stdout);
+		exit(finish_stdout(status));
 	} else {
 		fputs(synopsis, stderr);
 		fputs("Try 'nsdedup --help' for more information.\n", stderr);
@@ -410,6 +435,7 @@ inspect(const struct nsd_config *cfg)
 		fprintf(stderr, "nsdedup: %s\n", err.msg);
 		return (err.status);
 	}
+	errno = 0;
 	print_report(cfg->db, &r);
 	if (cfg->action == NSD_ACTION_DB_VERIFY) {
 		if (r.leftovers > 0)
@@ -423,9 +449,7 @@ inspect(const struct nsd_config *cfg)
 		else
 			printf("verified:      no problems found\n");
 	}
-	if (fflush(stdout) != 0 || ferror(stdout))
-		return (NSD_EXIT_OUTPUT);
-	return (problems > 0 ? NSD_EXIT_INDEX : NSD_EXIT_OK);
+	return (finish_stdout(problems > 0 ? NSD_EXIT_INDEX : NSD_EXIT_OK));
 }
 
 /*
@@ -496,11 +520,11 @@ main(int argc, char **argv)
 		usage(NSD_EXIT_OK);
 		/* NOTREACHED */
 	case NSD_OPTIONS_VERSION:
+		errno = 0;
 		printf("nsdedup %s\n", PACKAGE_VERSION);
 		printf("fingerprints: nshash, simhash, minhash; normalization "
 		    "version %d\n", NSD_NORM_VERSION);
-		return (fflush(stdout) == 0 && !ferror(stdout) ?
-		    NSD_EXIT_OK : NSD_EXIT_OUTPUT);
+		return (finish_stdout(NSD_EXIT_OK));
 	case NSD_OPTIONS_ERROR:
 		fprintf(stderr, "nsdedup: %s\n", err.msg);
 		usage(NSD_EXIT_USAGE);

@@ -164,3 +164,44 @@ load helpers
 	[ "$status" -eq 2 ]
 	[[ "$stderr" == "nsdedup: option '-k' requires a value"* ]]
 }
+
+# Run nsdedup with the arguments given, its standard output $1 (a file, or
+# - for closed), stdout and stderr captured apart as run_nsd does.
+run_stdout() {
+	local to=$1
+
+	shift
+	if [ "$to" = - ]; then
+		# shellcheck disable=SC2016
+		run --separate-stderr bash -c '"$NSDEDUP" "$@" >&-' nsd "$@"
+	else
+		# shellcheck disable=SC2016
+		run --separate-stderr bash -c '"$NSDEDUP" "$@" > "$0"' "$to" "$@"
+	fi
+}
+
+@test "--help, --version, --db-info and --db-verify report a failed standard output: status 4" {
+	[ -w /dev/full ] || skip "no /dev/full"
+	printf '{"id":1,"text":"%s"}\n' "$(sentence 1)" > in.jsonl
+	"$NSDEDUP" --db db in.jsonl > /dev/null
+	for args in --help -h --version "--db db --db-info" "--db db --db-verify"; do
+		echo "$args"
+		# shellcheck disable=SC2086
+		run_stdout /dev/full $args
+		expect_eq "$status" 4
+		expect_eq "$output" ""
+		expect_eq "$stderr" \
+		    "nsdedup: standard output: write error: No space left on device"
+		# shellcheck disable=SC2086
+		run_stdout - $args
+		expect_eq "$status" 4
+		expect_eq "$output" ""
+		expect_eq "$stderr" \
+		    "nsdedup: standard output: write error: Bad file descriptor"
+		# shellcheck disable=SC2086
+		run_stdout out.txt $args
+		expect_eq "$status" 0
+		expect_eq "$stderr" ""
+		[ -s out.txt ]
+	done
+}
