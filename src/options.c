@@ -86,6 +86,48 @@ static const struct option long_options[] = {
 	{ NULL,		0,			NULL, 0 }
 };
 
+/*
+ * The value of --db when it had to be copied out of argv (see
+ * hide_password), or NULL; kept for the life of the process.
+ */
+static char *db_copy;
+
+/*
+ * Take the password of a redis://[USER:]PASSWORD@HOST... URL out of argv,
+ * where every local user may read it in /proc/PID/cmdline: the URL is
+ * copied for the index, and in argv the password becomes "*" in place, the
+ * rest of the URL moved up to it and the bytes it leaves cleared. Which
+ * form gave the option (--db URL, --db=URL, an abbreviation) does not
+ * matter: getopt's value points into the argv element. Returns the URL to
+ * use.
+ */
+static const char *
+hide_password(char *url)
+{
+	char	*p, *at, *slash, *colon;
+	size_t	 tail, len;
+
+	if (!nsd_index_is_redis(url))
+		return (url);
+	p = url + strlen(NSD_REDIS_SCHEME);
+	slash = strchr(p, '/');
+	at = memchr(p, '@', slash != NULL ? (size_t)(slash - p) : strlen(p));
+	if (at == NULL)
+		return (url);
+	free(db_copy);
+	db_copy = xstrdup(url);
+	/* As index_redis.c reads it: what follows a colon, or all of it. */
+	if ((colon = memchr(p, ':', (size_t)(at - p))) != NULL)
+		p = colon + 1;
+	if ((len = (size_t)(at - p)) > 0) {
+		tail = strlen(at) + 1;
+		*p = '*';
+		memmove(p + 1, at, tail);
+		memset(p + 1 + tail, '\0', len - 1);
+	}
+	return (db_copy);
+}
+
 /* Every enum-valued option's words, in one table. */
 struct choice {
 	const char	*option;
@@ -385,7 +427,7 @@ nsd_options_parse(int argc, char **argv, struct nsd_config *cfg,
 				    "--db must not be empty");
 				return (NSD_OPTIONS_ERROR);
 			}
-			cfg->db = optarg;
+			cfg->db = hide_password(optarg);
 			break;
 		case OPT_DB_INFO:
 			cfg->action = NSD_ACTION_DB_INFO;

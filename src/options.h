@@ -6,9 +6,10 @@
  * through one string-to-enum table and numbers through one checked parser,
  * so every bad value gets the same kind of message.
  *
- * Memory: the config points into argv and allocates nothing, so there is
- * nothing to free. Errors: NSD_OPTIONS_ERROR with err set (status
- * NSD_EXIT_USAGE).
+ * Memory: the config points into argv, so there is nothing to free; but
+ * a redis:// URL with a password, which is wiped from argv as soon as it is
+ * read, is a copy that options.c keeps for the life of the process.
+ * Errors: NSD_OPTIONS_ERROR with err set (status NSD_EXIT_USAGE).
  */
 #ifndef NSD_OPTIONS_H
 #define NSD_OPTIONS_H

@@ -772,6 +772,47 @@ ttls() {
 	[[ $stderr == *NOAUTH* ]]
 }
 
+@test "the URL's password is out of /proc/PID/cmdline while the run goes on" {
+	[ -d /proc/self/fd ] || skip "no /proc/PID/fd to follow the run"
+	redis_single_start "$BATS_TEST_TMPDIR/auth"
+	port=$redis_port
+	redis_cli "$port" CONFIG SET requirepass 'hunter2-s3cret'
+	nsd_to want --db file part1.jsonl
+	n=0
+	for form in "--db redis://default:" "--db=redis://:"; do
+		n=$((n + 1))
+		rm -f feed
+		mkfifo feed
+		# The URL as given, and as argv is to show it.
+		url="${form#--db?}hunter2-s3cret@127.0.0.1:$port/argv-$n"
+		shown="${form#--db?}*@127.0.0.1:$port/argv-$n"
+		if [ "${form:4:1}" = = ]; then
+			args=("--db=$url") shown="--db=$shown"
+		else
+			args=(--db "$url")
+		fi
+		"$NSDEDUP" "${args[@]}" feed > got 2> got.err 3>&- &
+		pid=$!
+		# Once it reads its input, it has connected and is alive.
+		feed_open "$pid"
+		tr '\0' '\n' < "/proc/$pid/cmdline" > cmdline
+		cat part1.jsonl >&8
+		exec 8>&-
+		status=0
+		wait "$pid" || status=$?
+		echo "$form: $(tr '\n' ' ' < cmdline)"
+		if grep -q hunter2 cmdline; then
+			echo "the password is still in argv"
+			false
+		fi
+		grep -qxF -- "$shown" cmdline
+		grep -qxF feed cmdline
+		stderr=$(cat got.err)
+		ran_clean
+		same_file got want
+	done
+}
+
 @test "a URL that cannot be one is a usage error" {
 	for url in "redis://127.0.0.1:$SINGLE_PORT/a/b" \
 	    "redis://127.0.0.1:$SINGLE_PORT/a{b}" "redis:///ns" \
