@@ -3,14 +3,19 @@
  */
 #include "config.h"
 
+#include <sys/random.h>
 #include <sys/stat.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "json.h"
@@ -18,11 +23,27 @@
 
 #define OUTPUT_BUFFER	(256 * 1024)
 
+/*
+ * A replaced file is written through a temporary file beside it, named
+ * ".nsdedup-PID-XXXXXX" after the process that writes it, so that one
+ * that a killed run left can be told from one being written: every run
+ * that replaces a file removes, in its directory, those of processes that
+ * no longer exist (remove_stale). Where the file system allows, the file
+ * has no name while it is written (O_TMPFILE), and takes that name only
+ * for the moment between linkat(2) and rename(2) at the end, so that no
+ * death but one in that moment leaves a file behind.
+ */
+#define TEMP_PREFIX	".nsdedup-"
+#define TEMP_RANDOM	6		/* the XXXXXX */
+
 struct nsd_output {
 	int		 fd;
 	char		*path;		/* the target, or NULL for stdout */
-	char		*temp;		/* the temporary file being written,
-					   or NULL when writing directly */
+	char		*temp;		/* the temporary file's name, or NULL
+					   when writing directly */
+	size_t		 dirlen;	/* of path's directory, with its '/' */
+	int		 named;		/* temp exists (else it is the name an
+					   unnamed file will take) */
 	char		*buf;
 	size_t		 len;
 	uid_t		 uid;		/* owner of the file replaced */
@@ -122,6 +143,135 @@ output_target(struct nsd_output *o, const char *path, mode_t *mode,
 	return (0);
 }
 
+/* The directory of path, of dirlen bytes: "." when it has none. */
+static char *
+dir_of(const char *path, size_t dirlen)
+{
+	return (dirlen == 0 ? xstrdup(".") : xstrndup(path, dirlen));
+}
+
+/*
+ * The temporary file's name beside path ".nsdedup-PID-XXXXXX", the
+ * XXXXXX for mkstemp to fill.
+ */
+static char *
+temp_name(const char *path, size_t dirlen)
+{
+	size_t	 size = dirlen + sizeof TEMP_PREFIX + 24 + TEMP_RANDOM;
+	char	*t;
+
+	t = xmalloc(size);
+	memcpy(t, path, dirlen);
+	snprintf(t + dirlen, size - dirlen, "%s%ld-XXXXXX", TEMP_PREFIX,
+	    (long)getpid());
+	return (t);
+}
+
+/* Fill the XXXXXX at the end of name with random letters and digits. */
+static void
+randomize(char *name)
+{
+	static const char	 chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "abcdefghijklmnopqrstuvwxyz0123456789";
+	unsigned char		 r[TEMP_RANDOM];
+	char			*p = name + strlen(name) - TEMP_RANDOM;
+	struct timespec		 ts;
+	uint64_t		 x;
+	size_t			 i;
+
+	if (getrandom(r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		x = (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15ULL ^
+		    (uint64_t)(uintptr_t)name;
+		for (i = 0; i < sizeof r; i++, x >>= 8)
+			r[i] = (unsigned char)x;
+	}
+	for (i = 0; i < TEMP_RANDOM; i++)
+		p[i] = chars[r[i] % (sizeof chars - 1)];
+}
+
+/*
+ * Remove, in the directory of path, the temporary files that runs killed
+ * before they could remove them (SIGKILL, a crash) left: regular files
+ * named .nsdedup-PID-XXXXXX that the user owns, of a PID that no process
+ * has. A live run's file is never touched. What cannot be read or removed
+ * stays.
+ */
+static void
+remove_stale(const char *path, size_t dirlen)
+{
+	DIR		*d;
+	struct dirent	*de;
+	struct stat	 st;
+	const char	*p;
+	char		*dir, *end;
+	long		 pid;
+
+	dir = dir_of(path, dirlen);
+	d = opendir(dir);
+	free(dir);
+	if (d == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, TEMP_PREFIX,
+		    sizeof TEMP_PREFIX - 1) != 0)
+			continue;
+		p = de->d_name + sizeof TEMP_PREFIX - 1;
+		if (*p < '1' || *p > '9')
+			continue;
+		errno = 0;
+		pid = strtol(p, &end, 10);
+		if (errno != 0 || pid > INT_MAX || *end != '-' ||
+		    strlen(end + 1) != TEMP_RANDOM || pid == (long)getpid())
+			continue;
+		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		if (fstatat(dirfd(d), de->d_name, &st,
+		    AT_SYMLINK_NOFOLLOW) == -1 || !S_ISREG(st.st_mode) ||
+		    st.st_uid != geteuid())
+			continue;
+		(void)unlinkat(dirfd(d), de->d_name, 0);
+	}
+	closedir(d);
+}
+
+/*
+ * An unnamed file in the directory of path (O_TMPFILE), for
+ * nsd_output_finish() to name through /proc/self/fd; -1 where the kernel
+ * or the file system has no unnamed files, where /proc is not mounted, or
+ * when NSDEDUP_NO_TMPFILE is set (for the tests of the named files).
+ */
+static int
+open_unnamed(const char *path, size_t dirlen, mode_t mode)
+{
+#ifdef O_TMPFILE
+	struct stat	 a, b;
+	const char	*env = getenv("NSDEDUP_NO_TMPFILE");
+	char		*dir, proc[32];
+	int		 fd;
+
+	if (env != NULL && *env != '\0')
+		return (-1);
+	dir = dir_of(path, dirlen);
+	fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, mode);
+	free(dir);
+	if (fd == -1)
+		return (-1);
+	snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+	if (stat(proc, &a) == -1 || fstat(fd, &b) == -1 ||
+	    a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+		close(fd);
+		return (-1);
+	}
+	return (fd);
+#else
+	(void)path;
+	(void)dirlen;
+	(void)mode;
+	return (-1);
+#endif
+}
+
 int
 nsd_output_open(struct nsd_output **outp, const char *path,
     struct nsd_error *err)
@@ -162,15 +312,20 @@ nsd_output_open(struct nsd_output **outp, const char *path,
 	}
 	/*
 	 * The temporary file sits beside the target so that rename(2) is
-	 * atomic.
+	 * atomic. An unnamed one gets its name (for the signal handler, which
+	 * finds nothing there until nsd_output_finish() links it) now.
 	 */
 	path = o->path;
 	slash = strrchr(path, '/');
 	dirlen = slash ? (size_t)(slash - path) + 1 : 0;
-	o->temp = xmalloc(dirlen + sizeof ".nsdedup-XXXXXX");
-	memcpy(o->temp, path, dirlen);
-	memcpy(o->temp + dirlen, ".nsdedup-XXXXXX", sizeof ".nsdedup-XXXXXX");
-	if ((o->fd = mkstemp(o->temp)) == -1) {
+	o->dirlen = dirlen;
+	remove_stale(path, dirlen);
+	o->temp = temp_name(path, dirlen);
+	if ((o->fd = open_unnamed(path, dirlen, mode)) != -1)
+		randomize(o->temp);
+	else if ((o->fd = mkstemp(o->temp)) != -1)
+		o->named = 1;
+	else {
 		nsd_error_set(err, NSD_EXIT_OUTPUT,
 		    "%s: cannot create a temporary file: %s",
 		    path, strerror(errno));
@@ -187,8 +342,8 @@ nsd_output_open(struct nsd_output **outp, const char *path,
 	if (o->keep_owner)
 		(void)fchown(o->fd, o->uid, o->gid);	/* else it stays ours */
 	if (fchmod(o->fd, mode) == -1) {
-		nsd_error_set(err, NSD_EXIT_OUTPUT, "%s: %s", o->temp,
-		    strerror(errno));
+		nsd_error_set(err, NSD_EXIT_OUTPUT, "%s: %s",
+		    o->named ? o->temp : path, strerror(errno));
 		nsd_output_discard(o);
 		return (-1);
 	}
@@ -255,6 +410,58 @@ nsd_output_write(struct nsd_output *o, const void *p, size_t len,
 	return (0);
 }
 
+/*
+ * Give the unnamed file its temporary name, with linkat(2) through
+ * /proc/self/fd (linkat cannot replace the target itself, so rename
+ * follows); another name when that one is taken.
+ */
+static int
+link_unnamed(struct nsd_output *o, struct nsd_error *err)
+{
+	char	 proc[32];
+	int	 tries;
+
+	snprintf(proc, sizeof proc, "/proc/self/fd/%d", o->fd);
+	for (tries = 0;; tries++) {
+		if (linkat(AT_FDCWD, proc, AT_FDCWD, o->temp,
+		    AT_SYMLINK_FOLLOW) == 0) {
+			o->named = 1;
+			return (0);
+		}
+		if (errno != EEXIST || tries == 100)
+			return (nsd_error_set(err, NSD_EXIT_OUTPUT,
+			    "%s: cannot name the temporary file: %s",
+			    o->path, strerror(errno)));
+		randomize(o->temp);
+	}
+}
+
+/*
+ * Make the rename into the directory of the output last: fsync(2) the
+ * directory. One that cannot be opened for reading is left to the file
+ * system; one whose file system cannot sync a directory (EINVAL) too.
+ */
+static int
+sync_dir(struct nsd_output *o, struct nsd_error *err)
+{
+	char	*dir;
+	int	 fd, e;
+
+	dir = dir_of(o->path, o->dirlen);
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	free(dir);
+	if (fd == -1)
+		return (0);
+	if (fsync(fd) == -1 && errno != EINVAL) {
+		e = errno;
+		close(fd);
+		return (nsd_error_set(err, NSD_EXIT_OUTPUT,
+		    "%s: fsync of its directory: %s", o->path, strerror(e)));
+	}
+	close(fd);
+	return (0);
+}
+
 int
 nsd_output_finish(struct nsd_output *o, struct nsd_error *err)
 {
@@ -283,7 +490,17 @@ nsd_output_finish(struct nsd_output *o, struct nsd_error *err)
 		free(o);
 		return (0);
 	}
-	if (fsync(o->fd) == -1 || close(o->fd) == -1) {
+	if (fsync(o->fd) == -1) {
+		nsd_error_set(err, NSD_EXIT_OUTPUT, "%s: %s", name,
+		    strerror(errno));
+		nsd_output_discard(o);
+		return (-1);
+	}
+	if (!o->named && link_unnamed(o, err) == -1) {
+		nsd_output_discard(o);
+		return (-1);
+	}
+	if (close(o->fd) == -1) {
 		nsd_error_set(err, NSD_EXIT_OUTPUT, "%s: %s", name,
 		    strerror(errno));
 		o->fd = -1;
@@ -295,6 +512,11 @@ nsd_output_finish(struct nsd_output *o, struct nsd_error *err)
 		nsd_error_set(err, NSD_EXIT_OUTPUT,
 		    "%s: cannot rename into place: %s",
 		    name, strerror(errno));
+		nsd_output_discard(o);
+		return (-1);
+	}
+	o->named = 0;
+	if (sync_dir(o, err) == -1) {
 		nsd_output_discard(o);
 		return (-1);
 	}
@@ -320,7 +542,7 @@ nsd_output_discard(struct nsd_output *o)
 		(void)flush(o, &ignored);
 	if (o->path != NULL && o->fd != -1)
 		close(o->fd);
-	if (o->temp != NULL)
+	if (o->temp != NULL && o->named)
 		unlink(o->temp);
 	free(o->temp);
 	free(o->path);

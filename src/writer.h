@@ -4,8 +4,11 @@
  * struct nsd_output is standard output or a file written through a
  * temporary file in the same directory, renamed over the target only by
  * nsd_output_finish(), so a failed run never leaves a half-written file
- * behind. Every write is checked: a full disk or a closed pipe is an error
- * (NSD_EXIT_OUTPUT), never a silent loss.
+ * behind. The temporary file is unnamed while it is written where the file
+ * system allows (O_TMPFILE), and otherwise named after the process, so
+ * that opening an output removes the ones of dead runs. Every write is
+ * checked: a full disk or a closed pipe is an error (NSD_EXIT_OUTPUT),
+ * never a silent loss.
  *
  * The record writers splice the annotation into a record's own bytes: for
  * JSON a member after the last one (or the value of an existing member
@@ -35,7 +38,12 @@ int	 nsd_output_finish(struct nsd_output *, struct nsd_error *);
 /* Give up: remove the temporary file; standard output still gets what was
  * written before. Frees the output. */
 void	 nsd_output_discard(struct nsd_output *);
-/* The temporary file's path, or NULL: for a signal handler to unlink. */
+/*
+ * The temporary file's path, or NULL: for a signal handler to unlink. An
+ * unnamed file has it only from the end of nsd_output_finish()'s linkat(2)
+ * to its rename(2); the path stays at the same address until the output is
+ * freed.
+ */
 const char *nsd_output_temp_path(const struct nsd_output *);
 
 /* What a record is annotated with. */

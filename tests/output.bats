@@ -1,7 +1,48 @@
 #!/usr/bin/env bats
-# -o: a temporary file renamed into place only when the run succeeds.
+# -o: a temporary file renamed into place only when the run succeeds,
+# unnamed while it is written where the file system allows, and otherwise
+# named after the run's pid, so that the next run removes what a killed one
+# left.
 
 load helpers
+
+# Wait (10 seconds at most) until process $1 has its -o temporary file
+# open in the current directory, and print where its descriptor points:
+# "DIR/#INODE (deleted)" for an unnamed file, "DIR/.nsdedup-PID-XXXXXX"
+# for a named one.
+wait_output_fd() {
+	local f l dir
+
+	dir=$(pwd -P)
+	for _ in $(seq 200); do
+		for f in /proc/"$1"/fd/*; do
+			l=$(readlink "$f") || continue
+			case $l in
+			"$dir/#"*" (deleted)"|"$dir/.nsdedup-"*)
+				printf '%s\n' "$l"
+				return 0 ;;
+			esac
+		done
+		sleep 0.05
+	done
+	echo "process $1 never opened its temporary file" >&2
+	return 1
+}
+
+# Start nsdedup -o out.jsonl with the FIFO feed as its input and the
+# environment given as arguments (NAME=VALUE...), feed it one record and
+# wait until its temporary file is open; sets pid and fdlink.
+start_o_run() {
+	[ -d /proc/self/fd ] || skip "no /proc/PID/fd to follow the run"
+	rm -f feed
+	mkfifo feed
+	# fd 3 belongs to bats: keep it away from the background process.
+	env "$@" "$NSDEDUP" -o out.jsonl feed 2> run.err 3>&- &
+	pid=$!
+	feed_open "$pid"
+	printf '{"text":"x"}\n' >&8
+	fdlink=$(wait_output_fd "$pid")
+}
 
 @test "-o writes the output file and nothing to stdout" {
 	printf '{"id":1,"text":"%s"}\n' "$(sentence 1)" > in.jsonl
@@ -53,21 +94,78 @@ load helpers
 }
 
 @test "SIGTERM during a run removes the temporary file and keeps the old output" {
+	for named in "" 1; do
+		printf 'old\n' > out.jsonl
+		start_o_run NSDEDUP_NO_TMPFILE="$named"
+		kill -TERM "$pid"
+		status=0
+		wait "$pid" || status=$?
+		exec 8>&-
+		echo "NSDEDUP_NO_TMPFILE=$named: $fdlink: status $status"
+		[ "$status" -eq 143 ]
+		[ ! -s run.err ]
+		[ "$(cat out.jsonl)" = "old" ]
+		[ -z "$(ls -A | grep nsdedup-)" ]
+	done
+}
+
+@test "SIGKILL during a run with -o leaves no file, where the file system has unnamed files" {
+	need python3
+	"$PYTHON3" -c 'import os
+os.close(os.open(".", os.O_TMPFILE | os.O_WRONLY, 0o600))' 2> /dev/null ||
+		skip "no O_TMPFILE on this file system"
 	printf 'old\n' > out.jsonl
-	mkfifo slow
-	# fd 3 belongs to bats: keep it away from the background process.
-	"$NSDEDUP" -o out.jsonl slow 2>/dev/null 3>&- &
-	pid=$!
-	exec 7> slow
-	printf '{"text":"x"}\n' >&7
-	for _ in $(seq 50); do ls -A | grep -q nsdedup- && break; sleep 0.1; done
-	ls -A | grep -q nsdedup-
-	kill -TERM "$pid"
+	start_o_run
+	kill -KILL "$pid"
+	[[ $fdlink == "$(pwd -P)/#"*" (deleted)" ]]
+	status=0
 	wait "$pid" || status=$?
-	exec 7>&-
-	[ "$status" -eq 143 ]
+	exec 8>&-
+	[ "$status" -eq 137 ]
 	[ "$(cat out.jsonl)" = "old" ]
-	[ -z "$(ls -A | grep nsdedup-)" ]
+	expect_eq "$(ls -A | grep nsdedup-)" ""
+}
+
+@test "-o: a named temporary file a killed run left is removed by the next run, a live run's never" {
+	printf 'old\n' > out.jsonl
+	start_o_run NSDEDUP_NO_TMPFILE=1
+	[[ $fdlink == "$(pwd -P)/.nsdedup-$pid-"?????? ]]
+	kill -KILL "$pid"
+	status=0
+	wait "$pid" || status=$?
+	exec 8>&-
+	[ "$status" -eq 137 ]
+	[ "$(cat out.jsonl)" = "old" ]
+	left=$(ls -A | grep nsdedup-)
+	expect_eq "$left" "${fdlink##*/}"
+	# What stays: a file of a live process (this shell), a directory and
+	# a symbolic link, and a name of another form.
+	printf 'live\n' > ".nsdedup-$$-abcdef"
+	mkdir ".nsdedup-$pid-dir123"
+	ln -s out.jsonl ".nsdedup-$pid-link12"
+	printf 'other\n' > ".nsdedup-$pid-toolong"
+	printf 'other\n' > .nsdedup-Ab12Cd
+	if [ "$(id -u)" -eq 0 ]; then
+		# Another user's file.
+		printf 'theirs\n' > ".nsdedup-$pid-theirs"
+		chown 65534 ".nsdedup-$pid-theirs"
+	fi
+	# A run in another directory leaves this one alone.
+	mkdir sub
+	printf '{"text":"x"}\n' > in.jsonl
+	run_nsd -o sub/out.jsonl in.jsonl
+	[ "$status" -eq 0 ]
+	[ -e "$left" ]
+	run_nsd -o out.jsonl in.jsonl
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	grep -q '"similar_id":1' out.jsonl
+	[ ! -e "$left" ]
+	[ "$(cat ".nsdedup-$$-abcdef")" = live ]
+	[ -d ".nsdedup-$pid-dir123" ]
+	[ -L ".nsdedup-$pid-link12" ]
+	[ -e ".nsdedup-$pid-toolong" ] && [ -e .nsdedup-Ab12Cd ]
+	[ "$(id -u)" -ne 0 ] || [ -e ".nsdedup-$pid-theirs" ]
 }
 
 @test "--progress=always draws on stderr and never touches stdout" {
