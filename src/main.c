@@ -283,8 +283,8 @@ print_stats(const struct nsd_stats *st, struct nsd_index *ix, double elapsed)
 }
 
 /*
- * On SIGINT, SIGTERM, SIGHUP or SIGPIPE: remove the temporary output, then
- * die of the signal.
+ * On a signal that ends the run: remove the temporary output, then die of
+ * the signal.
  */
 static void
 on_signal(int sig)
@@ -298,27 +298,56 @@ on_signal(int sig)
 }
 
 /*
- * Catch the signals that end a run; one that is ignored (nohup ignores
- * SIGHUP, a shell SIGINT for a background job, a caller may SIGPIPE) stays
- * ignored.
+ * The signals whose default action ends the process and that a user or the
+ * system sends to end it (not those of a fault in the program, such as
+ * SIGSEGV or SIGABRT), and the real-time ones.
+ */
+static const int ending_signals[] = {
+	SIGALRM, SIGHUP, SIGINT, SIGPIPE, SIGPROF, SIGQUIT, SIGTERM, SIGUSR1,
+	SIGUSR2, SIGVTALRM, SIGXCPU, SIGXFSZ,
+#ifdef SIGPOLL
+	SIGPOLL,
+#endif
+#ifdef SIGPWR
+	SIGPWR,
+#endif
+#ifdef SIGSTKFLT
+	SIGSTKFLT,
+#endif
+};
+
+/*
+ * Catch the signals that end a run, so that none leaves the temporary
+ * output file; one that is ignored (nohup ignores SIGHUP, a shell SIGINT
+ * for a background job, a caller may SIGPIPE), or that something else
+ * handles (a profiler's SIGPROF), stays so. set gets those caught.
  */
 static void
 catch_signals(sigset_t *set)
 {
-	static const int	 sigs[] = { SIGHUP, SIGINT, SIGPIPE, SIGTERM };
 	struct sigaction	 sa, was;
+	sigset_t		 all;
 	size_t			 i;
+	int			 sig;
 
-	sigemptyset(set);
-	for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-		sigaddset(set, sigs[i]);
+	sigemptyset(&all);
+	for (i = 0; i < sizeof ending_signals / sizeof ending_signals[0]; i++)
+		sigaddset(&all, ending_signals[i]);
+#ifdef SIGRTMIN
+	for (sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
+		sigaddset(&all, sig);
+#endif
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_signal;
-	sa.sa_mask = *set;
-	for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-		if (sigaction(sigs[i], NULL, &was) == 0 &&
-		    was.sa_handler != SIG_IGN)
-			sigaction(sigs[i], &sa, NULL);
+	sa.sa_mask = all;
+	sigemptyset(set);
+	for (sig = 1; sig < NSIG; sig++)
+		if (sigismember(&all, sig) == 1 &&
+		    sigaction(sig, NULL, &was) == 0 &&
+		    !(was.sa_flags & SA_SIGINFO) &&
+		    was.sa_handler == SIG_DFL &&
+		    sigaction(sig, &sa, NULL) == 0)
+			sigaddset(set, sig);
 }
 
 /* A Unix time as UTC, ISO 8601. */

@@ -168,6 +168,22 @@ os.close(os.open(".", os.O_TMPFILE | os.O_WRONLY, 0o600))' 2> /dev/null ||
 	[ "$(id -u)" -ne 0 ] || [ -e ".nsdedup-$pid-theirs" ]
 }
 
+@test "SIGUSR1 ends a run with -o: status 138, no file left, the old output kept" {
+	for named in "" 1; do
+		printf 'old\n' > out.jsonl
+		start_o_run NSDEDUP_NO_TMPFILE="$named"
+		kill -USR1 "$pid"
+		status=0
+		wait "$pid" || status=$?
+		exec 8>&-
+		echo "NSDEDUP_NO_TMPFILE=$named: status $status"
+		[ "$status" -eq 138 ]
+		[ ! -s run.err ]
+		[ "$(cat out.jsonl)" = "old" ]
+		expect_eq "$(ls -A | grep nsdedup-)" ""
+	done
+}
+
 @test "--progress=always draws on stderr and never touches stdout" {
 	printf '{"id":1,"text":"%s"}\n' "$(sentence 1)" > in.jsonl
 	run_nsd --progress=always in.jsonl

@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # Signals, failing input and output, and what nsdedup creates beside an
-# index: a run ended by SIGINT, SIGTERM, SIGHUP or SIGPIPE, or whose input
-# or output fails, commits nothing and leaves no temporary file; the index
+# index: a run ended by a signal (SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGUSR1
+# and every other that ends a process unless caught), or whose input or
+# output fails, commits nothing and leaves no temporary file; the index
 # files get the modes the umask allows; a symbolic link planted at a name
 # nsdedup creates is never followed. (index-crash.bats has the commit
 # protocol, a closed pipe and SIGTERM on stdout, fiu-run and a full disk.)
@@ -70,15 +71,22 @@ signal_midrun() {
 	stderr=$(cat sig.err)
 }
 
-@test "SIGINT, SIGTERM, SIGHUP and SIGPIPE end a run with -o: nothing committed, no temporary file" {
+@test "every signal that ends a process ends a run with -o: nothing committed, no temporary file" {
 	env --help 2>&1 | grep -q default-signal ||
 	    skip "env has no --default-signal"
 	make_index
-	for sig in INT TERM HUP PIPE; do
+	# No core files from SIGQUIT, SIGXCPU and SIGXFSZ.
+	ulimit -c 0
+	n=0
+	for sig in INT TERM HUP PIPE QUIT ALRM USR1 USR2 XCPU XFSZ VTALRM \
+	    PROF IO PWR STKFLT RTMIN RTMIN+5 RTMAX; do
 		printf 'old output\n' > out.jsonl
 		rm -f feed
-		signal_midrun "$sig" -o out.jsonl
-		echo "SIG$sig: status $status: $stderr"
+		# Every other one through a named temporary file.
+		n=$((n + 1)) named=
+		[ $((n % 2)) -eq 1 ] || named=1
+		NSDEDUP_NO_TMPFILE=$named signal_midrun "$sig" -o out.jsonl
+		echo "SIG$sig (NSDEDUP_NO_TMPFILE=$named): status $status: $stderr"
 		expect_eq "$status" $((128 + $(kill -l "$sig")))
 		expect_eq "$stderr" ""
 		[ ! -s sig.out ]
@@ -97,14 +105,14 @@ signal_midrun() {
 	check_unchanged
 }
 
-@test "an ignored SIGINT or SIGHUP stays ignored (nohup, background jobs)" {
+@test "an ignored SIGINT, SIGHUP or SIGUSR1 stays ignored (nohup, background jobs)" {
 	[ -d /proc/self/fd ] || skip "no /proc/PID/fd to follow the run"
 	make_index
 	"$NSDEDUP" --db ref.db a.jsonl > /dev/null
 	"$NSDEDUP" --db ref.db big.jsonl > want.out
 	mkfifo feed
-	# trap '' makes both ignored in the job, as nohup does SIGHUP.
-	(trap '' INT HUP; exec "$NSDEDUP" --db db -o out.jsonl feed) \
+	# trap '' makes them ignored in the job, as nohup does SIGHUP.
+	(trap '' INT HUP USR1; exec "$NSDEDUP" --db db -o out.jsonl feed) \
 	    2> sig.err 3>&- &
 	pid=$!
 	feed_open "$pid"
@@ -112,6 +120,7 @@ signal_midrun() {
 	wait_begun
 	kill -INT "$pid"
 	kill -HUP "$pid"
+	kill -USR1 "$pid"
 	tail -n +501 big.jsonl >&8
 	exec 8>&-
 	rc=0
