@@ -22,8 +22,10 @@ load redis-servers
 
 : "${GENCORPUS:?run the tests through make check}"
 
-# A run that hangs fails the test (teardown still stops every server).
-: "${BATS_TEST_TIMEOUT:=120}"
+# A run that hangs fails the test (teardown still stops every server); the
+# longest test takes about 40 s on a loaded machine, and a sanitizer build
+# takes several times as long.
+: "${BATS_TEST_TIMEOUT:=600}"
 
 # corpus.jsonl: 3000 records (about 11 MB), every seventh without an id
 # (its similar_id is then a group number), about a fifth of them reposts
@@ -273,8 +275,8 @@ partition() {
 
 # Two runs of -m $1 at once on the shared cluster, in namespace $4, over
 # in.jsonl in the orders of seeds $2 and $3. Fails if a run fails, or
-# misses a record, or if they did not race; writes what they made of the
-# groups that is wrong, if anything, to problems-$4.
+# misses a record; writes what they made of the groups that is wrong, if
+# anything, to problems-$4, and sets raced to whether they raced.
 race() {
 	local m=$1 ns=$4 url pa pb sa sb
 
@@ -307,10 +309,13 @@ race() {
 	# They raced: each found claims of the other's in its way, and some
 	# of its groups gave way to the other's.
 	grep -h 'redis ' err-a err-b
-	[ $(($(redis_stat err-a conflicts) + $(redis_stat err-b conflicts))) \
-	    -gt 0 ]
-	[ $(($(redis_stat err-a 'groups gave way') +
-	    $(redis_stat err-b 'groups gave way'))) -gt 0 ]
+	raced=0
+	if [ $(($(redis_stat err-a conflicts) +
+	    $(redis_stat err-b conflicts))) -gt 0 ] &&
+	    [ $(($(redis_stat err-a 'groups gave way') +
+	    $(redis_stat err-b 'groups gave way'))) -gt 0 ]; then
+		raced=1
+	fi
 	# Every record, in the order it came.
 	same_file <(triples out-a | cut -d ' ' -f 1) \
 	    <(sed 's/^{"id":"\([^"]*\)".*/\1/' a.jsonl)
@@ -347,12 +352,22 @@ race() {
 	    "nshash 9 10" "simhash 1 2" "minhash 1 2"; do
 		# shellcheck disable=SC2086  # words
 		set -- $round
-		race "$1" "$2" "$3" "twice-$1-$2"
-		if [ -s "problems-twice-$1-$2" ]; then
-			echo "-m $1, orders $2 and $3:"
-			head -n 30 "problems-twice-$1-$2"
-			failed=1
-		fi
+		# Whether two runs started together overlap is up to the
+		# scheduler: a round that did not race (on a loaded machine,
+		# one run may be done before the other has begun) is run
+		# again, in a namespace of its own, a few times at most.
+		for try in 1 2 3 4 5; do
+			ns=twice-$1-$2-$try
+			race "$1" "$2" "$3" "$ns"
+			if [ -s "problems-$ns" ]; then
+				echo "-m $1, orders $2 and $3:"
+				head -n 30 "problems-$ns"
+				failed=1
+			fi
+			[ "$raced" -eq 0 ] || break
+			echo "-m $1, orders $2 and $3: no race, try $try"
+		done
+		[ "$raced" -eq 1 ]
 	done
 	[ -z "$failed" ]
 }
@@ -496,13 +511,15 @@ slots_of() {
 	    > out 2> err 3>&- &
 	pid=$!
 	redis_track "$pid"
-	trickle in.jsonl 100 0.25 > feed 3>&- &
+	# The second half of the input waits for the kill: the run goes on
+	# after it.
+	trickle in.jsonl 100 0.25 killed > feed 3>&- &
 	redis_track $!
 	wait_lines out 200
 	redis_alive "$pid"
 	kill -KILL "$(redis_cluster_pid cluster "$victim")"
-	# The run went on after the kill.
 	[ ! -e fed-20 ]
+	touch killed
 	status=0
 	wait "$pid" || status=$?
 	expect_eq "$status" 0
@@ -541,13 +558,16 @@ slots_of() {
 	    > got 2> got.err 3>&- &
 	pid=$!
 	redis_track "$pid"
-	trickle part1.jsonl 100 0.2 > feed 3>&- &
+	# The second half of the input (from record 1001) waits until the
+	# second drop: the run is not over before it.
+	trickle part1.jsonl 100 0.2 dropped > feed 3>&- &
 	redis_track $!
 	# The server drops every client but the one asking, twice.
 	for n in 300 1000; do
 		wait_lines got "$n"
 		[ "$(redis_cli "$SINGLE_PORT" CLIENT KILL TYPE normal SKIPME yes)" -ge 1 ]
 	done
+	touch dropped
 	status=0
 	wait "$pid" || status=$?
 	expect_eq "$status" 0
@@ -590,15 +610,18 @@ slots_of() {
 	    "$NSDEDUP" --db "$url" -o out.jsonl feed > stdout 2> stderr 3>&- &
 	pid=$!
 	redis_track "$pid"
-	trickle part1.jsonl 100 0.2 > feed 3>&- &
+	# The second half of the input waits until the server has stopped:
+	# the run is not over before.
+	trickle part1.jsonl 100 0.2 stopped > feed 3>&- &
 	redis_track $!
 	# Once the run has written to the server, the server stops.
-	for _ in $(seq 100); do
+	for _ in $(seq 600); do
 		[ -e fed-3 ] && [ "$(redis_cli "$port" DBSIZE)" -gt 0 ] && break
 		sleep 0.1
 	done
 	[ "$(redis_cli "$port" DBSIZE)" -gt 0 ]
 	kill -STOP "$server"
+	touch stopped
 	status=0
 	wait "$pid" || status=$?
 	kill -CONT "$server"
@@ -835,9 +858,9 @@ ttls() {
 @test "--ttl: once the keys expired, the records are new again" {
 	nsd_to first --ttl 1 --db "$(single_url expire)" part1.jsonl
 	ran_clean
-	# Wait (5 s at most) for the server to expire every key but those
+	# Wait (60 s at most) for the server to expire every key but those
 	# that stay: the parameters, the group counter and the run's.
-	for i in $(seq 50); do
+	for i in $(seq 600); do
 		[ "$(redis_keys "$SINGLE_PORT" expire | wc -l)" -gt 3 ] || break
 		sleep 0.1
 	done
