@@ -112,11 +112,12 @@ need_memcheck() {
 	no_sanitizer "which checks itself"
 }
 
-# Fail unless process $1 has the file $2 open, within 10 seconds.
+# Fail unless process $1 has the file $2 open, within 60 seconds (a loaded
+# machine, or a sanitizer build, can take that long to start a run).
 wait_open() {
 	local f
 
-	for _ in $(seq 200); do
+	for _ in $(seq 1200); do
 		for f in /proc/"$1"/fd/*; do
 			[ "$(readlink "$f")" = "$2" ] && return 0
 		done
@@ -126,10 +127,10 @@ wait_open() {
 	return 1
 }
 
-# Wait (10 seconds at most) until a run over the index db has begun: its
+# Wait (60 seconds at most) until a run over the index db has begun: its
 # header is no longer the one kept in pre/db.
 wait_begun() {
-	for _ in $(seq 200); do
+	for _ in $(seq 1200); do
 		cmp -s -n 8192 db pre/db || return 0
 		sleep 0.05
 	done
@@ -137,10 +138,10 @@ wait_begun() {
 	return 1
 }
 
-# Wait (10 seconds at most) until file $1 has $2 lines: a run writes out
+# Wait (60 seconds at most) until file $1 has $2 lines: a run writes out
 # what it has read, and flushes its output, when its input stalls.
 wait_lines() {
-	for _ in $(seq 200); do
+	for _ in $(seq 1200); do
 		[ "$(wc -l < "$1")" -ge "$2" ] && return 0
 		sleep 0.05
 	done

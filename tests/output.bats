@@ -6,7 +6,7 @@
 
 load helpers
 
-# Wait (10 seconds at most) until process $1 has its -o temporary file
+# Wait (60 seconds at most) until process $1 has its -o temporary file
 # open in the current directory, and print where its descriptor points:
 # "DIR/#INODE (deleted)" for an unnamed file, "DIR/.nsdedup-PID-XXXXXX"
 # for a named one.
@@ -14,7 +14,7 @@ wait_output_fd() {
 	local f l dir
 
 	dir=$(pwd -P)
-	for _ in $(seq 200); do
+	for _ in $(seq 1200); do
 		for f in /proc/"$1"/fd/*; do
 			l=$(readlink "$f") || continue
 			case $l in
