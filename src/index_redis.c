@@ -1942,11 +1942,13 @@ check_params(struct redis_index *ri, struct nsd_error *err)
 
 /*
  * Split "redis://[USER:PASSWORD@]HOST:PORT[,HOST:PORT...][/NAMESPACE]";
- * the password may come from REDISCLI_AUTH instead.
+ * the password may come from REDISCLI_AUTH instead. Messages name the URL
+ * as shown, without its password.
  */
 static int
-parse_url(const char *url, struct nsd_redis_options *o, char **user,
-    char **password, char **seeds, char *ns, struct nsd_error *err)
+parse_url(const char *url, const char *shown, struct nsd_redis_options *o,
+    char **user, char **password, char **seeds, char *ns,
+    struct nsd_error *err)
 {
 	const char	*p = url + strlen(NSD_REDIS_SCHEME), *at, *slash;
 	const char	*colon, *env;
@@ -1973,18 +1975,18 @@ parse_url(const char *url, struct nsd_redis_options *o, char **user,
 		if (strlen(slash + 1) > NAMESPACE_MAX)
 			return (nsd_error_set(err, NSD_EXIT_USAGE,
 			    "--db %s: the namespace is longer than %d bytes",
-			    url, NAMESPACE_MAX));
+			    shown, NAMESPACE_MAX));
 		for (i = 1; slash[i] != '\0'; i++)
 			if (!isalnum((unsigned char)slash[i]) &&
 			    strchr("_.-", slash[i]) == NULL)
 				return (nsd_error_set(err, NSD_EXIT_USAGE,
 				    "--db %s: a namespace is made of letters, "
-				    "digits, '_', '.' and '-'", url));
+				    "digits, '_', '.' and '-'", shown));
 		strcpy(ns, slash + 1);
 	}
 	if (**seeds == '\0')
 		return (nsd_error_set(err, NSD_EXIT_USAGE,
-		    "--db %s: no HOST:PORT", url));
+		    "--db %s: no HOST:PORT", shown));
 	o->seeds = *seeds;
 	o->user = *user;
 	o->password = *password;
@@ -2047,7 +2049,8 @@ nsd_index_open_redis(struct nsd_index **ixp, const struct nsd_index_redis *o,
 	ri->url = url_shown(o->url);
 	nsd_redis_batch_init(&ri->batch);
 	memset(&ro, 0, sizeof ro);
-	rc = parse_url(o->url, &ro, &user, &password, &seeds, ri->ns, err);
+	rc = parse_url(o->url, ri->url, &ro, &user, &password, &seeds, ri->ns,
+	    err);
 	if (rc == 0 && ((ro.wait_ms = env_ms("NSDEDUP_REDIS_WAIT", err)) ==
 	    -1 || (ro.retry_ms = env_ms("NSDEDUP_REDIS_RETRY", err)) == -1))
 		rc = -1;

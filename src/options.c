@@ -92,6 +92,9 @@ static const struct option long_options[] = {
  */
 static char *db_copy;
 
+/* The value of --db as argv holds it, its password hidden: for messages. */
+static const char *db_shown;
+
 /*
  * Take the password of a redis://[USER:]PASSWORD@HOST... URL out of argv,
  * where every local user may read it in /proc/PID/cmdline: the URL is
@@ -116,6 +119,7 @@ hide_password(char *url)
 		return (url);
 	free(db_copy);
 	db_copy = xstrdup(url);
+	db_shown = url;
 	/* As index_redis.c reads it: what follows a colon, or all of it. */
 	if ((colon = memchr(p, ':', (size_t)(at - p))) != NULL)
 		p = colon + 1;
@@ -582,7 +586,7 @@ nsd_options_parse(int argc, char **argv, struct nsd_config *cfg,
 	    cfg->action != NSD_ACTION_RUN) {
 		nsd_error_set(err, NSD_EXIT_USAGE, "--%s reads an index file, "
 		    "not %s", cfg->action == NSD_ACTION_DB_INFO ? "db-info" :
-		    "db-verify", cfg->db);
+		    "db-verify", db_shown != NULL ? db_shown : cfg->db);
 		return (NSD_OPTIONS_ERROR);
 	}
 	if (cfg->explain && (strcmp(cfg->field_name, "explain") == 0 ||

@@ -853,6 +853,19 @@ ttls() {
 		expect_eq "$status" 2
 		[[ $stderr == "nsdedup: --${action#--} reads an index file, not redis://"* ]]
 	done
+	# A password in the URL is never repeated in a message.
+	for url in "redis://u:s3cret@127.0.0.1:$SINGLE_PORT/a{b}" \
+	    "redis://s3cret@127.0.0.1:$SINGLE_PORT/$(printf 'n%.0s' $(seq 200))" \
+	    "redis://u:s3cret@/ns"; do
+		nsd_to got --db "$url" part1.jsonl
+		expect_eq "$status" 2
+		[[ $stderr == "nsdedup: --db redis://***@"* ]]
+		[[ $stderr != *s3cret* ]]
+	done
+	run_nsd --db-info --db "redis://u:s3cret@127.0.0.1:$SINGLE_PORT/a"
+	expect_eq "$status" 2
+	expect_eq "${stderr%%$'\n'*}" \
+	    "nsdedup: --db-info reads an index file, not redis://u:*@127.0.0.1:$SINGLE_PORT/a"
 }
 
 @test "--ttl: once the keys expired, the records are new again" {
