@@ -23,7 +23,7 @@
 # How long a server may take to answer its first PING, and a cluster to
 # agree on its slots after it is made, resharded or has failed over.
 REDIS_PING_WAIT=10
-REDIS_CLUSTER_WAIT=30
+REDIS_CLUSTER_WAIT=60
 
 # The next port to try, and how many times a server that finds its port
 # taken is started again on another before the test fails.
@@ -252,6 +252,13 @@ redis_cluster_start() {
 	    < /dev/null 2>&1); then
 		echo "redis-cli --cluster create failed:"
 		printf '%s\n' "$out" | tail -n 20
+		for i in $(seq "$n"); do
+			echo "node-$i knows:"
+			redis_cli "$(cat "$dir/node-$i/port")" CLUSTER NODES \
+			    2>&1 | cut -c1-120
+			echo "node-$i log:"
+			tail -n 8 "$dir/node-$i/log"
+		done
 		return 1
 	fi
 	redis_cluster_wait "$dir"
