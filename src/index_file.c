@@ -77,10 +77,14 @@
  * positions in the header move only at the commit, the next fold keeps
  * them in the stage. Such leftovers never hide a committed entry:
  * committed entries come before a run's on every chain, since a run only
- * fills empty slots. The next writer that finds "pending" in the header
- * clears them (a pass over the table and PATH.next, only after a failure)
- * and rebuilds the stage without any it holds, before it starts, so that
- * generation numbers are never reused over leftovers. PATH.ids and
+ * fills empty slots, and the one run that puts committed entries into a
+ * table that holds its own (a growth, copying the table into PATH.next
+ * after the stage's entries moved there) puts each in the place of the
+ * first of its own it meets, which moves on (table_put()). The next
+ * writer that finds "pending" in the header clears them (a pass over the
+ * table and PATH.next, only after a failure) and rebuilds the stage
+ * without any it holds, before it starts, so that generation numbers are
+ * never reused over leftovers. PATH.ids and
  * PATH.log are append-only and only their committed lengths count, so a
  * failed run's records are simply written over.
  *
@@ -474,6 +478,23 @@ table_put(const struct file_index *fi, struct table *tb, uint64_t key,
 			if (nsd_slot_table(m) == nsd_slot_table(meta) &&
 			    nsd_slot_group(m) == nsd_slot_group(meta))
 				return (0);
+		}
+		/*
+		 * A committed entry goes before the run's on every chain, so
+		 * that clearing the run's leaves it reachable: one that meets
+		 * an entry of the run (a growth copies the table's committed
+		 * entries into PATH.next after the stage's moved there) takes
+		 * its slot, and the run's entry goes on along the same chain,
+		 * past slots that are all taken.
+		 */
+		if (fi->gen != 0 && nsd_slot_gen(meta) != fi->gen &&
+		    nsd_slot_gen(le64toh(tb->slots[i].meta)) == fi->gen) {
+			if (slot_read(fi, tb, i, &k, &m) == SLOT_BAD)
+				return (bad_slot(fi, tb, i, err));
+			nsd_slot_put(&tb->slots[i], key, meta);
+			key = k;
+			meta = m;
+			once = 0;
 		}
 		if (++n > tb->mask)
 			return (damaged_table(fi, tb, err));
@@ -1480,14 +1501,29 @@ overlay_put(struct file_index *fi, uint64_t key, uint64_t group,
 	return (nsd_index_claim(fi->overlay, key, group, err));
 }
 
-/* Store key, for group, into every table's chain: a bulk load. */
+/*
+ * Store key, for group, into every table's chain: a bulk load. The claim
+ * that stores it has just looked it up (a memo, see struct memo): where
+ * that lookup found room in table 0 is where table_insert() would put it,
+ * and the chain is not walked again.
+ */
 static int
 table_add(struct file_index *fi, uint64_t key, uint64_t group,
     struct nsd_error *err)
 {
-	unsigned	 t;
+	const struct memo	*m = &fi->memo[key % MEMO_SIZE];
+	uint64_t		 k, meta;
+	unsigned		 t = 0;
 
-	for (t = 0; t < fi->hdr.ntables; t++)
+	if (m->epoch == fi->epoch && m->key == key && !m->found &&
+	    table_for(fi, 0, key) == &fi->main &&
+	    slot_read(fi, &fi->main, m->slot, &k, &meta) == SLOT_FREE) {
+		nsd_slot_put(&fi->main.slots[m->slot], key,
+		    nsd_slot_meta(fi->gen, 0, group));
+		fi->main.entries++;
+		t = 1;
+	}
+	for (; t < fi->hdr.ntables; t++)
 		if (table_insert(fi, &fi->main, key, nsd_slot_meta(fi->gen, t,
 		    group), err) == -1)
 			return (-1);
@@ -2459,15 +2495,10 @@ open_stage(struct file_index *fi, struct nsd_error *err)
 	if (sh.seq == fi->hdr.stage_seq)
 		return (0);
 	/*
-	 * The next build was made at the cursor the header still has; the
-	 * first one took in the log, which the header still counts. Any other
-	 * build of this index is damage, not a fold cut short: one that a
-	 * header naming no stage ignored would be lost.
+	 * Any other build of this index than the next is damage, not a fold
+	 * cut short: one that a header naming no stage ignored would be lost.
 	 */
-	if (sh.seq != fi->hdr.stage_seq + 1 ||
-	    sh.fold_cursor != fi->hdr.sweep_cursor ||
-	    (fi->hdr.stage_seq == 0 && (sh.reserved[0] == 0 ||
-	    fi->hdr.log_records == 0)))
+	if (!nsd_stage_is_next(&fi->hdr, &sh))
 		return (damaged(err, fi->stage_path, "build %llu of the stage, "
 		    "where the index names %llu", (unsigned long long)sh.seq,
 		    (unsigned long long)fi->hdr.stage_seq));
@@ -2630,15 +2661,18 @@ prepare(struct file_index *fi, struct nsd_error *err)
 }
 
 /*
- * Write the checksum of each committed group record of an index of an
- * older version over the high half of its 8-byte number, which is 0 there
- * (a version 5 record's bytes 4 to 7): in place, since an older version's
- * reader of this program reads only the low half. The records are checked
- * as --db-verify would first: numbered 1, 2, 3, ..., ids clean, whole.
- * *last gets the newest's group.
+ * Walk the committed group records of an index of an older version, as
+ * --db-verify would (numbered 1, 2, 3, ..., ids clean, whole), and with
+ * seal, write each one's checksum over the high half of its 8-byte
+ * number, which is 0 there (a version 5 record's bytes 4 to 7); without,
+ * put the 0 back. In place: this program reads only the low half of an
+ * older version's number, but an older release reads all 8 bytes, so a
+ * failed upgrade takes the checksums out again (unseal). *last gets the
+ * newest record's group.
  */
 static int
-upgrade_ids(struct file_index *fi, uint64_t *last, struct nsd_error *err)
+upgrade_ids(struct file_index *fi, int seal, uint64_t *last,
+    struct nsd_error *err)
 {
 	uint64_t	 off, n = 0, size;
 	uint64_t	 sig_bytes = nsd_ids_sig_bytes(&fi->hdr);
@@ -2661,16 +2695,30 @@ upgrade_ids(struct file_index *fi, uint64_t *last, struct nsd_error *err)
 			return (damaged(err, fi->ids_path, "the record at byte "
 			    "%llu is not group %llu's", (unsigned long long)off,
 			    (unsigned long long)n));
-		nsd_put_le32(rec + 4, nsd_ids_record_sum(rec, off / 8,
-		    sig_bytes));
 		*last = off / 8;
 	}
 	if (n != fi->hdr.groups)
 		return (damaged(err, fi->ids_path, "%llu group records, where "
 		    "the header says %llu", (unsigned long long)n,
 		    (unsigned long long)fi->hdr.groups));
+	for (off = NSD_IDS_HEADER_SIZE; off < fi->ids_len; off += size) {
+		rec = fi->ids + off;
+		size = nsd_ids_record_bytes(nsd_le32(rec + 8), sig_bytes);
+		nsd_put_le32(rec + 4, seal ? nsd_ids_record_sum(rec, off / 8,
+		    sig_bytes) : 0);
+	}
 	return (sync_map(fi, fi->ids, fi->ids_cap, fi->ids_fd, "the id file",
 	    err));
+}
+
+/* Take the checksums of a failed upgrade out of the group records again. */
+static void
+upgrade_unseal(struct file_index *fi)
+{
+	struct nsd_error	 ignored;
+	uint64_t		 last;
+
+	(void)upgrade_ids(fi, 0, &last, &ignored);
 }
 
 /* Put an entry of a table of an older version into the upgrade's table. */
@@ -2702,7 +2750,7 @@ upgrade(struct file_index *fi, struct nsd_error *err)
 	struct table		 nt;
 	uint64_t		 count, from;
 
-	if (upgrade_ids(fi, &h.last_group, err) == -1)
+	if (upgrade_ids(fi, 1, &h.last_group, err) == -1)
 		return (-1);
 	CRASH_POINT("upgrade-ids");
 	count = fi->main.entries + fi->stage.entries + fi->next.entries +
@@ -2713,8 +2761,10 @@ upgrade(struct file_index *fi, struct nsd_error *err)
 	while (count * 8 > h.nslots * 5)
 		h.nslots *= 2;
 	if (new_table(fi, fi->new_path, "the upgraded table",
-	    NSD_INDEX_TABLE_OFFSET, h.nslots, &nt, err) == -1)
+	    NSD_INDEX_TABLE_OFFSET, h.nslots, &nt, err) == -1) {
+		upgrade_unseal(fi);
 		return (-1);
+	}
 	/* PATH.next counts where the committed growth has been. */
 	from = fi->hdr.sweep_cursor - fi->hdr.grow_done;
 	if (stretch_each(fi, &fi->main, 0, NSD_SWEPT_ALL, upgrade_put, &nt,
@@ -2748,6 +2798,7 @@ upgrade(struct file_index *fi, struct nsd_error *err)
 fail:
 	table_close(&nt);
 	(void)unlink(fi->new_path);
+	upgrade_unseal(fi);
 	return (-1);
 }
 

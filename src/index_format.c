@@ -67,37 +67,6 @@ static_assert(sizeof(struct nsd_stage_header) == 104, "stage header size");
 static_assert(sizeof(struct nsd_stage_header) <= NSD_STAGE_OFFSET,
     "stage header room");
 
-/* The polynomial of the slots' CRC-8: x^8 + x^2 + x + 1. */
-#define SLOT_CRC_POLY	0x07
-
-uint8_t nsd_slot_crc[15][256];
-
-/*
- * Fill nsd_slot_crc before main() runs, and so before any thread: entry
- * [j][v] is the CRC-8 of 15 bytes that are all 0 but byte j, which is v.
- * A CRC with initial value and final xor 0 is linear, so the CRC of any 15
- * bytes is the xor of their entries. Byte 14 is last: its entry is the CRC
- * of the byte alone; each byte before it is followed by one more zero
- * byte, which takes a CRC c to the CRC of the byte c alone.
- */
-static void __attribute__((constructor))
-slot_crc_init(void)
-{
-	unsigned	 v, c, bit, j;
-
-	for (v = 0; v < 256; v++) {
-		c = v;
-		for (bit = 0; bit < 8; bit++)
-			c = (c & 0x80) ? (c << 1 ^ SLOT_CRC_POLY) & 0xff :
-			    c << 1 & 0xff;
-		nsd_slot_crc[14][v] = c;
-	}
-	for (j = 14; j-- > 0;)
-		for (v = 0; v < 256; v++)
-			nsd_slot_crc[j][v] =
-			    nsd_slot_crc[14][nsd_slot_crc[j + 1][v]];
-}
-
 uint32_t
 nsd_ids_record_sum(const unsigned char *rec, uint64_t group,
     uint64_t sig_bytes)
@@ -272,6 +241,16 @@ nsd_stage_header_decode(const void *page, uint64_t file_id, unsigned version,
 	return (0);
 }
 
+int
+nsd_stage_is_next(const struct nsd_index_header *h,
+    const struct nsd_stage_header *sh)
+{
+	return (sh->seq == h->stage_seq + 1 &&
+	    sh->fold_cursor == h->sweep_cursor &&
+	    (h->stage_seq != 0 || (sh->reserved[0] != 0 &&
+	    (h->log_records != 0 || sh->max_gen > h->committed_gen))));
+}
+
 void
 nsd_index_header_encode(const struct nsd_index_header *h, void *copy)
 {
@@ -354,10 +333,13 @@ nsd_index_header_decode(const void *copy, struct nsd_index_header *h)
 	for (i = 0; i < h->ntables; i++)
 		if (h->mask[i] == 0)
 			return (NSD_HEADER_DAMAGED);
-	/* No run has committed: there is nothing in the index. */
+	/*
+	 * No run has committed: there is nothing in the index (but for the
+	 * stage of a fold in the first run, which holds only its entries).
+	 */
 	if (h->committed_gen == 0 && (h->groups != 0 || h->entries != 0 ||
 	    h->ids_length != NSD_IDS_HEADER_SIZE || h->log_records != 0 ||
-	    h->stage_seq != 0 || h->next_shift != 0))
+	    (h->stage_seq != 0 && h->pending_gen == 0) || h->next_shift != 0))
 		return (NSD_HEADER_DAMAGED);
 	/*
 	 * A growth that went round has copied every entry of the table; from

@@ -239,10 +239,7 @@ read_stage_header(struct verify *v, struct nsd_index_report *r)
 	    sh) == -1)
 		return;
 	v->stage_ours = 1;
-	if ((sh->seq != v->hdr.stage_seq && (sh->seq != v->hdr.stage_seq + 1 ||
-	    sh->fold_cursor != v->hdr.sweep_cursor ||
-	    (v->hdr.stage_seq == 0 && (sh->reserved[0] == 0 ||
-	    v->hdr.log_records == 0)))) ||
+	if ((sh->seq != v->hdr.stage_seq && !nsd_stage_is_next(&v->hdr, sh)) ||
 	    r->stage_file_size != NSD_STAGE_OFFSET +
 	    sh->nslots * NSD_INDEX_SLOT_SIZE)
 		return;

@@ -105,9 +105,18 @@ add_slots(const struct nsd_index_header *h,
 	uint64_t	 i, key, meta, n = 0;
 
 	for (i = 0; i < nslots; i++) {
-		if (nsd_slot_get(&slots[i], h->version < NSD_INDEX_CHECKED,
-		    &key, &meta) != NSD_SLOT_FULL ||
-		    nsd_slot_gen(meta) > h->committed_gen)
+		switch (nsd_slot_get(&slots[i], h->version < NSD_INDEX_CHECKED,
+		    &key, &meta)) {
+		case NSD_SLOT_EMPTY:
+			continue;
+		case NSD_SLOT_DAMAGED:
+			fprintf(stderr, "nsd-index-dump: slot %" PRIu64
+			    " is damaged\n", i);
+			exit(1);
+		case NSD_SLOT_FULL:
+			break;
+		}
+		if (nsd_slot_gen(meta) > h->committed_gen)
 			continue;
 		entry_add(es, key, nsd_slot_table(meta), nsd_slot_group(meta));
 		n++;

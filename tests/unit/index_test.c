@@ -20,8 +20,8 @@
  * cut the committed entry off its home. This test makes exactly that
  * layout, fails the run, and looks the committed entries up again.
  *
- * Last, the checks of format version 5: the slots' CRC-8 against a plain
- * bit-by-bit CRC, every changed byte and flipped bit of a slot found, the
+ * Last, the checks of format version 5: the slots' check against a plain
+ * xor of their bytes, every changed byte and flipped bit of a slot found, the
  * slot words of older versions read as version 5's, and the group records'
  * checksum.
  *
@@ -220,17 +220,14 @@ remove_index(const char *path)
 	}
 }
 
-/* A plain CRC-8, polynomial x^8 + x^2 + x + 1, a bit at a time. */
+/* The xor of n bytes at p, one at a time. */
 static unsigned
-crc8(const unsigned char *p, size_t n)
+parity(const unsigned char *p, size_t n)
 {
-	unsigned	 c = 0, bit;
+	unsigned	 c = 0;
 
-	while (n-- > 0) {
+	while (n-- > 0)
 		c ^= *p++;
-		for (bit = 0; bit < 8; bit++)
-			c = (c & 0x80) ? (c << 1 ^ 0x07) & 0xff : c << 1 & 0xff;
-	}
 	return (c);
 }
 
@@ -252,18 +249,16 @@ check_checks(void)
 	unsigned char	 rec[64];
 	uint64_t	 state = 0x243F6A8885A308D3ULL, key, meta, k, m, v4;
 	uint32_t	 sum;
-	int		 i, j, v, ok_crc = 1, ok_byte = 1, ok_bit = 1;
+	int		 i, j, v, ok_sum = 1, ok_byte = 1, ok_bit = 1;
 	int		 ok_ids = 1;
 
-	tap_ok(crc8((const unsigned char *)"123456789", 9) == 0xf4,
-	    "the plain CRC-8 of \"123456789\" is 0xf4 (CRC-8/SMBUS)");
 	for (i = 0; i < 2000; i++) {
 		key = next_random(&state);
 		meta = nsd_slot_meta(1 + next_random(&state) %
 		    NSD_INDEX_GEN_MAX, next_random(&state) % 16, 2 +
 		    next_random(&state) % (NSD_INDEX_GROUP_MAX - 1));
 		nsd_slot_put(slot, key, meta);
-		ok_crc &= slot[15] == crc8(slot, 15) &&
+		ok_sum &= slot[15] == parity(slot, 15) &&
 		    nsd_slot_get(slot, 0, &k, &m) == NSD_SLOT_FULL &&
 		    k == key && m == meta;
 		if (i >= 200)
@@ -277,7 +272,7 @@ check_checks(void)
 			}
 		}
 	}
-	tap_ok(ok_crc, "a slot's check is the CRC-8 of its other 15 bytes, and "
+	tap_ok(ok_sum, "a slot's check is the xor of its other 15 bytes, and "
 	    "reads back what was put");
 	tap_ok(ok_byte, "every change of one byte of a slot fails its check");
 	for (j = 0; j < 8 * NSD_INDEX_SLOT_SIZE; j++) {
@@ -319,6 +314,52 @@ check_checks(void)
 	tap_ok(ok_ids && nsd_ids_record_sum(rec, 21, 0) != sum,
 	    "a group record's checksum changes with each of its bytes and "
 	    "with its place");
+}
+
+/*
+ * Which builds of the stage a header that names another is read with: the
+ * next one, left by a fold cut short after its rename, and no other.
+ */
+static void
+check_stage_rule(void)
+{
+	struct nsd_index_header	 h;
+	struct nsd_stage_header	 sh;
+	int			 ok;
+
+	memset(&h, 0, sizeof h);
+	memset(&sh, 0, sizeof sh);
+	h.committed_gen = h.pending_gen = 4;
+	h.sweep_cursor = sh.fold_cursor = 12345;
+	h.stage_seq = 3;
+	sh.seq = 4;
+	sh.max_gen = 4;
+	ok = nsd_stage_is_next(&h, &sh);
+	sh.seq = 5;
+	ok &= !nsd_stage_is_next(&h, &sh);
+	sh.seq = 4;
+	sh.fold_cursor = 1;
+	ok &= !nsd_stage_is_next(&h, &sh);
+	tap_ok(ok, "the build after the one named, made at the header's cursor,"
+	    " is a fold cut short; another build or cursor is not");
+
+	/* The first build: it took in the log, or held only the run's. */
+	h.stage_seq = 0;
+	sh.seq = 1;
+	sh.fold_cursor = h.sweep_cursor;
+	sh.reserved[0] = 1;
+	h.log_records = 10;
+	ok = nsd_stage_is_next(&h, &sh);
+	h.log_records = 0;
+	ok &= !nsd_stage_is_next(&h, &sh);
+	h.pending_gen = 5;
+	sh.max_gen = 5;
+	ok &= nsd_stage_is_next(&h, &sh);
+	sh.reserved[0] = 0;
+	ok &= !nsd_stage_is_next(&h, &sh);
+	tap_ok(ok, "a first build is one when it took in a log the header "
+	    "counts, or one that held only the entries of the run that made "
+	    "it, which the header does not");
 }
 
 int
@@ -405,5 +446,6 @@ main(void)
 	remove_index(path);
 	(void)rmdir(dir);
 	check_checks();
+	check_stage_rule();
 	return (tap_done());
 }
