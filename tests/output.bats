@@ -44,6 +44,27 @@ start_o_run() {
 	fdlink=$(wait_output_fd "$pid")
 }
 
+# Send signal $1 to a run with -o, through an unnamed temporary file and
+# through a named one: it must end with status $2, silently, leaving no
+# temporary file and the old output as it was.
+kill_o_run() {
+	local sig=$1 want=$2 named
+
+	for named in "" 1; do
+		printf 'old\n' > out.jsonl
+		start_o_run NSDEDUP_NO_TMPFILE="$named"
+		kill -"$sig" "$pid"
+		status=0
+		wait "$pid" || status=$?
+		exec 8>&-
+		echo "NSDEDUP_NO_TMPFILE=$named: $fdlink: status $status"
+		expect_eq "$status" "$want"
+		expect_eq "$(cat run.err)" ""
+		expect_eq "$(cat out.jsonl)" "old"
+		expect_eq "$(ls -A | grep nsdedup-)" ""
+	done
+}
+
 @test "-o writes the output file and nothing to stdout" {
 	printf '{"id":1,"text":"%s"}\n' "$(sentence 1)" > in.jsonl
 	run_nsd -o out.jsonl in.jsonl
@@ -94,19 +115,7 @@ start_o_run() {
 }
 
 @test "SIGTERM during a run removes the temporary file and keeps the old output" {
-	for named in "" 1; do
-		printf 'old\n' > out.jsonl
-		start_o_run NSDEDUP_NO_TMPFILE="$named"
-		kill -TERM "$pid"
-		status=0
-		wait "$pid" || status=$?
-		exec 8>&-
-		echo "NSDEDUP_NO_TMPFILE=$named: $fdlink: status $status"
-		[ "$status" -eq 143 ]
-		[ ! -s run.err ]
-		[ "$(cat out.jsonl)" = "old" ]
-		[ -z "$(ls -A | grep nsdedup-)" ]
-	done
+	kill_o_run TERM 143
 }
 
 @test "SIGKILL during a run with -o leaves no file, where the file system has unnamed files" {
@@ -169,19 +178,7 @@ os.close(os.open(".", os.O_TMPFILE | os.O_WRONLY, 0o600))' 2> /dev/null ||
 }
 
 @test "SIGUSR1 ends a run with -o: status 138, no file left, the old output kept" {
-	for named in "" 1; do
-		printf 'old\n' > out.jsonl
-		start_o_run NSDEDUP_NO_TMPFILE="$named"
-		kill -USR1 "$pid"
-		status=0
-		wait "$pid" || status=$?
-		exec 8>&-
-		echo "NSDEDUP_NO_TMPFILE=$named: status $status"
-		[ "$status" -eq 138 ]
-		[ ! -s run.err ]
-		[ "$(cat out.jsonl)" = "old" ]
-		expect_eq "$(ls -A | grep nsdedup-)" ""
-	done
+	kill_o_run USR1 138
 }
 
 @test "--progress=always draws on stderr and never touches stdout" {
