@@ -88,7 +88,7 @@ answer() {
 }
 
 @test "a few hundred random changes of a byte or a bit, in every file: refused or answered right" {
-	local n=0 refused=0 same=0 bad="" file size off old new line
+	local n=0 refused=0 same=0 bad="" file off old new line
 	local -a plan
 
 	# The plan: 320 changes, 64 a file; half of them at a byte that is

@@ -91,9 +91,9 @@ index_is() {
 		rc=$status
 		echo "closed $closed, ${args[*]}: status $rc"
 		expect_eq "$rc" "$want"
-		out=want-mem.out
+		out='want-mem.out'
 		if [ -n "$db" ]; then
-			out=want-db.out
+			out='want-db.out'
 			# Nothing committed by a failed run.
 			if [ "$want" -eq 0 ]; then
 				index_is post.dump
@@ -122,7 +122,7 @@ index_is() {
 				expect_eq "$(grep -vc 'write error' err.std)" 0
 			fi
 		fi
-		expect_eq "$(ls -A | grep -c '^\.nsdedup-')" 0
+		expect_eq "$(temp_files)" ""
 	done
 	done
 	done
@@ -202,5 +202,5 @@ index_is() {
 	expect_eq "$status" 4
 	expect_eq "$(cat err.std)" "nsdedup: standard output is closed, and /dev/null cannot be opened in its place: Permission denied"
 	[ ! -e db ] && [ ! -e db.lock ] && [ ! -e out.jsonl ]
-	expect_eq "$(ls -A | grep -c '^\.nsdedup-')" 0
+	expect_eq "$(temp_files)" ""
 }

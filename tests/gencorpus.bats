@@ -50,7 +50,7 @@ dups() {
 	need jq
 	"$GENCORPUS" --seed 7 --records 2000 --edit-rate 0.5 \
 	    --edit-strength longest --truth truth > c.jsonl
-	dups c.jsonl > dups
+	dups c.jsonl > dups.tsv
 	awk -F '\t' '$3 == "light" { print $1 }' truth | sort > light
 	awk -F '\t' '$3 == "edited-longest" { print $1 "\t" $2 }' truth |
 	    sort > edited
@@ -59,10 +59,10 @@ dups() {
 	[ "$(cut -f 3 truth | sort -u | tr '\n' ' ')" = \
 	    "edited-longest light " ]
 	# Every light repost is a duplicate.
-	cut -f 1 dups | sort | comm -13 - light > missed
+	cut -f 1 dups.tsv | sort | comm -13 - light > missed
 	[ ! -s missed ]
 	# No edited copy is a duplicate of the record it was copied from.
-	sort dups | comm -12 - edited > found
+	sort dups.tsv | comm -12 - edited > found
 	[ ! -s found ]
 	# simhash, which compares the bag of words, finds some of them.
 	dups -m simhash c.jsonl | sort | comm -12 - edited > found
@@ -219,21 +219,21 @@ touch_chars_diff() {
 		[ "$(grep -c '#r1"' out.jsonl)" -eq 20 ]
 		[ "$(wc -l < out.jsonl)" -eq 40 ]
 		[ "$(cut -f 3 truth | sort -u)" = chars:0.05 ]
-		touch_chars_diff out.jsonl truth "$lang" > diff
-		[ "$(wc -l < diff)" -eq 20 ]
+		touch_chars_diff out.jsonl truth "$lang" > diff.txt
+		[ "$(wc -l < diff.txt)" -eq 20 ]
 		# Letters changed into letters, 4% to 6% of them, in every
 		# sentence; nothing else changed.
 		awk '{ l += $1; c += $2; bad += $3; un += $4; n += $5 }
 		    END { printf "%d %d %d %d\n", bad, un, n,
-			(c >= 0.04 * l && c <= 0.06 * l) }' diff > sums
+			(c >= 0.04 * l && c <= 0.06 * l) }' diff.txt > sums
 		expect_eq "$(cat sums)" "0 0 180 1"
 	done
 	# At a share below one a sentence, one letter in each.
 	touch_input 10 en > in.jsonl
 	"$NSD_REPOST" --touch chars:0.001 --truth truth in.jsonl > out.jsonl
-	touch_chars_diff out.jsonl truth en > diff
+	touch_chars_diff out.jsonl truth en > diff.txt
 	expect_eq "$(awk '{ c += $2; bad += $3; n += $5 }
-	    END { print c, bad, n }' diff)" "90 0 90"
+	    END { print c, bad, n }' diff.txt)" "90 0 90"
 }
 
 @test "nsd-repost --touch words:P replaces a share P of each sentence's words" {
@@ -264,12 +264,12 @@ touch_chars_diff() {
 		ascii_downcase) or ($x[.] | cap) != ($y[.] | cap) or
 		$v[0][$y[.] | ascii_downcase] != true)] as $bad |
 	    "\($x | length) \($d | length) \(($bad | length) + $shape)"' \
-	    > diff
-	[ "$(wc -l < diff)" -eq 180 ]
+	    > diff.txt
+	[ "$(wc -l < diff.txt)" -eq 180 ]
 	awk '$2 == 0 || $3 > 0 { print "sentence " NR ": " $0; exit 1 }
 	    { w += $1; c += $2 }
 	    END { if (c < 0.07 * w || c > 0.13 * w) {
-		print c " of " w " words"; exit 1 } }' diff
+		print c " of " w " words"; exit 1 } }' diff.txt
 	# Chinese: two Han characters in a row, both changed, a share P of
 	# the pairs each run of Han characters is cut into.
 	touch_input 20 zh > in.jsonl
@@ -289,12 +289,12 @@ touch_chars_diff() {
 		($x[. - . % 2 + 1] == $y[. - . % 2 + 1]))] as $bad |
 	    "\($pairs | length) \($pairs | map(select(.)) | length) " +
 	    "\(($bad | length) + (if ($x | length) == ($y | length) then 0
-		else 1 end))"' > diff
-	[ "$(wc -l < diff)" -eq 180 ]
+		else 1 end))"' > diff.txt
+	[ "$(wc -l < diff.txt)" -eq 180 ]
 	awk '$2 == 0 || $3 > 0 { print "sentence " NR ": " $0; exit 1 }
 	    { w += $1; c += $2 }
 	    END { if (c < 0.07 * w || c > 0.13 * w) {
-		print c " of " w " pairs"; exit 1 } }' diff
+		print c " of " w " pairs"; exit 1 } }' diff.txt
 }
 
 @test "nsd-repost --touch paragraphs puts every text's parts in another order" {
@@ -302,6 +302,7 @@ touch_chars_diff() {
 	# Paragraphs in English and Chinese, and blocks of sentences in a
 	# text of one paragraph, hard-wrapped or not: never its lines.
 	for input in "en 3" "zh 3" "en 1" "en 1 wrap"; do
+		# shellcheck disable=SC2086 # its words
 		set -- $input
 		touch_input 30 "$1" "$2" "${3:-}" > in.jsonl
 		run --separate-stderr "$NSD_REPOST" --touch paragraphs \
@@ -319,8 +320,8 @@ touch_chars_diff() {
 		    split("\t") as [$c, $s] | $r[0][$s] as $a |
 		    $r[0][$c] as $b |
 		    if $a != $b and ($a | parts) == ($b | parts) then "same"
-		    else "\($c): \($b)" end' | sort | uniq -c > diff
-		expect_eq "$(cat diff)" "     30 same"
+		    else "\($c): \($b)" end' | sort | uniq -c > diff.txt
+		expect_eq "$(cat diff.txt)" "     30 same"
 	done
 }
 

@@ -40,6 +40,12 @@ suite_dir() {
 	printf '%s/jsontestsuite/test_parsing' "$NSD_SHARED_DATA"
 }
 
+# The temporary output files (.nsdedup-*) in the current directory, one
+# name a line, sorted: what a run with -o may leave.
+temp_files() {
+	find . -maxdepth 1 -name '.nsdedup-*' -printf '%f\n' | sort
+}
+
 # Fail with a message showing what was expected and what came out.
 expect_eq() {
 	if [ "$1" != "$2" ]; then

@@ -271,6 +271,7 @@ check_between() {
 	for b in 'c0 80' 'c1 bf' 'e0 80 80' 'f0 80 80 80' 'f8 88 80 80 80' \
 	    'fc 84 80 80 80 80' 'fe' 'ff' 'ed a0 80' 'ed bf bf' 'f4 90 80 80' \
 	    'f5 80 80 80' '80' 'bf' 'c2' 'e2 82' 'f0 9f 98'; do
+		# shellcheck disable=SC2059,SC2086 # each byte of $b as \xHH
 		printf "{\"id\":9,\"text\":\"ab$(printf '\\x%s' $b)cd\"}" > bad.txt
 		check_between bad.txt "invalid UTF-8 at byte 19"
 	done

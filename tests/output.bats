@@ -61,7 +61,7 @@ kill_o_run() {
 		expect_eq "$status" "$want"
 		expect_eq "$(cat run.err)" ""
 		expect_eq "$(cat out.jsonl)" "old"
-		expect_eq "$(ls -A | grep nsdedup-)" ""
+		expect_eq "$(temp_files)" ""
 	done
 }
 
@@ -72,7 +72,7 @@ kill_o_run() {
 	[ -z "$output" ]
 	[ -z "$stderr" ]
 	grep -q '"similar_id":1,"is_dup":false}$' out.jsonl
-	[ -z "$(ls -A | grep nsdedup-)" ]
+	expect_eq "$(temp_files)" ""
 }
 
 @test "-o may name the input file, as with sort -o" {
@@ -88,7 +88,7 @@ kill_o_run() {
 	run_nsd --on-error=fail -o out.jsonl in.jsonl
 	[ "$status" -eq 5 ]
 	[ "$(cat out.jsonl)" = "old contents" ]
-	[ -z "$(ls -A | grep nsdedup-)" ]
+	expect_eq "$(temp_files)" ""
 	run_nsd -o out.jsonl in.jsonl missing.jsonl
 	[ "$status" -eq 3 ]
 	[ "$(cat out.jsonl)" = "old contents" ]
@@ -132,7 +132,7 @@ os.close(os.open(".", os.O_TMPFILE | os.O_WRONLY, 0o600))' 2> /dev/null ||
 	exec 8>&-
 	[ "$status" -eq 137 ]
 	[ "$(cat out.jsonl)" = "old" ]
-	expect_eq "$(ls -A | grep nsdedup-)" ""
+	expect_eq "$(temp_files)" ""
 }
 
 @test "-o: a named temporary file a killed run left is removed by the next run, a live run's never" {
@@ -145,7 +145,7 @@ os.close(os.open(".", os.O_TMPFILE | os.O_WRONLY, 0o600))' 2> /dev/null ||
 	exec 8>&-
 	[ "$status" -eq 137 ]
 	[ "$(cat out.jsonl)" = "old" ]
-	left=$(ls -A | grep nsdedup-)
+	left=$(temp_files)
 	expect_eq "$left" "${fdlink##*/}"
 	# What stays: a file of a live process (this shell), a directory and
 	# a symbolic link, and a name of another form.

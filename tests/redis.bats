@@ -633,7 +633,7 @@ slots_of() {
 	[[ "$stderr" == "nsdedup: $url: "* ]]
 	[ ! -e out.jsonl ]
 	# shellcheck disable=SC2010
-	expect_eq "$(ls -A | grep -c '^\.nsdedup-')" 0
+	expect_eq "$(temp_files)" ""
 }
 
 @test "a server that cannot be reached: status 7, naming the URL, and no output" {
@@ -758,7 +758,7 @@ ttls() {
 		grep -q "^layout-$m:params\$" keys
 		# The run, done.
 		run=$(grep "^layout-$m:run:" keys)
-		expect_eq "$(redis_cli "$SINGLE_PORT" GET "$run")" done
+		expect_eq "$(redis_cli "$SINGLE_PORT" GET "$run")" "done"
 		# As many group keys as groups: the originals.
 		expect_eq "$(grep -c "^layout-$m:g:" keys)" \
 		    "$(grep -c '"is_dup":false}$' out)"

@@ -45,7 +45,7 @@ check_unchanged() {
 	expect_eq "$stderr" ""
 	[[ "$output" == *"verified: "*"no problems found"* ]]
 	[ ! -e db.new ]
-	expect_eq "$(ls -A | grep -c '^\.nsdedup-')" 0
+	expect_eq "$(temp_files)" ""
 }
 
 # Run nsdedup --db db with the arguments given and the FIFO feed as its

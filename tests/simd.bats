@@ -79,12 +79,11 @@ same_for_all_levels() {
 	for n in 0 1 7 15 16 17 31 32 33 63 64 65; do
 		pad=$(head -c "$n" /dev/zero | tr '\0' x)
 		printf '{"id":"w%s","text":"%s\xe3\x80\x80\xe4\xb8\xad\xef\xbc\x8c \\n\\t\xc2\xa0\xe2\x80\xa8 %s. <p>\xe6\x96\x87\xe3\x80\x82 %s: \xef\xbd\x9e</p> %s"}\n' \
-		    "$n" "$pad" "$(sentence "$n")" "$(sentence "$n")" "$pad" >> c.jsonl
+		    "$n" "$pad" "$(sentence "$n")" "$(sentence "$n")" "$pad"
 		printf '{"id":"u%s","text":"%s\xe4\xb8\xad\xe4\xb8%s"}\n' \
-		    "$n" "$pad" "$pad" >> c.jsonl
-		printf '{"id":"c%s","text":"%s\x01%s"}\n' "$n" "$pad" "$pad" \
-		    >> c.jsonl
-	done
+		    "$n" "$pad" "$pad"
+		printf '{"id":"c%s","text":"%s\x01%s"}\n' "$n" "$pad" "$pad"
+	done >> c.jsonl
 	same_for_all_levels --explain c.jsonl
 	expect_eq "$status" 1
 	[[ "$stderr" == *"invalid UTF-8"* ]]

@@ -301,8 +301,8 @@ info_field() {
 	ids1=$(grep -o '^{"id":"[^"]*"' day1.jsonl | sed 's/^{"id"://' |
 	    tr '\n' '|')
 	printf '%s\n' "$output" |
-	    grep -E "\"similar_id\":(${ids1%|}),\"is_dup\":true,\"explain\":\{\"method\":\"simhash\",\"distance\":[1-9]" |
-	    wc -l > cross.txt
+	    grep -cE "\"similar_id\":(${ids1%|}),\"is_dup\":true,\"explain\":\{\"method\":\"simhash\",\"distance\":[1-9]" \
+	    > cross.txt
 	[ "$(cat cross.txt)" -ge 2 ]
 	# Without ids, the group numbers carry over too.
 	"$NSDEDUP" -m simhash --id-field=none all.jsonl > want2.jsonl
@@ -489,7 +489,7 @@ info_field() {
 	# Two entries of block table 3 with different groups: swap their
 	# slot words (generation, table, group; bits 0-55), keys and chains
 	# untouched, each with a check that holds.
-	local i=0 key meta a= b= ka ma kb mb fg
+	local i=0 key meta a='' b='' ka ma kb mb fg
 	while read -r key meta; do
 		meta=$((meta & 0xffffffffffffff))
 		if [ "$meta" -ne 0 ] && [ $(((meta >> 20) & 15)) -eq 3 ]; then
