@@ -33,90 +33,14 @@
 
 static const char synopsis[] = "Usage: nsdedup [OPTION]... [FILE]...\n";
 
-static const char help_text[] =
+static const char help_start[] =
 "Find near-duplicate records in newline-delimited JSON or TSV and annotate\n"
 "them with the id of the first record of their group, or drop them.\n"
 "With no FILE, or when FILE is -, read standard input.\n"
-"\n"
-"Mode:\n"
-"  -a, --annotate         write every record with similar_id and is_dup added\n"
-"                         (the default)\n"
-"  -d, --drop-dups        write only the originals, unchanged\n"
-"  -D, --only-dups        write only the duplicates, annotated\n"
-"\n"
-"Input:\n"
-"  -f, --format=FORMAT    auto (default: per file, from the first line), "
-    "jsonl\n"
-"                         or tsv\n"
-"  -k, --key=FIELD        the text to compare (default text); repeat to join\n"
-"                         several fields; FIELD is a top-level member, a JSON\n"
-"                         Pointer such as /body/text, a TSV header name or a\n"
-"                         1-based TSV column number\n"
-"      --id-field=FIELD   the field that names a record (default id)\n"
-"  -H, --no-header        TSV input has no header line\n"
-"      --max-line=SIZE    longest record read whole, in bytes (default 16M;\n"
-"                         K, M, G suffixes); longer lines are bad records\n"
-"      --on-error=POLICY  what to do with a bad record: pass (default: write\n"
-"                         it unchanged), skip, or fail (stop the run)\n"
-"\n"
-"Fingerprints:\n"
-"  -m, --method=METHOD    nshash (default): hashes of the longest sentences;\n"
-"                         simhash: 64-bit SimHash within --distance bits;\n"
-"                         minhash: MinHash-LSH, Jaccard of at least\n"
-"                         --threshold\n"
-"  -n, --sentences=N      how many of the longest sentences (default 5)\n"
-"      --min-length=N     a sentence must be longer than N characters\n"
-"                         (default 30)\n"
-"      --min-match=M      nshash: a duplicate shares M of its fingerprints\n"
-"                         with its group, or all when it has fewer\n"
-"                         (default 2)\n"
-"      --common=C         nshash: a sentence that C groups share is\n"
-"                         boilerplate, passed over (default 3; 0: off)\n"
-"      --compat=nshash    split and select exactly as the reference nshash\n"
-"      --distance=K       simhash: most bits that may differ (0-8, default 3)\n"
-"      --threshold=J      minhash: least estimated Jaccard similarity of\n"
-"                         a duplicate and its group (0.01-1, default 0.5)\n"
-"      --ngram=N          simhash, minhash: characters per Han/Kana/Hangul\n"
-"                         feature (default 2; minhash 3)\n"
-"      --shingle=N        simhash, minhash: words per feature elsewhere\n"
-"                         (default 3; minhash 2)\n"
-"      --min-features=N   simhash, minhash: fewer features is nothing to\n"
-"                         compare (default 8)\n"
-"\n"
-"Output:\n"
-"  -o, --output=FILE      write to FILE, replaced only when the run succeeds\n"
-"      --field-name=NAME  name of the added member or column (default\n"
-"                         similar_id)\n"
-"      --explain          add to each duplicate the evidence of its match\n"
-"      --dup-field=NAME   name of the true/false member or column saying\n"
-"                         whether a record is a duplicate (default is_dup;\n"
-"                         empty: leave it out)\n"
-"\n"
-"Index:\n"
-"      --db=PATH          remember fingerprints in the index file PATH (made\n"
-"                         when missing), so later runs compare against them;\n"
-"                         or share them between hosts on Redis (Cluster):\n"
-"                         redis://HOST:PORT[,HOST:PORT...][/NAMESPACE]\n"
-"      --no-update        compare against the index, but add nothing to it\n"
-"      --wait=SECONDS     wait at most SECONDS for a run that holds the index\n"
-"                         (default: as long as it takes)\n"
-"      --no-wait          do not wait: exit with status 8 at once\n"
-"      --ttl=SECONDS      redis:// only: forget fingerprints SECONDS after\n"
-"                         they were claimed (suffix s, m, h or d)\n"
-"      --db-info          describe the index and exit\n"
-"      --db-verify        check every invariant of the index and exit\n"
-"\n"
-"Performance:\n"
-"  -j, --jobs=N           fingerprint on N threads (default: the cores\n"
-"                         available); the output is the same for every N\n"
-"\n"
-"Messages:\n"
-"      --progress=WHEN    auto (default: when standard error is a terminal),\n"
-"                         always or never\n"
-"  -q, --quiet            no messages about bad records, no progress\n"
-"      --stats            a summary on standard error at the end\n"
-"  -h, --help             show this help and exit\n"
-"  -V, --version          show the version and exit\n"
+"\n";
+
+/* Between the two, the options' help from their table. */
+static const char help_end[] =
 "\n"
 "Exit status: 0 success, 1 success but some records were bad, 2 usage error,\n"
 "3 input error, 4 output error, 5 stopped at a bad record, 6 out of memory,\n"
@@ -172,7 +96,9 @@ usage(int status)
 	if (status == NSD_EXIT_OK) {
 		errno = 0;
 		fputs(synopsis, stdout);
-		fputs(help_text, stdout);
+		fputs(help_start, stdout);
+		fputs(nsd_options_help(), stdout);
+		fputs(help_end, stdout);
 		exit(finish_stdout(status));
 	} else {
 		fputs(synopsis, stderr);

@@ -5,6 +5,8 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,78 +15,6 @@
 #include "nshash.h"
 #include "options.h"
 #include "utf8.h"
-
-enum {
-	OPT_COMMON = 256,
-	OPT_COMPAT,
-	OPT_DB,
-	OPT_DB_INFO,
-	OPT_DB_VERIFY,
-	OPT_DISTANCE,
-	OPT_DUP_FIELD,
-	OPT_EXPLAIN,
-	OPT_FIELD_NAME,
-	OPT_ID_FIELD,
-	OPT_MAX_LINE,
-	OPT_MIN_FEATURES,
-	OPT_MIN_LENGTH,
-	OPT_MIN_MATCH,
-	OPT_NGRAM,
-	OPT_NO_UPDATE,
-	OPT_NO_WAIT,
-	OPT_ON_ERROR,
-	OPT_PROGRESS,
-	OPT_SHINGLE,
-	OPT_STATS,
-	OPT_THRESHOLD,
-	OPT_TTL,
-	OPT_WAIT
-};
-
-/* The leading ':' makes getopt report a missing value as ':'. */
-static const char short_options[] = ":adDf:Hhj:k:m:n:o:qV";
-
-/* Sorted by long name. */
-static const struct option long_options[] = {
-	{ "annotate",	no_argument,		NULL, 'a' },
-	{ "common",	required_argument,	NULL, OPT_COMMON },
-	{ "compat",	required_argument,	NULL, OPT_COMPAT },
-	{ "db",		required_argument,	NULL, OPT_DB },
-	{ "db-info",	no_argument,		NULL, OPT_DB_INFO },
-	{ "db-verify",	no_argument,		NULL, OPT_DB_VERIFY },
-	{ "distance",	required_argument,	NULL, OPT_DISTANCE },
-	{ "drop-dups",	no_argument,		NULL, 'd' },
-	{ "dup-field",	required_argument,	NULL, OPT_DUP_FIELD },
-	{ "explain",	no_argument,		NULL, OPT_EXPLAIN },
-	{ "field-name",	required_argument,	NULL, OPT_FIELD_NAME },
-	{ "format",	required_argument,	NULL, 'f' },
-	{ "help",	no_argument,		NULL, 'h' },
-	{ "id-field",	required_argument,	NULL, OPT_ID_FIELD },
-	{ "jobs",	required_argument,	NULL, 'j' },
-	{ "key",	required_argument,	NULL, 'k' },
-	{ "max-line",	required_argument,	NULL, OPT_MAX_LINE },
-	{ "method",	required_argument,	NULL, 'm' },
-	{ "min-features", required_argument,	NULL, OPT_MIN_FEATURES },
-	{ "min-length",	required_argument,	NULL, OPT_MIN_LENGTH },
-	{ "min-match",	required_argument,	NULL, OPT_MIN_MATCH },
-	{ "ngram",	required_argument,	NULL, OPT_NGRAM },
-	{ "no-header",	no_argument,		NULL, 'H' },
-	{ "no-update",	no_argument,		NULL, OPT_NO_UPDATE },
-	{ "no-wait",	no_argument,		NULL, OPT_NO_WAIT },
-	{ "on-error",	required_argument,	NULL, OPT_ON_ERROR },
-	{ "only-dups",	no_argument,		NULL, 'D' },
-	{ "output",	required_argument,	NULL, 'o' },
-	{ "progress",	required_argument,	NULL, OPT_PROGRESS },
-	{ "quiet",	no_argument,		NULL, 'q' },
-	{ "sentences",	required_argument,	NULL, 'n' },
-	{ "shingle",	required_argument,	NULL, OPT_SHINGLE },
-	{ "stats",	no_argument,		NULL, OPT_STATS },
-	{ "threshold",	required_argument,	NULL, OPT_THRESHOLD },
-	{ "ttl",	required_argument,	NULL, OPT_TTL },
-	{ "version",	no_argument,		NULL, 'V' },
-	{ "wait",	required_argument,	NULL, OPT_WAIT },
-	{ NULL,		0,			NULL, 0 }
-};
 
 /*
  * The value of --db when it had to be copied out of argv (see
@@ -280,6 +210,339 @@ check_name(const char *option, const char *name, int may_be_empty,
 }
 
 /*
+ * The options, one entry each, in the order --help lists them: how each is
+ * named, what its value is and where it goes, the methods it belongs to,
+ * and its help. nsd_options_parse() is a loop over this table, and
+ * nsd_options_help() prints it.
+ */
+enum option_kind {
+	KIND_FLAG,	/* no value: the int at field becomes value */
+	KIND_CHOICE,	/* a word of choices[]: the enum at field */
+	KIND_NUMBER,	/* parse_number() in [min, max]: the unsigned */
+	KIND_SIZE,	/* the same with K, M or G: the size_t */
+	KIND_SECONDS,	/* the same with s, m, h or d: the long */
+	KIND_FRACTION,	/* parse_fraction() from min: the unsigned */
+	KIND_NAME,	/* check_name(): the const char * */
+	KIND_STRING,	/* anything, not empty unless OPTION_EMPTY */
+	KIND_ACT	/* done by the parser itself: value is an ACT_ */
+};
+
+/* What the parser does for a KIND_ACT option. */
+enum option_act {
+	ACT_HELP,
+	ACT_VERSION,
+	ACT_KEY,	/* one more key */
+	ACT_DB,		/* the index, its password hidden */
+	ACT_WAIT,
+	ACT_NO_WAIT
+};
+
+/* An option's flags. */
+#define OPTION_EMPTY	0x1	/* its value may be empty */
+
+/* The methods an option belongs to; 0: every method. */
+#define FOR_NSHASH	(1U << NSD_METHOD_NSHASH)
+#define FOR_SIMHASH	(1U << NSD_METHOD_SIMHASH)
+#define FOR_MINHASH	(1U << NSD_METHOD_MINHASH)
+
+struct option_spec {
+	const char	*section;	/* --help's heading, or NULL */
+	const char	*name;
+	int		 letter;	/* its short name, or 0 */
+	const char	*arg;		/* its value in --help; NULL: none */
+	enum option_kind kind;
+	size_t		 field;		/* offsetof(struct nsd_config, ...) */
+	int		 value;		/* KIND_FLAG: what it sets;
+					   KIND_ACT: an ACT_ */
+	uint64_t	 min;
+	uint64_t	 max;
+	int		 flags;
+	unsigned	 methods;
+	const char	*help;		/* lines; the first beside the option */
+};
+
+#define FIELD(f)	offsetof(struct nsd_config, f)
+
+static const struct option_spec specs[] = {
+	{ "Mode", "annotate", 'a', NULL, KIND_FLAG, FIELD(mode),
+	  NSD_MODE_ANNOTATE, 0, 0, 0, 0,
+	  "write every record with similar_id and is_dup added\n"
+	  "(the default)" },
+	{ NULL, "drop-dups", 'd', NULL, KIND_FLAG, FIELD(mode),
+	  NSD_MODE_DROP_DUPS, 0, 0, 0, 0,
+	  "write only the originals, unchanged" },
+	{ NULL, "only-dups", 'D', NULL, KIND_FLAG, FIELD(mode),
+	  NSD_MODE_ONLY_DUPS, 0, 0, 0, 0,
+	  "write only the duplicates, annotated" },
+
+	{ "Input", "format", 'f', "FORMAT", KIND_CHOICE, FIELD(format),
+	  0, 0, 0, 0, 0,
+	  "auto (default: per file, from the first line), jsonl\n"
+	  "or tsv" },
+	{ NULL, "key", 'k', "FIELD", KIND_ACT, 0, ACT_KEY, 0, 0, 0, 0,
+	  "the text to compare (default text); repeat to join\n"
+	  "several fields; FIELD is a top-level member, a JSON\n"
+	  "Pointer such as /body/text, a TSV header name or a\n"
+	  "1-based TSV column number" },
+	{ NULL, "id-field", 0, "FIELD", KIND_STRING, FIELD(id_field),
+	  0, 0, 0, OPTION_EMPTY, 0,
+	  "the field that names a record (default id)" },
+	{ NULL, "no-header", 'H', NULL, KIND_FLAG, FIELD(no_header),
+	  1, 0, 0, 0, 0,
+	  "TSV input has no header line" },
+	{ NULL, "max-line", 0, "SIZE", KIND_SIZE, FIELD(max_line),
+	  0, 1, (uint64_t)1 << 32, 0, 0,
+	  "longest record read whole, in bytes (default 16M;\n"
+	  "K, M, G suffixes); longer lines are bad records" },
+	{ NULL, "on-error", 0, "POLICY", KIND_CHOICE, FIELD(on_error),
+	  0, 0, 0, 0, 0,
+	  "what to do with a bad record: pass (default: write\n"
+	  "it unchanged), skip, or fail (stop the run)" },
+
+	{ "Fingerprints", "method", 'm', "METHOD", KIND_CHOICE,
+	  FIELD(method), 0, 0, 0, 0, 0,
+	  "nshash (default): hashes of the longest sentences;\n"
+	  "simhash: 64-bit SimHash within --distance bits;\n"
+	  "minhash: MinHash-LSH, Jaccard of at least\n"
+	  "--threshold" },
+	{ NULL, "sentences", 'n', "N", KIND_NUMBER, FIELD(sentences),
+	  0, 1, 64, 0, FOR_NSHASH,
+	  "nshash: how many of the longest sentences (default 5)" },
+	{ NULL, "min-length", 0, "N", KIND_NUMBER, FIELD(min_length),
+	  0, 0, 100000, 0, FOR_NSHASH,
+	  "nshash: a sentence must be longer than N characters\n"
+	  "(default 30)" },
+	{ NULL, "min-match", 0, "M", KIND_NUMBER, FIELD(min_match),
+	  0, 1, NSD_NSHASH_MAX_SENTENCES, 0, FOR_NSHASH,
+	  "nshash: a duplicate shares M of its fingerprints\n"
+	  "with its group, or all when it has fewer\n"
+	  "(default 2)" },
+	{ NULL, "common", 0, "C", KIND_NUMBER, FIELD(common),
+	  0, 0, 64, 0, FOR_NSHASH,
+	  "nshash: a sentence that C groups share is\n"
+	  "boilerplate, passed over (default 3; 0: off)" },
+	{ NULL, "compat", 0, "nshash", KIND_CHOICE, FIELD(compat),
+	  0, 0, 0, 0, FOR_NSHASH,
+	  "split and select exactly as the reference nshash" },
+	{ NULL, "distance", 0, "K", KIND_NUMBER, FIELD(distance),
+	  0, 0, 8, 0, FOR_SIMHASH,
+	  "simhash: most bits that may differ (0-8, default 3)" },
+	{ NULL, "threshold", 0, "J", KIND_FRACTION, FIELD(threshold),
+	  0, 100, 10000, 0, FOR_MINHASH,
+	  "minhash: least estimated Jaccard similarity of\n"
+	  "a duplicate and its group (0.01-1, default 0.5)" },
+	{ NULL, "ngram", 0, "N", KIND_NUMBER, FIELD(ngram),
+	  0, 1, 8, 0, FOR_SIMHASH | FOR_MINHASH,
+	  "simhash, minhash: characters per Han/Kana/Hangul\n"
+	  "feature (default 2; minhash 3)" },
+	{ NULL, "shingle", 0, "N", KIND_NUMBER, FIELD(shingle),
+	  0, 1, 8, 0, FOR_SIMHASH | FOR_MINHASH,
+	  "simhash, minhash: words per feature elsewhere\n"
+	  "(default 3; minhash 2)" },
+	{ NULL, "min-features", 0, "N", KIND_NUMBER, FIELD(min_features),
+	  0, 1, 100000, 0, FOR_SIMHASH | FOR_MINHASH,
+	  "simhash, minhash: fewer features is nothing to\n"
+	  "compare (default 8)" },
+
+	{ "Output", "output", 'o', "FILE", KIND_STRING, FIELD(output),
+	  0, 0, 0, 0, 0,
+	  "write to FILE, replaced only when the run succeeds" },
+	{ NULL, "field-name", 0, "NAME", KIND_NAME, FIELD(field_name),
+	  0, 0, 0, 0, 0,
+	  "name of the added member or column (default\n"
+	  "similar_id)" },
+	{ NULL, "explain", 0, NULL, KIND_FLAG, FIELD(explain), 1, 0, 0, 0, 0,
+	  "add to each duplicate the evidence of its match" },
+	{ NULL, "dup-field", 0, "NAME", KIND_NAME, FIELD(dup_field),
+	  0, 0, 0, OPTION_EMPTY, 0,
+	  "name of the true/false member or column saying\n"
+	  "whether a record is a duplicate (default is_dup;\n"
+	  "empty: leave it out)" },
+
+	{ "Index", "db", 0, "PATH", KIND_ACT, 0, ACT_DB, 0, 0, 0, 0,
+	  "remember fingerprints in the index file PATH (made\n"
+	  "when missing), so later runs compare against them;\n"
+	  "or share them between hosts on Redis (Cluster):\n"
+	  "redis://HOST:PORT[,HOST:PORT...][/NAMESPACE]" },
+	{ NULL, "no-update", 0, NULL, KIND_FLAG, FIELD(no_update),
+	  1, 0, 0, 0, 0,
+	  "compare against the index, but add nothing to it" },
+	{ NULL, "wait", 0, "SECONDS", KIND_ACT, 0, ACT_WAIT, 0, 7 * 24 * 3600,
+	  0, 0,
+	  "wait at most SECONDS for a run that holds the index\n"
+	  "(default: as long as it takes)" },
+	{ NULL, "no-wait", 0, NULL, KIND_ACT, 0, ACT_NO_WAIT, 0, 0, 0, 0,
+	  "do not wait: exit with status 8 at once" },
+	/* Redis takes up to 2^63 ms; ten years is plenty. */
+	{ NULL, "ttl", 0, "SECONDS", KIND_SECONDS, FIELD(ttl),
+	  0, 1, 3650 * 86400ULL, 0, 0,
+	  "redis:// only: forget fingerprints SECONDS after\n"
+	  "they were claimed (suffix s, m, h or d)" },
+	{ NULL, "db-info", 0, NULL, KIND_FLAG, FIELD(action),
+	  NSD_ACTION_DB_INFO, 0, 0, 0, 0,
+	  "describe the index and exit" },
+	{ NULL, "db-verify", 0, NULL, KIND_FLAG, FIELD(action),
+	  NSD_ACTION_DB_VERIFY, 0, 0, 0, 0,
+	  "check every invariant of the index and exit" },
+
+	{ "Performance", "jobs", 'j', "N", KIND_NUMBER, FIELD(jobs),
+	  0, 1, NSD_MAX_JOBS, 0, 0,
+	  "fingerprint on N threads (default: the cores\n"
+	  "available); the output is the same for every N" },
+
+	{ "Messages", "progress", 0, "WHEN", KIND_CHOICE, FIELD(progress),
+	  0, 0, 0, 0, 0,
+	  "auto (default: when standard error is a terminal),\n"
+	  "always or never" },
+	{ NULL, "quiet", 'q', NULL, KIND_FLAG, FIELD(quiet), 1, 0, 0, 0, 0,
+	  "no messages about bad records, no progress" },
+	{ NULL, "stats", 0, NULL, KIND_FLAG, FIELD(stats), 1, 0, 0, 0, 0,
+	  "a summary on standard error at the end" },
+	{ NULL, "help", 'h', NULL, KIND_ACT, 0, ACT_HELP, 0, 0, 0, 0,
+	  "show this help and exit" },
+	{ NULL, "version", 'V', NULL, KIND_ACT, 0, ACT_VERSION, 0, 0, 0, 0,
+	  "show the version and exit" },
+};
+
+#define NSPECS	(sizeof specs / sizeof specs[0])
+
+/* The column where --help's descriptions start. */
+#define HELP_COLUMN	25
+
+/* getopt_long's tables, made from specs[] once. */
+static struct option	long_options[NSPECS + 1];
+static char		short_options[2 * NSPECS + 2];
+
+/*
+ * Fill long_options and short_options from specs[]: a long option returns
+ * 256 + its index, a short one its letter. The leading ':' of the short
+ * options makes getopt report a missing value as ':'.
+ */
+static void
+make_getopt_tables(void)
+{
+	size_t	 i, n = 0;
+
+	if (short_options[0] != '\0')
+		return;
+	short_options[n++] = ':';
+	for (i = 0; i < NSPECS; i++) {
+		long_options[i].name = specs[i].name;
+		long_options[i].has_arg = specs[i].arg != NULL ?
+		    required_argument : no_argument;
+		long_options[i].flag = NULL;
+		long_options[i].val = 256 + (int)i;
+		if (specs[i].letter != 0) {
+			short_options[n++] = (char)specs[i].letter;
+			if (specs[i].arg != NULL)
+				short_options[n++] = ':';
+		}
+	}
+	short_options[n] = '\0';
+}
+
+/* The entry of specs[] for what getopt_long returned, or NULL. */
+static const struct option_spec *
+spec_of(int ch)
+{
+	size_t	 i;
+
+	if (ch >= 256 && (size_t)(ch - 256) < NSPECS)
+		return (&specs[ch - 256]);
+	for (i = 0; i < NSPECS; i++)
+		if (ch == specs[i].letter && ch != 0)
+			return (&specs[i]);
+	return (NULL);
+}
+
+/* The word of option's choices that means value. */
+static const char *
+choice_word(const char *option, int value)
+{
+	size_t	 i;
+
+	for (i = 0; i < sizeof choices / sizeof choices[0]; i++)
+		if (strcmp(choices[i].option, option) == 0 &&
+		    choices[i].value == value)
+			return (choices[i].word);
+	abort();
+}
+
+/* "nshash", "simhash and minhash": the methods of an option. */
+static void
+methods_of(unsigned methods, char *buf, size_t size)
+{
+	size_t	 used = 0;
+	int	 m, n = 0, count = __builtin_popcount(methods);
+
+	for (m = 0; methods >> m != 0; m++) {
+		if (!((methods >> m) & 1))
+			continue;
+		used += snprintf(buf + used, size - used, "%s%s",
+		    n == 0 ? "" : n + 1 == count ? " and " : ", ",
+		    choice_word("method", m));
+		n++;
+	}
+}
+
+/* Append to b as printf(3) would. */
+static void
+buf_printf(struct nsd_buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void
+buf_printf(struct nsd_buf *b, const char *fmt, ...)
+{
+	va_list	 ap;
+	int	 n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	nsd_buf_reserve(b, (size_t)n + 1);
+	va_start(ap, fmt);
+	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+char *
+nsd_options_help(void)
+{
+	struct nsd_buf	 b = { NULL, 0, 0 };
+	const char	*line, *end;
+	char		 head[64];
+	size_t		 i;
+	int		 len;
+
+	for (i = 0; i < NSPECS; i++) {
+		if (specs[i].section != NULL)
+			buf_printf(&b, "%s%s:\n", i > 0 ? "\n" : "",
+			    specs[i].section);
+		if (specs[i].letter != 0)
+			len = snprintf(head, sizeof head, "  -%c, --%s",
+			    specs[i].letter, specs[i].name);
+		else
+			len = snprintf(head, sizeof head, "      --%s",
+			    specs[i].name);
+		if (specs[i].arg != NULL)
+			len += snprintf(head + len, sizeof head - len, "=%s",
+			    specs[i].arg);
+		buf_printf(&b, "%s%*s", head,
+		    len < HELP_COLUMN - 1 ? HELP_COLUMN - len : 1, "");
+		for (line = specs[i].help; ; line = end + 1) {
+			end = strchrnul(line, '\n');
+			if (line != specs[i].help)
+				buf_printf(&b, "%*s", HELP_COLUMN, "");
+			buf_printf(&b, "%.*s\n", (int)(end - line), line);
+			if (*end == '\0')
+				break;
+		}
+	}
+	return (b.data);
+}
+
+/*
  * Say what was wrong with the option arg that getopt_long rejected: an
  * unknown short option (opt, which may sit in a cluster such as -xq, where
  * arg is not yet the one at fault), a long option given a value it does not
@@ -330,210 +593,153 @@ config_defaults(struct nsd_config *cfg)
 	cfg->wait_ms = -1;
 }
 
+/* Where an option's value goes in cfg. */
+#define AT(cfg, spec, type)	((type *)((char *)(cfg) + (spec)->field))
+
+/*
+ * Store the value of option spec, given as arg, into cfg: the kinds of
+ * specs[] but KIND_ACT. 0, or -1 with err set.
+ */
+static int
+store(struct nsd_config *cfg, const struct option_spec *spec,
+    const char *arg, struct nsd_error *err)
+{
+	uint64_t	 num;
+	int		 value = 0;
+
+	switch (spec->kind) {
+	case KIND_FLAG:
+		*AT(cfg, spec, int) = spec->value;
+		return (0);
+	case KIND_CHOICE:
+		if (parse_choice(spec->name, arg, &value, err) == -1)
+			return (-1);
+		*AT(cfg, spec, int) = value;
+		return (0);
+	case KIND_NUMBER:
+	case KIND_SIZE:
+	case KIND_SECONDS:
+		if (parse_number(spec->name, arg, spec->min, spec->max,
+		    spec->kind == KIND_SIZE ? NUMBER_SIZE :
+		    spec->kind == KIND_SECONDS ? NUMBER_SECONDS : 0, &num,
+		    err) == -1)
+			return (-1);
+		if (spec->kind == KIND_SIZE)
+			*AT(cfg, spec, size_t) = num;
+		else if (spec->kind == KIND_SECONDS)
+			*AT(cfg, spec, long) = (long)num;
+		else
+			*AT(cfg, spec, unsigned) = num;
+		return (0);
+	case KIND_FRACTION:
+		return (parse_fraction(spec->name, arg, spec->min,
+		    AT(cfg, spec, unsigned), err));
+	case KIND_NAME:
+		if (check_name(spec->name, arg, spec->flags & OPTION_EMPTY,
+		    err) == -1)
+			return (-1);
+		*AT(cfg, spec, const char *) = arg;
+		return (0);
+	case KIND_STRING:
+		if (arg[0] == '\0' && !(spec->flags & OPTION_EMPTY))
+			return (nsd_error_set(err, NSD_EXIT_USAGE,
+			    "--%s must not be empty", spec->name));
+		*AT(cfg, spec, const char *) = arg;
+		return (0);
+	case KIND_ACT:
+		break;
+	}
+	abort();
+}
+
+/* The index of the option named name in specs[]. */
+static size_t
+spec_index(const char *name)
+{
+	size_t	 i;
+
+	for (i = 0; i < NSPECS; i++)
+		if (strcmp(specs[i].name, name) == 0)
+			return (i);
+	abort();
+}
+
+/*
+ * The rules between options, once every option is read; given[i] says
+ * whether specs[i] was. 0, or -1 with err set.
+ */
+static int
+check_together(struct nsd_config *cfg, const unsigned char *given,
+    const char *wait_option, struct nsd_error *err)
+{
+	char		 methods[64];
+	size_t		 i;
+
+	for (i = 0; i < NSPECS; i++)
+		if (given[i] && specs[i].methods != 0 &&
+		    !(specs[i].methods & (1U << cfg->method))) {
+			methods_of(specs[i].methods, methods, sizeof methods);
+			return (nsd_error_set(err, NSD_EXIT_USAGE,
+			    "--%s is an option of --method %s, not of %s",
+			    specs[i].name, methods,
+			    choice_word("method", (int)cfg->method)));
+		}
+	if (given[spec_index("common")] && cfg->common == 1)
+		return (nsd_error_set(err, NSD_EXIT_USAGE,
+		    "--common must be 0 (off) or from 2 to 64"));
+	if (cfg->dup_field[0] != '\0' &&
+	    strcmp(cfg->dup_field, cfg->field_name) == 0)
+		return (nsd_error_set(err, NSD_EXIT_USAGE,
+		    "--field-name and --dup-field must differ ('%s')",
+		    cfg->field_name));
+	if (cfg->db == NULL && (cfg->no_update || wait_option != NULL ||
+	    cfg->action != NSD_ACTION_RUN))
+		return (nsd_error_set(err, NSD_EXIT_USAGE,
+		    "--%s needs --db PATH", cfg->no_update ? "no-update" :
+		    wait_option != NULL ? wait_option :
+		    cfg->action == NSD_ACTION_DB_INFO ? "db-info" :
+		    "db-verify"));
+	if (cfg->ttl > 0 && (cfg->db == NULL || !nsd_index_is_redis(cfg->db)))
+		return (nsd_error_set(err, NSD_EXIT_USAGE,
+		    "--ttl needs --db redis://...: a file index keeps every "
+		    "fingerprint"));
+	if (cfg->db != NULL && nsd_index_is_redis(cfg->db) &&
+	    cfg->action != NSD_ACTION_RUN)
+		return (nsd_error_set(err, NSD_EXIT_USAGE, "--%s reads an "
+		    "index file, not %s", cfg->action == NSD_ACTION_DB_INFO ?
+		    "db-info" : "db-verify", db_shown != NULL ? db_shown :
+		    cfg->db));
+	if (cfg->explain && (strcmp(cfg->field_name, "explain") == 0 ||
+	    strcmp(cfg->dup_field, "explain") == 0))
+		return (nsd_error_set(err, NSD_EXIT_USAGE,
+		    "--explain writes the member 'explain': give --field-name "
+		    "and --dup-field other names"));
+	if (cfg->action != NSD_ACTION_RUN && cfg->nfiles > 0)
+		return (nsd_error_set(err, NSD_EXIT_USAGE,
+		    "--%s reads no FILE ('%s')",
+		    cfg->action == NSD_ACTION_DB_INFO ? "db-info" :
+		    "db-verify", cfg->files[0]));
+	return (0);
+}
+
 enum nsd_options_result
 nsd_options_parse(int argc, char **argv, struct nsd_config *cfg,
     struct nsd_error *err)
 {
+	const struct option_spec *spec;
+	unsigned char	 given[NSPECS];
 	const char	*wait_option = NULL;
 	uint64_t	 num;
-	int		 ch, value, li;
+	int		 ch, li;
 
 	config_defaults(cfg);
+	make_getopt_tables();
+	memset(given, 0, sizeof given);
 	opterr = 0;
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, short_options, long_options,
 	    &li)) != -1) {
-		switch (ch) {
-		case 'a':
-			cfg->mode = NSD_MODE_ANNOTATE;
-			break;
-		case 'd':
-			cfg->mode = NSD_MODE_DROP_DUPS;
-			break;
-		case 'D':
-			cfg->mode = NSD_MODE_ONLY_DUPS;
-			break;
-		case 'f':
-			if (parse_choice("format", optarg, &value, err) == -1)
-				return (NSD_OPTIONS_ERROR);
-			cfg->format = value;
-			break;
-		case 'H':
-			cfg->no_header = 1;
-			break;
-		case 'h':
-			return (NSD_OPTIONS_HELP);
-		case 'j':
-			if (parse_number("jobs", optarg, 1, NSD_MAX_JOBS, 0,
-			    &num, err) == -1)
-				return (NSD_OPTIONS_ERROR);
-			cfg->jobs = num;
-			break;
-		case 'k':
-			if (cfg->nkeys == NSD_MAX_KEYS) {
-				nsd_error_set(err, NSD_EXIT_USAGE,
-				    "at most %d --key options", NSD_MAX_KEYS);
-				return (NSD_OPTIONS_ERROR);
-			}
-			cfg->keys[cfg->nkeys++] = optarg;
-			break;
-		case 'm':
-			if (parse_choice("method", optarg, &value, err) == -1)
-				return (NSD_OPTIONS_ERROR);
-			cfg->method = value;
-			break;
-		case 'n':
-			if (parse_number("sentences", optarg, 1, 64, 0, &num,
-			    err) == -1)
-				return (NSD_OPTIONS_ERROR);
-			cfg->sentences = num;
-			break;
-		case 'o':
-			if (optarg[0] == '\0') {
-				nsd_error_set(err, NSD_EXIT_USAGE,
-				    "--output must not be empty");
-				return (NSD_OPTIONS_ERROR);
-			}
-			cfg->output = optarg;
-			break;
-		case 'q':
-			cfg->quiet = 1;
-			break;
-		case 'V':
-			return (NSD_OPTIONS_VERSION);
-		case OPT_COMMON:
-			if (parse_number("common", optarg, 0, 64, 0, &num,
-			    err) == -1)
-				return (NSD_OPTIONS_ERROR);
-			if (num == 1) {
-				nsd_error_set(err, NSD_EXIT_USAGE,
-				    "--common must be 0 (off) or from 2 to 64");
-				return (NSD_OPTIONS_ERROR);
-			}
-			cfg->common = num;
-			cfg->common_given = 1;
-			break;
-		case OPT_MIN_MATCH:
-			if (parse_number("min-match", optarg, 1,
-			    NSD_NSHASH_MAX_SENTENCES, 0, &num, err) == -1)
-				return (NSD_OPTIONS_ERROR);
-			cfg->min_match = num;
-			cfg->min_match_given = 1;
-			break;
-		case OPT_COMPAT:
-			if (parse_choice("compat", optarg, &value, err) == -1)
-				return (NSD_OPTIONS_ERROR);
-			cfg->compat = value;
-			break;
-		case OPT_DB:
-			if (optarg[0] == '\0') {
-				nsd_error_set(err, NSD_EXIT_USAGE,
-				    "--db must not be empty");
-				return (NSD_OPTIONS_ERROR);
-			}
-			cfg->db = hide_password(optarg);
-			break;
-		case OPT_DB_INFO:
-			cfg->action = NSD_ACTION_DB_INFO;
-			break;
-		case OPT_DB_VERIFY:
-			cfg->action = NSD_ACTION_DB_VERIFY;
-			break;
-		case OPT_DISTANCE:
-			if (parse_number("distance", optarg, 0, 8, 0, &num,
-			    err) == -1)
-				return (NSD_OPTIONS_ERROR);
-			cfg->distance = num;
-			break;
-		case OPT_EXPLAIN:
-			cfg->explain = 1;
-			break;
-		case OPT_MIN_FEATURES:
-			if (parse_number("min-features", optarg, 1, 100000, 0,
-			    &num, err) == -1)
-				return (NSD_OPTIONS_ERROR);
-			cfg->min_features = num;
-			break;
-		case OPT_NGRAM:
-			if (parse_number("ngram", optarg, 1, 8, 0, &num,
-			    err) == -1)
-				return (NSD_OPTIONS_ERROR);
-			cfg->ngram = num;
-			cfg->ngram_given = 1;
-			break;
-		case OPT_SHINGLE:
-			if (parse_number("shingle", optarg, 1, 8, 0, &num,
-			    err) == -1)
-				return (NSD_OPTIONS_ERROR);
-			cfg->shingle = num;
-			cfg->shingle_given = 1;
-			break;
-		case OPT_DUP_FIELD:
-			if (check_name("dup-field", optarg, 1, err) == -1)
-				return (NSD_OPTIONS_ERROR);
-			cfg->dup_field = optarg;
-			break;
-		case OPT_FIELD_NAME:
-			if (check_name("field-name", optarg, 0, err) == -1)
-				return (NSD_OPTIONS_ERROR);
-			cfg->field_name = optarg;
-			break;
-		case OPT_ID_FIELD:
-			cfg->id_field = optarg;
-			cfg->id_field_given = 1;
-			break;
-		case OPT_MAX_LINE:
-			if (parse_number("max-line", optarg, 1,
-			    (uint64_t)1 << 32, 1, &num, err) == -1)
-				return (NSD_OPTIONS_ERROR);
-			cfg->max_line = num;
-			break;
-		case OPT_MIN_LENGTH:
-			if (parse_number("min-length", optarg, 0, 100000, 0,
-			    &num, err) == -1)
-				return (NSD_OPTIONS_ERROR);
-			cfg->min_length = num;
-			break;
-		case OPT_NO_UPDATE:
-			cfg->no_update = 1;
-			break;
-		case OPT_NO_WAIT:
-			wait_option = "no-wait";
-			cfg->wait_ms = 0;
-			break;
-		case OPT_ON_ERROR:
-			if (parse_choice("on-error", optarg, &value, err) == -1)
-				return (NSD_OPTIONS_ERROR);
-			cfg->on_error = value;
-			break;
-		case OPT_PROGRESS:
-			if (parse_choice("progress", optarg, &value, err) == -1)
-				return (NSD_OPTIONS_ERROR);
-			cfg->progress = value;
-			break;
-		case OPT_STATS:
-			cfg->stats = 1;
-			break;
-		case OPT_THRESHOLD:
-			if (parse_fraction("threshold", optarg, 100,
-			    &cfg->threshold, err) == -1)
-				return (NSD_OPTIONS_ERROR);
-			break;
-		case OPT_TTL:
-			/* Redis takes up to 2^63 ms; ten years is plenty. */
-			if (parse_number("ttl", optarg, 1, 3650 * 86400ULL,
-			    NUMBER_SECONDS, &num, err) == -1)
-				return (NSD_OPTIONS_ERROR);
-			cfg->ttl = (long)num;
-			break;
-		case OPT_WAIT:
-			if (parse_number("wait", optarg, 0, 7 * 24 * 3600, 0,
-			    &num, err) == -1)
-				return (NSD_OPTIONS_ERROR);
-			wait_option = "wait";
-			cfg->wait_ms = (long)num * 1000;
-			break;
-		case ':':
+		if (ch == ':') {
 			if (strncmp(argv[optind - 1], "--", 2) == 0)
 				nsd_error_set(err, NSD_EXIT_USAGE,
 				    "option '%s' requires a value",
@@ -542,13 +748,58 @@ nsd_options_parse(int argc, char **argv, struct nsd_config *cfg,
 				nsd_error_set(err, NSD_EXIT_USAGE,
 				    "option '-%c' requires a value", optopt);
 			return (NSD_OPTIONS_ERROR);
-		default:
+		}
+		if ((spec = spec_of(ch)) == NULL) {
 			bad_option(argv[optind - 1], optopt, err);
 			return (NSD_OPTIONS_ERROR);
+		}
+		given[spec - specs] = 1;
+		if (spec->kind != KIND_ACT) {
+			if (store(cfg, spec, optarg, err) == -1)
+				return (NSD_OPTIONS_ERROR);
+			continue;
+		}
+		switch (spec->value) {
+		case ACT_HELP:
+			return (NSD_OPTIONS_HELP);
+		case ACT_VERSION:
+			return (NSD_OPTIONS_VERSION);
+		case ACT_KEY:
+			if (cfg->nkeys == NSD_MAX_KEYS) {
+				nsd_error_set(err, NSD_EXIT_USAGE,
+				    "at most %d --key options", NSD_MAX_KEYS);
+				return (NSD_OPTIONS_ERROR);
+			}
+			cfg->keys[cfg->nkeys++] = optarg;
+			break;
+		case ACT_DB:
+			if (optarg[0] == '\0') {
+				nsd_error_set(err, NSD_EXIT_USAGE,
+				    "--db must not be empty");
+				return (NSD_OPTIONS_ERROR);
+			}
+			cfg->db = hide_password(optarg);
+			break;
+		case ACT_WAIT:
+			if (parse_number(spec->name, optarg, spec->min,
+			    spec->max, 0, &num, err) == -1)
+				return (NSD_OPTIONS_ERROR);
+			wait_option = spec->name;
+			cfg->wait_ms = (long)num * 1000;
+			break;
+		case ACT_NO_WAIT:
+			wait_option = spec->name;
+			cfg->wait_ms = 0;
+			break;
 		}
 	}
 	if (cfg->nkeys == 0)
 		cfg->keys[cfg->nkeys++] = "text";
+	cfg->id_field_given = given[spec_index("id-field")];
+	cfg->min_match_given = given[spec_index("min-match")];
+	cfg->common_given = given[spec_index("common")];
+	cfg->ngram_given = given[spec_index("ngram")];
+	cfg->shingle_given = given[spec_index("shingle")];
 	/* The reference has neither rule against boilerplate. */
 	if (cfg->compat && !cfg->min_match_given)
 		cfg->min_match = 1;
@@ -559,53 +810,9 @@ nsd_options_parse(int argc, char **argv, struct nsd_config *cfg,
 		cfg->ngram = NSD_MINHASH_DEFAULT_NGRAM;
 	if (cfg->method == NSD_METHOD_MINHASH && !cfg->shingle_given)
 		cfg->shingle = NSD_MINHASH_DEFAULT_SHINGLE;
-	if (cfg->dup_field[0] != '\0' &&
-	    strcmp(cfg->dup_field, cfg->field_name) == 0) {
-		nsd_error_set(err, NSD_EXIT_USAGE,
-		    "--field-name and --dup-field must differ ('%s')",
-		    cfg->field_name);
-		return (NSD_OPTIONS_ERROR);
-	}
 	cfg->files = argv + optind;
 	cfg->nfiles = argc - optind;
-	if (cfg->db == NULL && (cfg->no_update || wait_option != NULL ||
-	    cfg->action != NSD_ACTION_RUN)) {
-		nsd_error_set(err, NSD_EXIT_USAGE, "--%s needs --db PATH",
-		    cfg->no_update ? "no-update" : wait_option != NULL ?
-		    wait_option : cfg->action == NSD_ACTION_DB_INFO ?
-		    "db-info" : "db-verify");
+	if (check_together(cfg, given, wait_option, err) == -1)
 		return (NSD_OPTIONS_ERROR);
-	}
-	if (cfg->ttl > 0 && (cfg->db == NULL || !nsd_index_is_redis(cfg->db))) {
-		nsd_error_set(err, NSD_EXIT_USAGE,
-		    "--ttl needs --db redis://...: a file index keeps every "
-		    "fingerprint");
-		return (NSD_OPTIONS_ERROR);
-	}
-	if (cfg->db != NULL && nsd_index_is_redis(cfg->db) &&
-	    cfg->action != NSD_ACTION_RUN) {
-		nsd_error_set(err, NSD_EXIT_USAGE, "--%s reads an index file, "
-		    "not %s", cfg->action == NSD_ACTION_DB_INFO ? "db-info" :
-		    "db-verify", db_shown != NULL ? db_shown : cfg->db);
-		return (NSD_OPTIONS_ERROR);
-	}
-	if (cfg->explain && (strcmp(cfg->field_name, "explain") == 0 ||
-	    strcmp(cfg->dup_field, "explain") == 0)) {
-		nsd_error_set(err, NSD_EXIT_USAGE,
-		    "--explain writes the member 'explain': give --field-name "
-		    "and --dup-field other names");
-		return (NSD_OPTIONS_ERROR);
-	}
-	if (cfg->method != NSD_METHOD_NSHASH && cfg->compat) {
-		nsd_error_set(err, NSD_EXIT_USAGE,
-		    "--compat=nshash needs --method=nshash");
-		return (NSD_OPTIONS_ERROR);
-	}
-	if (cfg->action != NSD_ACTION_RUN && cfg->nfiles > 0) {
-		nsd_error_set(err, NSD_EXIT_USAGE, "--%s reads no FILE ('%s')",
-		    cfg->action == NSD_ACTION_DB_INFO ? "db-info" :
-		    "db-verify", cfg->files[0]);
-		return (NSD_OPTIONS_ERROR);
-	}
 	return (NSD_OPTIONS_RUN);
 }

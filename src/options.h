@@ -100,4 +100,10 @@ enum nsd_options_result {
 enum nsd_options_result nsd_options_parse(int, char **, struct nsd_config *,
 	    struct nsd_error *);
 
+/*
+ * The options' part of --help, made from the table nsd_options_parse()
+ * reads: a string the caller frees.
+ */
+char	*nsd_options_help(void);
+
 #endif /* NSD_OPTIONS_H */

@@ -205,3 +205,38 @@ run_stdout() {
 		[ -s out.txt ]
 	done
 }
+
+@test "an option of another method than the one chosen is a usage error that says so" {
+	printf '{"id":1,"text":"%s"}\n' "$(sentence 1)" > in.jsonl
+	# option=value, then the methods it belongs to.
+	for spec in "sentences=3 nshash" "min-length=10 nshash" \
+	    "min-match=1 nshash" "common=0 nshash" "compat=nshash nshash" \
+	    "distance=2 simhash" "threshold=0.8 minhash" \
+	    "ngram=2 simhash minhash" "shingle=2 simhash minhash" \
+	    "min-features=4 simhash minhash"; do
+		read -r option own other <<< "$spec"
+		case "$own${other:+ and $other}" in
+		nshash) others="simhash minhash" ;;
+		simhash) others="nshash minhash" ;;
+		minhash) others="nshash simhash" ;;
+		*) others="nshash" ;;
+		esac
+		for m in $others; do
+			echo "--$option with $m"
+			run_nsd -m "$m" "--$option" in.jsonl
+			usage_error "--${option%%=*} is an option of --method $own${other:+ and $other}, not of $m"
+		done
+		# Given to its own method(s), it runs.
+		for m in $own $other; do
+			run_nsd -m "$m" "--$option" in.jsonl
+			expect_eq "$status" 0
+			expect_eq "$stderr" ""
+			expect_eq "$(printf '%s\n' "$output" | wc -l)" 1
+		done
+	done
+	# The default method is nshash; -n is --sentences.
+	run_nsd -n 3 -m simhash in.jsonl
+	usage_error "--sentences is an option of --method nshash, not of simhash"
+	run_nsd --threshold 0.8 in.jsonl
+	usage_error "--threshold is an option of --method minhash, not of nshash"
+}

@@ -46,6 +46,18 @@ temp_files() {
 	find . -maxdepth 1 -name '.nsdedup-*' -printf '%f\n' | sort
 }
 
+# Fail unless the last run_nsd was a usage error with the message $1: status
+# 2, nothing on stdout, and on stderr the message, the synopsis and the
+# pointer to --help.
+# shellcheck disable=SC2154 # status, output and stderr: set by run_nsd
+usage_error() {
+	[ "$status" -eq 2 ]
+	[ -z "$output" ]
+	expect_eq "$stderr" "nsdedup: $1
+Usage: nsdedup [OPTION]... [FILE]...
+Try 'nsdedup --help' for more information."
+}
+
 # Fail with a message showing what was expected and what came out.
 expect_eq() {
 	if [ "$1" != "$2" ]; then

@@ -38,14 +38,6 @@ han() {
 	}' | LC_ALL=C tr -d '\n'
 }
 
-usage_error() {
-	[ "$status" -eq 2 ]
-	[ -z "$output" ]
-	expect_eq "$stderr" "nsdedup: $1
-Usage: nsdedup [OPTION]... [FILE]...
-Try 'nsdedup --help' for more information."
-}
-
 dump() {
 	"$NSD_INDEX_DUMP" "$@"
 }
@@ -234,7 +226,7 @@ d a"
 		usage_error "invalid value '$bad' for --threshold (a fraction from 0.01 to 1, with at most 4 decimals)"
 	done
 	run_nsd -m minhash --compat=nshash a.jsonl
-	usage_error "--compat=nshash needs --method=nshash"
+	usage_error "--compat is an option of --method nshash, not of minhash"
 	# The forms that are accepted, as --db-info writes them back.
 	: > empty.jsonl
 	for good in .5:0.5 0.50:0.5 1.0000:1 1.:1 0.0125:0.0125 0.01:0.01; do

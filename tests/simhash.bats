@@ -531,15 +531,6 @@ info_field() {
 
 # --- Usage errors ---
 
-# Fail unless the run was refused as a usage error saying $1.
-usage_error() {
-	[ "$status" -eq 2 ]
-	[ -z "$output" ]
-	expect_eq "$stderr" "nsdedup: $1
-Usage: nsdedup [OPTION]... [FILE]...
-Try 'nsdedup --help' for more information."
-}
-
 @test "usage errors: the SimHash parameters' ranges, and --compat" {
 	record a "$BASE" > a.jsonl
 	run_nsd -m simhash --distance=9 a.jsonl
@@ -553,9 +544,9 @@ Try 'nsdedup --help' for more information."
 	run_nsd -m simhash --min-features=0 a.jsonl
 	usage_error "--min-features must be between 1 and 100000, not '0'"
 	run_nsd -m simhash --compat=nshash a.jsonl
-	usage_error "--compat=nshash needs --method=nshash"
+	usage_error "--compat is an option of --method nshash, not of simhash"
 	run_nsd --compat=nshash --method=simhash a.jsonl
-	usage_error "--compat=nshash needs --method=nshash"
+	usage_error "--compat is an option of --method nshash, not of simhash"
 	run_nsd --method=bloom a.jsonl
 	usage_error "invalid value 'bloom' for --method (valid: nshash, simhash, minhash)"
 }
