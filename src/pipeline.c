@@ -12,14 +12,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "json.h"
 #include "minhash.h"
 #include "nshash.h"
 #include "pipeline.h"
 #include "reader.h"
+#include "records.h"
 #include "simhash.h"
-#include "tsv.h"
-#include "utf8.h"
 
 enum record_kind {
 	RECORD_OK,		/* a record to fingerprint and judge */
@@ -34,13 +32,7 @@ struct record {
 	size_t		 reason;	/* bad: offset in the batch's reasons */
 	size_t		 fp_off;	/* fingerprints in the batch's array */
 	unsigned	 nfps;
-	size_t		 id_start;	/* the id token in the line,
-					   if id_len > 0 */
-	size_t		 id_len;
-	size_t		 span_off;	/* JSON: members to replace */
-	size_t		 nspans;
-	size_t		 insert_at;
-	int		 has_members;
+	struct nsd_record_found found;	/* its id and members */
 	uint64_t	 group;		/* decided: the record's group */
 	int		 dup;
 	unsigned	 evidence;	/* duplicate: simhash distance,
@@ -73,49 +65,18 @@ struct work {
 						   holds, a bit each, at
 						   2 i (a duplicate's) */
 	size_t			 sigs_cap;	/* records, of both */
-	struct nsd_splice_span	*spans;
-	size_t			 nspans;
-	size_t			 spans_cap;
+	struct nsd_spans	 spans;
 	struct nsd_buf		 reasons;
 	struct nsd_buf		 id;		/* a TSV id as a JSON token */
 };
 
-/* Per-input state kept by the in-order stages. */
-struct input {
-	char			*name;		/* for messages */
-	enum nsd_format		 format;	/* AUTO until the first
-						   non-blank line */
-	int			 header_seen;
-	size_t			 ncols;		/* TSV: columns per row, 0 until
-						   known */
-	long			 key_cols[NSD_MAX_KEYS];
-	long			 id_col;	/* -1: no id column */
-	long			 id_out_col;	/* existing annotation columns,
-						   or -1 */
-	long			 dup_out_col;
-	long			 explain_out_col;
-	struct nsd_tsv_fields	 header;	/* TSV: the header's fields */
-	int			 long_pass;	/* writing out the pieces of a
-						   long line */
-};
-
 /* The state stage 2 needs, one per thread. */
 struct nsd_worker {
-	struct nsd_json_path	 paths[NSD_MAX_KEYS + 3];
-	struct nsd_json_query	 queries[NSD_MAX_KEYS + 3];
-	size_t			 nqueries;
-	size_t			 id_query;
-	size_t			 explain_query;	/* or SIZE_MAX */
-	size_t			 member_query;	/* first of the annotation
-						   members */
-	struct nsd_json_scanner	 scanner;
+	struct nsd_record_scanner rs;		/* the record's text */
 	struct nsd_nshash	 nshash;
 	struct nsd_simhash	 simhash;	/* also minhash's features */
 	unsigned		 bands;		/* minhash */
 	unsigned		 rows;
-	struct nsd_buf		 text;
-	char			 joiner;	/* between the fields of text */
-	struct nsd_tsv_fields	 fields;
 };
 
 /*
@@ -155,31 +116,14 @@ worker_init(struct nsd_worker *w, const struct nsd_config *cfg,
 {
 	struct nsd_nshash_params np;
 	struct nsd_simhash_params sp;
-	size_t			 i, n = 0;
+	char			 joiner;
 
 	memset(w, 0, sizeof *w);
-	for (i = 0; i < cfg->nkeys; i++, n++)
-		if (nsd_json_path_parse(&w->paths[n], cfg->keys[i], err) == -1)
-			return (-1);
-	w->id_query = n;
-	if (nsd_json_path_parse(&w->paths[n++], cfg->id_field, err) == -1)
+	/* nshash from version 2 on tells the fields of its text apart. */
+	joiner = cfg->method == NSD_METHOD_NSHASH && !cfg->compat &&
+	    ix->params.norm_version >= 2 ? NSD_FIELD_END : '\n';
+	if (nsd_record_scanner_init(&w->rs, cfg, joiner, err) == -1)
 		return (-1);
-	w->member_query = n;
-	nsd_json_path_member(&w->paths[n++], cfg->field_name);
-	if (cfg->dup_field[0] != '\0')
-		nsd_json_path_member(&w->paths[n++], cfg->dup_field);
-	w->explain_query = SIZE_MAX;
-	if (cfg->explain) {
-		w->explain_query = n;
-		nsd_json_path_member(&w->paths[n++], NSD_EXPLAIN_NAME);
-	}
-	for (i = 0; i < n; i++) {
-		w->queries[i].path = &w->paths[i];
-		w->queries[i].all = i >= w->member_query;
-	}
-	w->nqueries = n;
-	nsd_json_scanner_init(&w->scanner, w->queries, n);
-
 	sp.ngram = cfg->ngram;
 	sp.shingle = cfg->shingle;
 	sp.min_features = cfg->min_features;
@@ -192,24 +136,15 @@ worker_init(struct nsd_worker *w, const struct nsd_config *cfg,
 	np.compat = cfg->compat;
 	np.seed = 0;
 	np.version = ix->params.norm_version;
-	w->joiner = cfg->method == NSD_METHOD_NSHASH && !cfg->compat &&
-	    np.version >= 2 ? NSD_FIELD_END : '\n';
 	return (nsd_nshash_init(&w->nshash, &np, err));
 }
 
 static void
 worker_free(struct nsd_worker *w)
 {
-	size_t	 i;
-
-	nsd_json_scanner_free(&w->scanner);
-	/* Every slot: worker_init may stop halfway; unused ones are zero. */
-	for (i = 0; i < sizeof w->paths / sizeof w->paths[0]; i++)
-		nsd_json_path_free(&w->paths[i]);
+	nsd_record_scanner_free(&w->rs);
 	nsd_nshash_free(&w->nshash);
 	nsd_simhash_free(&w->simhash);
-	nsd_buf_free(&w->text);
-	nsd_tsv_fields_free(&w->fields);
 }
 
 static void
@@ -221,7 +156,7 @@ work_free(struct work *wk)
 	free(wk->code);
 	free(wk->sigs);
 	free(wk->bands);
-	free(wk->spans);
+	free(wk->spans.v);
 	nsd_buf_free(&wk->reasons);
 	nsd_buf_free(&wk->id);
 }
@@ -252,133 +187,14 @@ set_bad(struct work *wk, struct record *r, const char *fmt, ...)
 }
 
 /*
- * Whether a line is blank, to be skipped: white space only for JSON;
- * nothing at all for TSV, where a line of tabs is a row of empty fields;
- * spaces only while the format is not known, as a tab makes it TSV.
- */
-static int
-is_blank(enum nsd_format format, const char *s, size_t len)
-{
-	size_t	 i;
-
-	if (format == NSD_FORMAT_TSV)
-		return (len == 0);
-	for (i = 0; i < len; i++)
-		if (s[i] != ' ' && s[i] != '\r' &&
-		    (s[i] != '\t' || format == NSD_FORMAT_AUTO))
-			return (0);
-	return (1);
-}
-
-/*
- * The format of an input, from its first non-blank line: JSON when it
- * starts with '{' or '[', or has no tab at all (so that a damaged first
- * record of a JSON file is a bad record, not a TSV header); TSV otherwise.
- */
-static enum nsd_format
-detect_format(const char *s, size_t len)
-{
-	size_t	 i;
-
-	for (i = 0; i < len && (s[i] == ' ' || s[i] == '\t'); i++)
-		;
-	if (i < len && (s[i] == '{' || s[i] == '['))
-		return (NSD_FORMAT_JSONL);
-	return (memchr(s, '\t', len) == NULL ?
-	    NSD_FORMAT_JSONL : NSD_FORMAT_TSV);
-}
-
-/*
- * Check that a TSV line is UTF-8 without NUL; 0, or -1 with the record marked
- * bad.
- */
-static int
-tsv_check_bytes(struct work *wk, struct record *r, const char *s, size_t len)
-{
-	const char	*nul;
-	size_t		 bad;
-
-	if ((nul = memchr(s, '\0', len)) != NULL) {
-		set_bad(wk, r, "NUL byte at byte %zu", (size_t)(nul - s) + 1);
-		return (-1);
-	}
-	if ((bad = nsd_utf8_check(s, len)) < len) {
-		set_bad(wk, r, "invalid UTF-8 at byte %zu", bad + 1);
-		return (-1);
-	}
-	return (0);
-}
-
-/*
- * Resolve a TSV column reference against the header (or, with -H, as a
- * number).
- */
-static int
-tsv_column(const struct nsd_config *cfg, struct input *in, const char *field,
-    const char *line, const struct nsd_tsv_fields *hf, int required, long *col,
-    uint64_t lineno, struct nsd_error *err)
-{
-	*col = nsd_tsv_column(field, cfg->no_header ? NULL : line, hf);
-	if (*col >= 0 || !required)
-		return (0);
-	if (field[0] != '\0' && field[strspn(field, "0123456789")] == '\0')
-		return (nsd_error_set(err, NSD_EXIT_INPUT,
-		    "%s:%llu: no column %s: %s has %zu column%s", in->name,
-		    (unsigned long long)lineno, field,
-		    cfg->no_header ? "the first row" : "the header", hf->n,
-		    hf->n == 1 ? "" : "s"));
-	if (cfg->no_header)
-		return (nsd_error_set(err, NSD_EXIT_USAGE,
-		    "%s: with --no-header, columns are numbers, not '%s'",
-		    in->name, field));
-	return (nsd_error_set(err, NSD_EXIT_INPUT,
-	    "%s:%llu: no column '%s' in the header",
-	    in->name, (unsigned long long)lineno, field));
-}
-
-/*
- * Work out the columns of a TSV input from its header line (or first row,
- * with -H).
- */
-static int
-tsv_setup(const struct nsd_config *cfg, struct input *in, const char *line,
-    size_t len, uint64_t lineno, struct nsd_error *err)
-{
-	struct nsd_tsv_fields	*hf = &in->header;
-	size_t			 i;
-
-	nsd_tsv_split(line, len, hf);
-	in->ncols = hf->n;
-	for (i = 0; i < cfg->nkeys; i++)
-		if (tsv_column(cfg, in, cfg->keys[i], line, hf, 1,
-		    &in->key_cols[i], lineno, err) == -1)
-			return (-1);
-	if (tsv_column(cfg, in, cfg->id_field, line, hf,
-	    cfg->id_field_given, &in->id_col, lineno, err) == -1)
-		return (-1);
-	/* The annotation columns are found by name only, never by number. */
-	in->id_out_col = in->dup_out_col = in->explain_out_col = -1;
-	if (!cfg->no_header && cfg->explain)
-		in->explain_out_col = nsd_tsv_header_index(NSD_EXPLAIN_NAME,
-		    line, hf);
-	if (!cfg->no_header) {
-		in->id_out_col = nsd_tsv_header_index(cfg->field_name, line,
-		    hf);
-		if (cfg->dup_field[0] != '\0')
-			in->dup_out_col = nsd_tsv_header_index(cfg->dup_field,
-			    line, hf);
-	}
-	return (0);
-}
-
-/*
  * Stage 1, in order: blank lines, the input's format, and the TSV header.
  * Long lines are bad here already; the header errors are fatal.
  */
 static int
-stage_frame(const struct nsd_config *cfg, struct input *in, struct work *wk,
-    struct nsd_error *err)
+stage_frame(const struct nsd_config *cfg, struct nsd_record_input *in,
+    struct work *wk, struct nsd_error *err)
 {
+	char		 why[NSD_RECORD_WHY_MAX];
 	size_t		 i;
 
 	wk->reasons.len = 0;
@@ -406,7 +222,7 @@ stage_frame(const struct nsd_config *cfg, struct input *in, struct work *wk,
 			 * TSV header too long to read leaves no columns.
 			 */
 			if (in->format == NSD_FORMAT_AUTO)
-				in->format = detect_format(s, l->len);
+				in->format = nsd_record_format_of(s, l->len);
 			set_bad(wk, r,
 			    "line longer than %zu bytes (--max-line)",
 			    cfg->max_line);
@@ -418,24 +234,25 @@ stage_frame(const struct nsd_config *cfg, struct input *in, struct work *wk,
 				    wk->reasons.data + r->reason));
 			continue;
 		}
-		if (is_blank(in->format, s, l->len)) {
+		if (nsd_record_is_blank(in->format, s, l->len)) {
 			r->kind = RECORD_BLANK;
 			continue;
 		}
 		if (in->format == NSD_FORMAT_AUTO)
-			in->format = detect_format(s, l->len);
+			in->format = nsd_record_format_of(s, l->len);
 		if (in->format != NSD_FORMAT_TSV || in->header_seen)
 			continue;
 		in->header_seen = 1;
 		if (!cfg->no_header) {
 			r->kind = RECORD_HEADER;
-			if (tsv_check_bytes(wk, r, s, l->len) == -1)
+			if (nsd_record_check_tsv(s, l->len, why) == -1)
 				return (nsd_error_set(err, NSD_EXIT_INPUT,
 				    "%s:%llu: bad header: %s",
 				    in->name, (unsigned long long)l->lineno,
-				    wk->reasons.data + r->reason));
+				    why));
 		}
-		if (tsv_setup(cfg, in, s, l->len, l->lineno, err) == -1)
+		if (nsd_record_tsv_header(cfg, in, s, l->len, l->lineno,
+		    err) == -1)
 			return (-1);
 	}
 	return (0);
@@ -459,124 +276,6 @@ add_fps(struct work *wk, struct record *r, const uint64_t *fps,
 	wk->nfps += n;
 }
 
-/* Keep the spans of existing annotation members, sorted by position. */
-static void
-add_spans(struct work *wk, struct record *r, const struct nsd_worker *w)
-{
-	size_t	 q, i, j;
-
-	r->span_off = wk->nspans;
-	for (q = w->member_query; q < w->nqueries; q++) {
-		const struct nsd_json_query *qu = &w->queries[q];
-
-		for (i = 0; i < qu->nspans; i++) {
-			struct nsd_splice_span	 s;
-
-			if (wk->nspans == wk->spans_cap) {
-				wk->spans_cap = wk->spans_cap ?
-				    wk->spans_cap * 2 : 64;
-				wk->spans = xreallocarray(wk->spans,
-				    wk->spans_cap, sizeof *wk->spans);
-			}
-			s.start = qu->spans[i].start;
-			s.len = qu->spans[i].len;
-			s.member = q == w->member_query ? NSD_MEMBER_ID :
-			    q == w->explain_query ? NSD_MEMBER_EXPLAIN :
-			    NSD_MEMBER_DUP;
-			for (j = wk->nspans;
-			    j > r->span_off && wk->spans[j - 1].start > s.start;
-			    j--)
-				wk->spans[j] = wk->spans[j - 1];
-			wk->spans[j] = s;
-			wk->nspans++;
-		}
-	}
-	r->nspans = wk->nspans - r->span_off;
-}
-
-/* Stage 2 for a JSON record: validate, find the fields, collect the text. */
-static void
-scan_json(const struct nsd_config *cfg, struct nsd_worker *w, struct work *wk,
-    struct record *r, const char *s, size_t len)
-{
-	struct nsd_json_scanner	*sc = &w->scanner;
-	size_t			 i;
-
-	if (nsd_json_scan(sc, s, len, 1) == -1) {
-		if (strcmp(sc->error, "not a JSON object") == 0)
-			set_bad(wk, r, "not a JSON object but %s",
-			    nsd_json_type_name(sc->top));
-		else if (strcmp(sc->error, "NUL byte") == 0 ||
-		    strcmp(sc->error, "invalid UTF-8") == 0)
-			set_bad(wk, r, "%s at byte %zu", sc->error,
-			    sc->error_at + 1);
-		else
-			set_bad(wk, r, "invalid JSON: %s at byte %zu",
-			    sc->error, sc->error_at + 1);
-		return;
-	}
-	w->text.len = 0;
-	for (i = 0; i < cfg->nkeys; i++) {
-		const struct nsd_json_span *f = &w->queries[i].found;
-
-		if (f->type == NSD_JSON_NONE) {
-			set_bad(wk, r, "no text field \"%s\"", cfg->keys[i]);
-			return;
-		}
-		if (f->type != NSD_JSON_STRING) {
-			set_bad(wk, r, "text field \"%s\" is %s, not a string",
-			    cfg->keys[i], nsd_json_type_name(f->type));
-			return;
-		}
-		if (i > 0)
-			nsd_buf_putc(&w->text, w->joiner);
-		nsd_json_decode_string(s + f->start, f->len, &w->text);
-	}
-	{
-		const struct nsd_json_span *id = &w->queries[w->id_query].found;
-
-		if (id->type == NSD_JSON_STRING ||
-		    id->type == NSD_JSON_NUMBER) {
-			r->id_start = id->start;
-			r->id_len = id->len;
-		}
-	}
-	r->insert_at = sc->insert_at;
-	r->has_members = sc->has_members;
-	add_spans(wk, r, w);
-}
-
-/* Stage 2 for a TSV row: check it, collect the text columns and the id cell. */
-static void
-scan_tsv(const struct nsd_config *cfg, struct nsd_worker *w,
-    const struct input *in, struct work *wk, struct record *r, const char *s,
-    size_t len)
-{
-	size_t	 i;
-
-	if (tsv_check_bytes(wk, r, s, len) == -1)
-		return;
-	nsd_tsv_split(s, len, &w->fields);
-	if (w->fields.n != in->ncols) {
-		set_bad(wk, r, "row has %zu column%s, %s has %zu", w->fields.n,
-		    w->fields.n == 1 ? "" : "s",
-		    cfg->no_header ? "the first row" : "the header", in->ncols);
-		return;
-	}
-	w->text.len = 0;
-	for (i = 0; i < cfg->nkeys; i++) {
-		const struct nsd_tsv_field *f = &w->fields.f[in->key_cols[i]];
-
-		if (i > 0)
-			nsd_buf_putc(&w->text, w->joiner);
-		nsd_tsv_decode(s + f->start, f->len, &w->text);
-	}
-	if (in->id_col >= 0 && w->fields.f[in->id_col].len > 0) {
-		r->id_start = w->fields.f[in->id_col].start;
-		r->id_len = w->fields.f[in->id_col].len;
-	}
-}
-
 /*
  * Whether w's text, of n feature occurrences, has something to compare
  * with simhash or minhash: enough features, and enough letters and digits.
@@ -585,7 +284,8 @@ static int
 comparable(const struct nsd_config *cfg, struct nsd_worker *w, size_t n)
 {
 	return (n >= cfg->min_features && nsd_text_more_word_chars(
-	    w->nshash.text, w->text.data, w->text.len, NSD_SIMHASH_MIN_CHARS));
+	    w->nshash.text, w->rs.text.data, w->rs.text.len,
+	    NSD_SIMHASH_MIN_CHARS));
 }
 
 /*
@@ -598,8 +298,8 @@ scan_minhash(const struct nsd_config *cfg, struct nsd_worker *w,
 {
 	uint64_t	 min[NSD_MINHASH_BINS];
 
-	if (!comparable(cfg, w, nsd_simhash_minima(&w->simhash, w->text.data,
-	    w->text.len, min)))
+	if (!comparable(cfg, w, nsd_simhash_minima(&w->simhash, w->rs.text.data,
+	    w->rs.text.len, min)))
 		return (0);
 	nsd_minhash_compute(min, w->bands, w->rows,
 	    wk->sigs + i * NSD_MINHASH_SIG_BYTES, keys);
@@ -609,14 +309,15 @@ scan_minhash(const struct nsd_config *cfg, struct nsd_worker *w,
 /* Stage 2: every record of the batch, independently of the others. */
 static void
 stage_scan(const struct nsd_config *cfg, struct nsd_worker *w,
-    const struct input *in, struct work *wk)
+    const struct nsd_record_input *in, struct work *wk)
 {
 	uint64_t	 fps[NSD_MAX_KEYS_PER_RECORD];
 	unsigned char	 code[NSD_MAX_KEYS_PER_RECORD] = { 0 };
+	char		 why[NSD_RECORD_WHY_MAX];
 	size_t		 i, n;
 
 	wk->nfps = 0;
-	wk->nspans = 0;
+	wk->spans.n = 0;
 	if (cfg->method == NSD_METHOD_MINHASH &&
 	    wk->sigs_cap < wk->lines.nlines) {
 		wk->sigs_cap = wk->lines.nlines;
@@ -632,20 +333,19 @@ stage_scan(const struct nsd_config *cfg, struct nsd_worker *w,
 
 		if (r->kind != RECORD_OK)
 			continue;
-		if (in->format == NSD_FORMAT_JSONL)
-			scan_json(cfg, w, wk, r, s, l->len);
-		else
-			scan_tsv(cfg, w, in, wk, r, s, l->len);
-		if (r->kind != RECORD_OK)
+		if (nsd_record_scan(cfg, &w->rs, in, s, l->len, &r->found,
+		    &wk->spans, why) == -1) {
+			set_bad(wk, r, "%s", why);
 			continue;
+		}
 		if (cfg->method == NSD_METHOD_SIMHASH)
 			n = comparable(cfg, w, nsd_simhash_compute(&w->simhash,
-			    w->text.data, w->text.len, fps));
+			    w->rs.text.data, w->rs.text.len, fps));
 		else if (cfg->method == NSD_METHOD_MINHASH)
 			n = scan_minhash(cfg, w, wk, i, fps);
 		else
-			n = nsd_nshash_compute(&w->nshash, w->text.data,
-			    w->text.len, fps, cfg->compat ? NULL : code);
+			n = nsd_nshash_compute(&w->nshash, w->rs.text.data,
+			    w->rs.text.len, fps, cfg->compat ? NULL : code);
 		add_fps(wk, r, fps, code, n);
 		r->has_whole = cfg->method == NSD_METHOD_NSHASH &&
 		    w->nshash.has_whole;
@@ -835,19 +535,14 @@ lookup_minhash(const struct nsd_config *cfg, struct nsd_index *ix,
 	return (0);
 }
 
-/* r's id as a group keeps it: a JSON token, whatever the format. */
+/* r's id as a group keeps it. */
 static void
-record_id(const struct input *in, struct work *wk, const struct record *r,
-    const struct nsd_line *l, const char **id, size_t *id_len)
+record_id(const struct nsd_record_input *in, struct work *wk,
+    const struct record *r, const struct nsd_line *l, const char **id,
+    size_t *id_len)
 {
-	*id = nsd_line_data(&wk->lines, l) + r->id_start;
-	*id_len = r->id_len;
-	if (in->format == NSD_FORMAT_TSV && *id_len > 0) {
-		wk->id.len = 0;
-		nsd_json_encode_string(*id, *id_len, &wk->id);
-		*id = wk->id.data;
-		*id_len = wk->id.len;
-	}
+	nsd_record_id(in, nsd_line_data(&wk->lines, l), &r->found, &wk->id, id,
+	    id_len);
 }
 
 /*
@@ -855,8 +550,8 @@ record_id(const struct input *in, struct work *wk, const struct record *r,
  * signature; NULL for the other methods).
  */
 static int
-open_group(const struct input *in, struct nsd_index *ix, struct work *wk,
-    const struct record *r, const struct nsd_line *l,
+open_group(const struct nsd_record_input *in, struct nsd_index *ix,
+    struct work *wk, const struct record *r, const struct nsd_line *l,
     const unsigned char *sig, uint64_t *group, struct nsd_error *err)
 {
 	const char	*id;
@@ -874,9 +569,9 @@ open_group(const struct input *in, struct nsd_index *ix, struct work *wk,
  * again writes what the failed run would have written.
  */
 static int
-first_again(const struct input *in, struct nsd_index *ix, struct work *wk,
-    const struct record *r, const struct nsd_line *l, uint64_t group,
-    int *yes, struct nsd_error *err)
+first_again(const struct nsd_record_input *in, struct nsd_index *ix,
+    struct work *wk, const struct record *r, const struct nsd_line *l,
+    uint64_t group, int *yes, struct nsd_error *err)
 {
 	struct nsd_group_name	 name;
 	const char		*id;
@@ -1005,7 +700,7 @@ out:
 
 /* Stage 3's loop: each record of the batch in turn. */
 static int
-decide_records(const struct nsd_config *cfg, const struct input *in,
+decide_records(const struct nsd_config *cfg, const struct nsd_record_input *in,
     struct nsd_index *ix, struct work *wk, struct nsd_stats *st, size_t *stop,
     struct nsd_error *err)
 {
@@ -1120,7 +815,7 @@ decide_records(const struct nsd_config *cfg, const struct input *in,
  * under --on-error=fail.
  */
 static int
-stage_decide(const struct nsd_config *cfg, const struct input *in,
+stage_decide(const struct nsd_config *cfg, const struct nsd_record_input *in,
     struct nsd_index *ix, struct work *wk, struct nsd_stats *st, size_t *stop,
     struct nsd_error *err)
 {
@@ -1281,13 +976,13 @@ out:
 /* Stage 4 for a record that was judged: annotate it, pass it, or drop it. */
 static int
 write_judged(const struct nsd_config *cfg, struct nsd_index *ix,
-    struct nsd_writer *wr, const struct input *in, const struct work *wk,
-    const struct record *r, const struct nsd_line *l, struct nsd_error *err)
+    struct nsd_writer *wr, const struct nsd_record_input *in,
+    const struct work *wk, const struct record *r, const struct nsd_line *l,
+    struct nsd_error *err)
 {
 	const char		*s = nsd_line_data(&wk->lines, l);
 	struct nsd_annotation	 a;
 	struct nsd_group_name	 name;
-	struct nsd_splice	 sp;
 	char			 evidence[128 + 4 * NSD_MINHASH_MAX_BANDS];
 	const uint64_t		*bands;
 	size_t			 n;
@@ -1332,21 +1027,14 @@ write_judged(const struct nsd_config *cfg, struct nsd_index *ix,
 			    r->exact ? "true" : "false");
 		a.explain = evidence;
 	}
-	if (in->format == NSD_FORMAT_TSV)
-		return (nsd_writer_tsv(wr, s, l->len, l->eol_len,
-		    in->id_out_col, in->dup_out_col, in->explain_out_col, &a,
-		    err));
-	sp.insert_at = r->insert_at;
-	sp.has_members = r->has_members;
-	sp.replace = wk->spans + r->span_off;
-	sp.nreplace = r->nspans;
-	return (nsd_writer_json(wr, s, l->len, l->eol_len, &sp, &a, err));
+	return (nsd_record_write(wr, in, s, l, &r->found, &wk->spans, &a,
+	    err));
 }
 
 /* Stage 4, in order: the output, up to (not including) record stop. */
 static int
 stage_write(const struct nsd_config *cfg, struct nsd_index *ix,
-    struct nsd_writer *wr, struct input *in, const struct work *wk,
+    struct nsd_writer *wr, struct nsd_record_input *in, const struct work *wk,
     size_t stop, struct nsd_error *err)
 {
 	const char	*s;
@@ -1366,9 +1054,8 @@ stage_write(const struct nsd_config *cfg, struct nsd_index *ix,
 				if (nsd_writer_raw(wr, s, l->len, l->eol_len,
 				    err) == -1)
 					return (-1);
-			} else if (nsd_writer_tsv(wr, s, l->len, l->eol_len,
-			    in->id_out_col, in->dup_out_col,
-			    in->explain_out_col, NULL, err) == -1)
+			} else if (nsd_record_write(wr, in, s, l, NULL, NULL,
+			    NULL, err) == -1)
 				return (-1);
 			break;
 		case RECORD_BAD:
@@ -1407,8 +1094,8 @@ stage_write(const struct nsd_config *cfg, struct nsd_index *ix,
 
 /* Tell the hook about the batch's bad records, up to record stop included. */
 static void
-report_bad(const struct nsd_pipeline_hooks *hooks, const struct input *in,
-    const struct work *wk, size_t stop)
+report_bad(const struct nsd_pipeline_hooks *hooks,
+    const struct nsd_record_input *in, const struct work *wk, size_t stop)
 {
 	size_t	 i;
 
@@ -1456,7 +1143,7 @@ enum slot_state { SLOT_FREE, SLOT_FRAMED, SLOT_SCANNING, SLOT_SCANNED };
 
 struct slot {
 	struct work		 wk;
-	struct input		*in;
+	struct nsd_record_input		*in;
 	uint64_t		 bytes;		/* of input, that it accounts
 						   for */
 	enum slot_state		 state;
@@ -1485,7 +1172,7 @@ struct run {
 	char			**files;
 	size_t			 nfiles;
 	size_t			 next_file;
-	struct input		*inputs;	/* one per file */
+	struct nsd_record_input		*inputs;	/* one per file */
 	struct nsd_reader	 rd;
 	int			 reading;	/* rd is open on the current
 						   file */
@@ -1648,10 +1335,8 @@ run_stop(struct run *r)
 	for (i = 0; r->ring != NULL && i < r->nslots; i++)
 		work_free(&r->ring[i].wk);
 	free(r->ring);
-	for (i = 0; r->inputs != NULL && i < r->nfiles; i++) {
-		free(r->inputs[i].name);
-		nsd_tsv_fields_free(&r->inputs[i].header);
-	}
+	for (i = 0; r->inputs != NULL && i < r->nfiles; i++)
+		nsd_record_input_free(&r->inputs[i]);
 	free(r->inputs);
 	if (r->reading)
 		nsd_reader_close(&r->rd);
@@ -1665,7 +1350,7 @@ static int
 read_batch(struct run *r, struct slot *s, struct nsd_error *err)
 {
 	const struct nsd_config	*cfg = r->cfg;
-	struct input		*in;
+	struct nsd_record_input		*in;
 	int			 rc;
 
 	for (;;) {
@@ -1676,10 +1361,7 @@ read_batch(struct run *r, struct slot *s, struct nsd_error *err)
 			    cfg->max_line, err) == -1)
 				return (-1);
 			in = &r->inputs[r->next_file];
-			in->name = xstrdup(r->rd.name);
-			in->format = cfg->format;
-			in->id_col = in->id_out_col = in->dup_out_col = -1;
-			in->explain_out_col = -1;
+			nsd_record_input_init(in, r->rd.name, cfg->format);
 			r->reading = 1;
 			r->rd_bytes = 0;
 			r->st->files++;

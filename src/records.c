@@ -1,0 +1,361 @@
+/*
+ * records.c: the records of JSON lines and TSV inputs (see records.h).
+ */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "records.h"
+#include "utf8.h"
+
+/* Say why a record is bad, into why[NSD_RECORD_WHY_MAX]; -1. */
+static int
+bad(char *why, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static int
+bad(char *why, const char *fmt, ...)
+{
+	va_list	 ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, NSD_RECORD_WHY_MAX, fmt, ap);
+	va_end(ap);
+	return (-1);
+}
+
+void
+nsd_record_input_init(struct nsd_record_input *in, const char *name,
+    enum nsd_format format)
+{
+	memset(in, 0, sizeof *in);
+	in->name = xstrdup(name);
+	in->format = format;
+	in->id_col = in->id_out_col = in->dup_out_col = -1;
+	in->explain_out_col = -1;
+}
+
+void
+nsd_record_input_free(struct nsd_record_input *in)
+{
+	free(in->name);
+	nsd_tsv_fields_free(&in->header);
+}
+
+int
+nsd_record_scanner_init(struct nsd_record_scanner *rs,
+    const struct nsd_config *cfg, char joiner, struct nsd_error *err)
+{
+	size_t	 i, n = 0;
+
+	memset(rs, 0, sizeof *rs);
+	rs->joiner = joiner;
+	for (i = 0; i < cfg->nkeys; i++, n++)
+		if (nsd_json_path_parse(&rs->paths[n], cfg->keys[i], err) == -1)
+			return (-1);
+	rs->id_query = n;
+	if (nsd_json_path_parse(&rs->paths[n++], cfg->id_field, err) == -1)
+		return (-1);
+	rs->member_query = n;
+	nsd_json_path_member(&rs->paths[n++], cfg->field_name);
+	if (cfg->dup_field[0] != '\0')
+		nsd_json_path_member(&rs->paths[n++], cfg->dup_field);
+	rs->explain_query = SIZE_MAX;
+	if (cfg->explain) {
+		rs->explain_query = n;
+		nsd_json_path_member(&rs->paths[n++], NSD_EXPLAIN_NAME);
+	}
+	for (i = 0; i < n; i++) {
+		rs->queries[i].path = &rs->paths[i];
+		rs->queries[i].all = i >= rs->member_query;
+	}
+	rs->nqueries = n;
+	nsd_json_scanner_init(&rs->scanner, rs->queries, n);
+	return (0);
+}
+
+void
+nsd_record_scanner_free(struct nsd_record_scanner *rs)
+{
+	size_t	 i;
+
+	nsd_json_scanner_free(&rs->scanner);
+	/* Every slot: init may stop halfway; unused ones are zero. */
+	for (i = 0; i < sizeof rs->paths / sizeof rs->paths[0]; i++)
+		nsd_json_path_free(&rs->paths[i]);
+	nsd_buf_free(&rs->text);
+	nsd_tsv_fields_free(&rs->fields);
+}
+
+/*
+ * White space only for JSON; nothing at all for TSV, where a line of tabs
+ * is a row of empty fields; spaces only while the format is not known, as
+ * a tab makes it TSV.
+ */
+int
+nsd_record_is_blank(enum nsd_format format, const char *s, size_t len)
+{
+	size_t	 i;
+
+	if (format == NSD_FORMAT_TSV)
+		return (len == 0);
+	for (i = 0; i < len; i++)
+		if (s[i] != ' ' && s[i] != '\r' &&
+		    (s[i] != '\t' || format == NSD_FORMAT_AUTO))
+			return (0);
+	return (1);
+}
+
+/*
+ * JSON when the line starts with '{' or '[', or has no tab at all (so that
+ * a damaged first record of a JSON file is a bad record, not a TSV
+ * header); TSV otherwise.
+ */
+enum nsd_format
+nsd_record_format_of(const char *s, size_t len)
+{
+	size_t	 i;
+
+	for (i = 0; i < len && (s[i] == ' ' || s[i] == '\t'); i++)
+		;
+	if (i < len && (s[i] == '{' || s[i] == '['))
+		return (NSD_FORMAT_JSONL);
+	return (memchr(s, '\t', len) == NULL ?
+	    NSD_FORMAT_JSONL : NSD_FORMAT_TSV);
+}
+
+int
+nsd_record_check_tsv(const char *s, size_t len, char *why)
+{
+	const char	*nul;
+	size_t		 at;
+
+	if ((nul = memchr(s, '\0', len)) != NULL)
+		return (bad(why, "NUL byte at byte %zu",
+		    (size_t)(nul - s) + 1));
+	if ((at = nsd_utf8_check(s, len)) < len)
+		return (bad(why, "invalid UTF-8 at byte %zu", at + 1));
+	return (0);
+}
+
+/*
+ * Resolve a TSV column reference against the header (or, with -H, as a
+ * number).
+ */
+static int
+tsv_column(const struct nsd_config *cfg, const struct nsd_record_input *in,
+    const char *field, const char *line, int required, long *col,
+    uint64_t lineno, struct nsd_error *err)
+{
+	const struct nsd_tsv_fields *hf = &in->header;
+
+	*col = nsd_tsv_column(field, cfg->no_header ? NULL : line, hf);
+	if (*col >= 0 || !required)
+		return (0);
+	if (field[0] != '\0' && field[strspn(field, "0123456789")] == '\0')
+		return (nsd_error_set(err, NSD_EXIT_INPUT,
+		    "%s:%llu: no column %s: %s has %zu column%s", in->name,
+		    (unsigned long long)lineno, field,
+		    cfg->no_header ? "the first row" : "the header", hf->n,
+		    hf->n == 1 ? "" : "s"));
+	if (cfg->no_header)
+		return (nsd_error_set(err, NSD_EXIT_USAGE,
+		    "%s: with --no-header, columns are numbers, not '%s'",
+		    in->name, field));
+	return (nsd_error_set(err, NSD_EXIT_INPUT,
+	    "%s:%llu: no column '%s' in the header",
+	    in->name, (unsigned long long)lineno, field));
+}
+
+int
+nsd_record_tsv_header(const struct nsd_config *cfg,
+    struct nsd_record_input *in, const char *line, size_t len,
+    uint64_t lineno, struct nsd_error *err)
+{
+	struct nsd_tsv_fields	*hf = &in->header;
+	size_t			 i;
+
+	nsd_tsv_split(line, len, hf);
+	in->ncols = hf->n;
+	for (i = 0; i < cfg->nkeys; i++)
+		if (tsv_column(cfg, in, cfg->keys[i], line, 1,
+		    &in->key_cols[i], lineno, err) == -1)
+			return (-1);
+	if (tsv_column(cfg, in, cfg->id_field, line, cfg->id_field_given,
+	    &in->id_col, lineno, err) == -1)
+		return (-1);
+	/* The annotation columns are found by name only, never by number. */
+	in->id_out_col = in->dup_out_col = in->explain_out_col = -1;
+	if (!cfg->no_header && cfg->explain)
+		in->explain_out_col = nsd_tsv_header_index(NSD_EXPLAIN_NAME,
+		    line, hf);
+	if (!cfg->no_header) {
+		in->id_out_col = nsd_tsv_header_index(cfg->field_name, line,
+		    hf);
+		if (cfg->dup_field[0] != '\0')
+			in->dup_out_col = nsd_tsv_header_index(cfg->dup_field,
+			    line, hf);
+	}
+	return (0);
+}
+
+/* Keep the spans of existing annotation members, sorted by position. */
+static void
+add_spans(const struct nsd_record_scanner *rs, struct nsd_record_found *f,
+    struct nsd_spans *sp)
+{
+	size_t	 q, i, j;
+
+	f->span_off = sp->n;
+	for (q = rs->member_query; q < rs->nqueries; q++) {
+		const struct nsd_json_query *qu = &rs->queries[q];
+
+		for (i = 0; i < qu->nspans; i++) {
+			struct nsd_splice_span	 s;
+
+			if (sp->n == sp->cap) {
+				sp->cap = sp->cap ? sp->cap * 2 : 64;
+				sp->v = xreallocarray(sp->v, sp->cap,
+				    sizeof *sp->v);
+			}
+			s.start = qu->spans[i].start;
+			s.len = qu->spans[i].len;
+			s.member = q == rs->member_query ? NSD_MEMBER_ID :
+			    q == rs->explain_query ? NSD_MEMBER_EXPLAIN :
+			    NSD_MEMBER_DUP;
+			for (j = sp->n; j > f->span_off &&
+			    sp->v[j - 1].start > s.start; j--)
+				sp->v[j] = sp->v[j - 1];
+			sp->v[j] = s;
+			sp->n++;
+		}
+	}
+	f->nspans = sp->n - f->span_off;
+}
+
+/* A JSON record: validate it, find the fields, collect the text. */
+static int
+scan_json(const struct nsd_config *cfg, struct nsd_record_scanner *rs,
+    const char *s, size_t len, struct nsd_record_found *f,
+    struct nsd_spans *sp, char *why)
+{
+	struct nsd_json_scanner		*sc = &rs->scanner;
+	const struct nsd_json_span	*id;
+	size_t				 i;
+
+	if (nsd_json_scan(sc, s, len, 1) == -1) {
+		if (strcmp(sc->error, "not a JSON object") == 0)
+			return (bad(why, "not a JSON object but %s",
+			    nsd_json_type_name(sc->top)));
+		if (strcmp(sc->error, "NUL byte") == 0 ||
+		    strcmp(sc->error, "invalid UTF-8") == 0)
+			return (bad(why, "%s at byte %zu", sc->error,
+			    sc->error_at + 1));
+		return (bad(why, "invalid JSON: %s at byte %zu", sc->error,
+		    sc->error_at + 1));
+	}
+	rs->text.len = 0;
+	for (i = 0; i < cfg->nkeys; i++) {
+		const struct nsd_json_span *k = &rs->queries[i].found;
+
+		if (k->type == NSD_JSON_NONE)
+			return (bad(why, "no text field \"%s\"",
+			    cfg->keys[i]));
+		if (k->type != NSD_JSON_STRING)
+			return (bad(why, "text field \"%s\" is %s, not a "
+			    "string", cfg->keys[i],
+			    nsd_json_type_name(k->type)));
+		if (i > 0)
+			nsd_buf_putc(&rs->text, rs->joiner);
+		nsd_json_decode_string(s + k->start, k->len, &rs->text);
+	}
+	id = &rs->queries[rs->id_query].found;
+	if (id->type == NSD_JSON_STRING || id->type == NSD_JSON_NUMBER) {
+		f->id_start = id->start;
+		f->id_len = id->len;
+	}
+	f->insert_at = sc->insert_at;
+	f->has_members = sc->has_members;
+	add_spans(rs, f, sp);
+	return (0);
+}
+
+/* A TSV row: check it, collect the text columns and the id cell. */
+static int
+scan_tsv(const struct nsd_config *cfg, struct nsd_record_scanner *rs,
+    const struct nsd_record_input *in, const char *s, size_t len,
+    struct nsd_record_found *f, char *why)
+{
+	size_t	 i;
+
+	if (nsd_record_check_tsv(s, len, why) == -1)
+		return (-1);
+	nsd_tsv_split(s, len, &rs->fields);
+	if (rs->fields.n != in->ncols)
+		return (bad(why, "row has %zu column%s, %s has %zu",
+		    rs->fields.n, rs->fields.n == 1 ? "" : "s",
+		    cfg->no_header ? "the first row" : "the header",
+		    in->ncols));
+	rs->text.len = 0;
+	for (i = 0; i < cfg->nkeys; i++) {
+		const struct nsd_tsv_field *k = &rs->fields.f[in->key_cols[i]];
+
+		if (i > 0)
+			nsd_buf_putc(&rs->text, rs->joiner);
+		nsd_tsv_decode(s + k->start, k->len, &rs->text);
+	}
+	if (in->id_col >= 0 && rs->fields.f[in->id_col].len > 0) {
+		f->id_start = rs->fields.f[in->id_col].start;
+		f->id_len = rs->fields.f[in->id_col].len;
+	}
+	return (0);
+}
+
+int
+nsd_record_scan(const struct nsd_config *cfg, struct nsd_record_scanner *rs,
+    const struct nsd_record_input *in, const char *s, size_t len,
+    struct nsd_record_found *f, struct nsd_spans *sp, char *why)
+{
+	memset(f, 0, sizeof *f);
+	if (in->format == NSD_FORMAT_JSONL)
+		return (scan_json(cfg, rs, s, len, f, sp, why));
+	return (scan_tsv(cfg, rs, in, s, len, f, why));
+}
+
+void
+nsd_record_id(const struct nsd_record_input *in, const char *line,
+    const struct nsd_record_found *f, struct nsd_buf *buf, const char **id,
+    size_t *id_len)
+{
+	*id = line + f->id_start;
+	*id_len = f->id_len;
+	if (in->format == NSD_FORMAT_TSV && *id_len > 0) {
+		buf->len = 0;
+		nsd_json_encode_string(*id, *id_len, buf);
+		*id = buf->data;
+		*id_len = buf->len;
+	}
+}
+
+int
+nsd_record_write(struct nsd_writer *wr, const struct nsd_record_input *in,
+    const char *s, const struct nsd_line *l, const struct nsd_record_found *f,
+    const struct nsd_spans *sp, const struct nsd_annotation *a,
+    struct nsd_error *err)
+{
+	struct nsd_splice	 splice;
+
+	if (in->format == NSD_FORMAT_TSV || f == NULL)
+		return (nsd_writer_tsv(wr, s, l->len, l->eol_len,
+		    in->id_out_col, in->dup_out_col, in->explain_out_col,
+		    f == NULL ? NULL : a, err));
+	splice.insert_at = f->insert_at;
+	splice.has_members = f->has_members;
+	splice.replace = sp->v + f->span_off;
+	splice.nreplace = f->nspans;
+	return (nsd_writer_json(wr, s, l->len, l->eol_len, &splice, a, err));
+}
