@@ -34,6 +34,10 @@ struct record {
 	unsigned	 nfps;
 	struct nsd_record_found found;	/* its id and members */
 	uint64_t	 group;		/* decided: the record's group */
+	uint64_t	 number;	/* named: the group's number */
+	size_t		 name_off;	/* named: the group's id in the
+					   batch's names, or SIZE_MAX: none */
+	size_t		 name_len;
 	int		 dup;
 	unsigned	 evidence;	/* duplicate: simhash distance,
 					   nshash fingerprints that matched,
@@ -68,6 +72,7 @@ struct work {
 	struct nsd_spans	 spans;
 	struct nsd_buf		 reasons;
 	struct nsd_buf		 id;		/* a TSV id as a JSON token */
+	struct nsd_buf		 names;		/* the ids of the groups */
 };
 
 /* The state stage 2 needs, one per thread. */
@@ -159,6 +164,7 @@ work_free(struct work *wk)
 	free(wk->spans.v);
 	nsd_buf_free(&wk->reasons);
 	nsd_buf_free(&wk->id);
+	nsd_buf_free(&wk->names);
 }
 
 /* Mark a record bad, keeping its reason in the batch. */
@@ -973,16 +979,48 @@ out:
 	return (rc);
 }
 
+/*
+ * The end of stage 3: the names of the groups of the records stage 4
+ * annotates, up to record stop, copied into the batch, so that stage 4
+ * never touches the index (a name may be a fetch from a shared one).
+ */
+static int
+name_batch(const struct nsd_config *cfg, struct nsd_index *ix,
+    struct work *wk, size_t stop, struct nsd_error *err)
+{
+	struct nsd_group_name	 name;
+	struct record		*r;
+	size_t			 i;
+
+	wk->names.len = 0;
+	if (cfg->mode == NSD_MODE_DROP_DUPS)
+		return (0);
+	for (i = 0; i < stop; i++) {
+		r = &wk->recs[i];
+		if (r->kind != RECORD_OK ||
+		    (cfg->mode == NSD_MODE_ONLY_DUPS && !r->dup))
+			continue;
+		if (nsd_index_group_name(ix, r->group, &name, err) == -1)
+			return (-1);
+		r->number = name.number;
+		r->name_off = SIZE_MAX;
+		r->name_len = name.id_len;
+		if (name.id != NULL) {
+			r->name_off = wk->names.len;
+			nsd_buf_append(&wk->names, name.id, name.id_len);
+		}
+	}
+	return (0);
+}
+
 /* Stage 4 for a record that was judged: annotate it, pass it, or drop it. */
 static int
-write_judged(const struct nsd_config *cfg, struct nsd_index *ix,
-    struct nsd_writer *wr, const struct nsd_record_input *in,
-    const struct work *wk, const struct record *r, const struct nsd_line *l,
-    struct nsd_error *err)
+write_judged(const struct nsd_config *cfg, struct nsd_writer *wr,
+    const struct nsd_record_input *in, const struct work *wk,
+    const struct record *r, const struct nsd_line *l, struct nsd_error *err)
 {
 	const char		*s = nsd_line_data(&wk->lines, l);
 	struct nsd_annotation	 a;
-	struct nsd_group_name	 name;
 	char			 evidence[128 + 4 * NSD_MINHASH_MAX_BANDS];
 	const uint64_t		*bands;
 	size_t			 n;
@@ -994,11 +1032,9 @@ write_judged(const struct nsd_config *cfg, struct nsd_index *ix,
 	if (cfg->mode == NSD_MODE_ONLY_DUPS && !r->dup)
 		return (0);
 	memset(&a, 0, sizeof a);
-	if (nsd_index_group_name(ix, r->group, &name, err) == -1)
-		return (-1);
-	a.id = name.id;
-	a.id_len = name.id_len;
-	a.group = name.number;
+	a.id = r->name_off == SIZE_MAX ? NULL : wk->names.data + r->name_off;
+	a.id_len = r->name_len;
+	a.group = r->number;
 	a.dup = r->dup;
 	if (cfg->explain && r->dup) {
 		if (cfg->method == NSD_METHOD_SIMHASH)
@@ -1033,9 +1069,9 @@ write_judged(const struct nsd_config *cfg, struct nsd_index *ix,
 
 /* Stage 4, in order: the output, up to (not including) record stop. */
 static int
-stage_write(const struct nsd_config *cfg, struct nsd_index *ix,
-    struct nsd_writer *wr, struct nsd_record_input *in, const struct work *wk,
-    size_t stop, struct nsd_error *err)
+stage_write(const struct nsd_config *cfg, struct nsd_writer *wr,
+    struct nsd_record_input *in, const struct work *wk, size_t stop,
+    struct nsd_error *err)
 {
 	const char	*s;
 	size_t		 i;
@@ -1084,7 +1120,7 @@ stage_write(const struct nsd_config *cfg, struct nsd_index *ix,
 				return (-1);
 			break;
 		case RECORD_OK:
-			if (write_judged(cfg, ix, wr, in, wk, r, l, err) == -1)
+			if (write_judged(cfg, wr, in, wk, r, l, err) == -1)
 				return (-1);
 			break;
 		}
@@ -1394,10 +1430,11 @@ finish_batch(struct run *r, struct slot *s, struct nsd_error *err)
 	size_t		 stop;
 
 	if (stage_decide(r->cfg, s->in, r->ix, wk, r->st, &stop, err) == -1 ||
-	    settle_batch(r->cfg, r->ix, wk, stop, r->st, err) == -1)
+	    settle_batch(r->cfg, r->ix, wk, stop, r->st, err) == -1 ||
+	    name_batch(r->cfg, r->ix, wk, stop, err) == -1)
 		return (-1);
 	report_bad(r->hooks, s->in, wk, stop);
-	if (stage_write(r->cfg, r->ix, r->wr, s->in, wk, stop, err) == -1)
+	if (stage_write(r->cfg, r->wr, s->in, wk, stop, err) == -1)
 		return (-1);
 	r->st->bytes += s->bytes;
 	if (r->hooks->progress != NULL)

@@ -6,9 +6,11 @@
  *   1. frame   (in order)    blank lines, the input's format, the TSV header;
  *   2. scan    (any order)   validate each record, find its text and id,
  *                            and fingerprint the text;
- *   3. decide  (in order)    look the fingerprints up in the index and
- *                            assign each record its group;
- *   4. write   (in order)    annotate, drop or pass records to the output.
+ *   3. decide  (in order)    look the fingerprints up in the index,
+ *                            assign each record its group, and copy the
+ *                            groups' names into the batch;
+ *   4. write   (in order)    annotate, drop or pass records to the output,
+ *                            without touching the index.
  * Only stage 2 is free of ordering; it touches nothing but its record and
  * its own struct nsd_worker, which is what lets it run on several threads
  * while the output stays in input order.
