@@ -1904,6 +1904,31 @@ params_differ(struct redis_index *ri, const char *had, size_t had_len,
 	return (rc);
 }
 
+/*
+ * Whether the index's parameters, had (len bytes), are this run's but for
+ * an older normalization version that this one still reads (from
+ * norm_oldest on, as a file index): then the run uses that version.
+ */
+static int
+older_norm(struct redis_index *ri, const char *had, size_t len)
+{
+	struct nsd_index_params	 p = ri->base.params;
+	const char		*at;
+	char			 want[512];
+	unsigned		 norm;
+
+	at = strstr(had, " norm=");
+	if (at == NULL || sscanf(at, " norm=%u", &norm) != 1 ||
+	    norm < p.norm_oldest || norm >= p.norm_version)
+		return (0);
+	p.norm_version = norm;
+	params_string(&p, want, sizeof want);
+	if (len != strlen(want) || memcmp(had, want, len) != 0)
+		return (0);
+	ri->base.params.norm_version = norm;
+	return (1);
+}
+
 /* Make NS:params, or check that the index was made with these ones. */
 static int
 check_params(struct redis_index *ri, struct nsd_error *err)
@@ -1934,7 +1959,8 @@ check_params(struct redis_index *ri, struct nsd_error *err)
 		rc = nsd_error_set(err, NSD_EXIT_INDEX, "%s: no index there "
 		    "(--no-update makes none)", ri->url);
 	else if (r->type == REDIS_REPLY_STRING &&
-	    (r->len != strlen(want) || memcmp(r->str, want, r->len) != 0))
+	    (r->len != strlen(want) || memcmp(r->str, want, r->len) != 0) &&
+	    !older_norm(ri, r->str, r->len))
 		rc = params_differ(ri, r->str, r->len, want, err);
 	freeReplyObject(r);
 	return (rc);

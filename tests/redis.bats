@@ -715,6 +715,15 @@ ttls() {
 	ran_clean
 }
 
+@test "the contract of every index holds on one server and on a cluster" {
+	run "$UNIT_TESTS/index_contract_test" "$(single_url contract)" \
+	    "$(redis_cluster_url "$CLUSTER" contract)"
+	printf '%s\n' "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"1..16"* ]]
+	[[ "$output" != *"not ok"* ]]
+}
+
 # --- --no-update, keys, passwords, URLs ---
 
 @test "--no-update prints what it prints with a local index, and writes nothing" {
