@@ -159,6 +159,15 @@ struct nsd_index {
 	const char		*scratch;
 };
 
+/*
+ * Whether a run with the parameters want may use an index (called name in
+ * messages) made with had: the same ones, but for an older normalization
+ * version from want->norm_oldest on, which the run then fingerprints by.
+ * -1 with err (NSD_EXIT_INDEX) naming the parameter that differs.
+ */
+int	 nsd_index_params_check(const char *, const struct nsd_index_params *,
+	    const struct nsd_index_params *, struct nsd_error *);
+
 /* Open an index that lives in this process's memory only. */
 int	 nsd_index_open_memory(struct nsd_index **,
 	    const struct nsd_index_params *, struct nsd_error *);

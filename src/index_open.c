@@ -29,59 +29,25 @@ check_params(const struct file_index *fi, const struct nsd_index_params *p,
     struct nsd_error *err)
 {
 	const struct nsd_index_header	*h = &fi->hdr;
-	const char			*what = NULL;
-	unsigned long long		 was = 0, now = 0;
-	char				 was_text[NSD_FRACTION_MAX];
-	char				 now_text[NSD_FRACTION_MAX];
+	struct nsd_index_params		 had;
 
-	if (strcmp(h->method, p->method) != 0)
-		return (nsd_error_set(err, NSD_EXIT_INDEX,
-		    "%s: the index was made with --method %s, not %s",
-		    fi->path, h->method, p->method));
-	if (h->norm_version > p->norm_version)
-		return (nsd_error_set(err, NSD_EXIT_INDEX,
-		    "%s: the index was made with normalization version %u, "
-		    "newer than this nsdedup knows (%u); use a newer nsdedup",
-		    fi->path, h->norm_version, p->norm_version));
-	if (h->sentences != p->sentences)
-		what = "--sentences", was = h->sentences, now = p->sentences;
-	else if (h->min_length != p->min_length)
-		what = "--min-length", was = h->min_length,
-		    now = p->min_length;
-	else if (h->norm_version < p->norm_oldest)
-		what = "normalization version", was = h->norm_version,
-		    now = p->norm_version;
-	else if (h->seed != p->seed)
-		what = "seed", was = h->seed, now = p->seed;
-	else if (h->distance != p->distance)
-		what = "--distance", was = h->distance, now = p->distance;
-	else if (h->ngram != p->ngram)
-		what = "--ngram", was = h->ngram, now = p->ngram;
-	else if (h->shingle != p->shingle)
-		what = "--shingle", was = h->shingle, now = p->shingle;
-	else if (h->min_features != p->min_features)
-		what = "--min-features", was = h->min_features,
-		    now = p->min_features;
-	else if (h->threshold != p->threshold)
-		return (nsd_error_set(err, NSD_EXIT_INDEX,
-		    "%s: the index was made with --threshold %s, not %s",
-		    fi->path, nsd_fraction_format(h->threshold, was_text),
-		    nsd_fraction_format(p->threshold, now_text)));
-	else if (h->bins != p->bins)
-		what = "MinHash bins", was = h->bins, now = p->bins;
-	else if (h->bands != p->bands || h->rows != p->rows)
-		return (nsd_error_set(err, NSD_EXIT_INDEX,
-		    "%s: the index was made with MinHash bands of %u x %u "
-		    "rows, not %u x %u", fi->path, h->bands, h->rows,
-		    p->bands, p->rows));
-	if (what != NULL)
-		return (nsd_error_set(err, NSD_EXIT_INDEX,
-		    "%s: the index was made with %s %llu, not %llu", fi->path,
-		    what, was, now));
-	if (h->compat != (unsigned)p->compat)
-		return (nsd_error_set(err, NSD_EXIT_INDEX,
-		    "%s: the index was made %s --compat=nshash", fi->path,
-		    h->compat ? "with" : "without"));
+	memset(&had, 0, sizeof had);
+	had.method = h->method;
+	had.sentences = h->sentences;
+	had.min_length = h->min_length;
+	had.compat = h->compat;
+	had.norm_version = h->norm_version;
+	had.seed = h->seed;
+	had.distance = h->distance;
+	had.ngram = h->ngram;
+	had.shingle = h->shingle;
+	had.min_features = h->min_features;
+	had.bins = h->bins;
+	had.bands = h->bands;
+	had.rows = h->rows;
+	had.threshold = h->threshold;
+	if (nsd_index_params_check(fi->path, &had, p, err) == -1)
+		return (-1);
 	/* Parameters choose the tables, whatever a header says. */
 	if (h->ntables != p->ntables || memcmp(h->mask, p->masks,
 	    p->ntables * sizeof h->mask[0]) != 0)

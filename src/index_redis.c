@@ -1857,76 +1857,28 @@ params_string(const struct nsd_index_params *p, char *buf, size_t size)
 }
 
 /*
- * The error for an index made with other parameters: the words of had
- * (the index's "name=value" list) that want lacks, each with this run's
- * value: "sentences=5 not 3".
+ * Read the parameters an index's NS:params keeps (as params_string()
+ * writes them) into *p, its method into method[16]; -1 when it is not
+ * that form.
  */
 static int
-params_differ(struct redis_index *ri, const char *had, size_t had_len,
-    const char *want, struct nsd_error *err)
+params_parse(const char *had, struct nsd_index_params *p, char *method)
 {
-	struct nsd_buf	 msg = { NULL, 0, 0 };
-	const char	*w, *end = had + had_len, *sp, *eq, *mine;
-	size_t		 len;
-	int		 rc;
+	unsigned long long	 seed;
+	int			 end = 0;
 
-	for (w = had; w < end; w = sp + 1) {
-		sp = memchr(w, ' ', (size_t)(end - w));
-		if (sp == NULL)
-			sp = end;
-		len = (size_t)(sp - w);
-		eq = memchr(w, '=', len);
-		if (eq == NULL)
-			continue;
-		/* The same word in want, or the value want has. */
-		for (mine = want; (mine = strstr(mine, " ")) != NULL; ) {
-			mine++;
-			if (strncmp(mine, w, (size_t)(eq - w + 1)) == 0)
-				break;
-		}
-		if (mine != NULL && strncmp(mine, w, len) == 0 &&
-		    (mine[len] == ' ' || mine[len] == '\0'))
-			continue;
-		nsd_buf_append(&msg, msg.len > 0 ? ", " : "", msg.len > 0 ?
-		    2 : 0);
-		nsd_buf_append(&msg, w, len);
-		if (mine != NULL) {
-			mine += eq - w + 1;
-			nsd_buf_append(&msg, " not ", 5);
-			nsd_buf_append(&msg, mine, strcspn(mine, " "));
-		}
-	}
-	nsd_buf_append(&msg, "", 1);
-	rc = nsd_error_set(err, NSD_EXIT_INDEX, "%s: the index was made with "
-	    "other parameters: %s", ri->url, msg.len > 1 ? msg.data :
-	    "another version of them");
-	nsd_buf_free(&msg);
-	return (rc);
-}
-
-/*
- * Whether the index's parameters, had (len bytes), are this run's but for
- * an older normalization version that this one still reads (from
- * norm_oldest on, as a file index): then the run uses that version.
- */
-static int
-older_norm(struct redis_index *ri, const char *had, size_t len)
-{
-	struct nsd_index_params	 p = ri->base.params;
-	const char		*at;
-	char			 want[512];
-	unsigned		 norm;
-
-	at = strstr(had, " norm=");
-	if (at == NULL || sscanf(at, " norm=%u", &norm) != 1 ||
-	    norm < p.norm_oldest || norm >= p.norm_version)
-		return (0);
-	p.norm_version = norm;
-	params_string(&p, want, sizeof want);
-	if (len != strlen(want) || memcmp(had, want, len) != 0)
-		return (0);
-	ri->base.params.norm_version = norm;
-	return (1);
+	memset(p, 0, sizeof *p);
+	if (sscanf(had, "nsdedup-redis 1 method=%15s sentences=%u "
+	    "min_length=%u compat=%d norm=%u seed=%llu distance=%u ngram=%u "
+	    "shingle=%u min_features=%u tables=%u bins=%u bands=%u rows=%u "
+	    "threshold=%u%n", method, &p->sentences, &p->min_length,
+	    &p->compat, &p->norm_version, &seed, &p->distance, &p->ngram,
+	    &p->shingle, &p->min_features, &p->ntables, &p->bins, &p->bands,
+	    &p->rows, &p->threshold, &end) != 15 || had[end] != '\0')
+		return (-1);
+	p->method = method;
+	p->seed = seed;
+	return (0);
 }
 
 /* Make NS:params, or check that the index was made with these ones. */
@@ -1936,7 +1888,8 @@ check_params(struct redis_index *ri, struct nsd_error *err)
 	int	 i;
 	const char	*argv[5];
 	size_t		 argvlen[5];
-	char		 key[128], want[512];
+	char		 key[128], want[512], method[16];
+	struct nsd_index_params had;
 	redisReply	*r;
 	int		 rc = 0;
 
@@ -1958,10 +1911,20 @@ check_params(struct redis_index *ri, struct nsd_error *err)
 	else if (r->type == REDIS_REPLY_NIL && ri->readonly)
 		rc = nsd_error_set(err, NSD_EXIT_INDEX, "%s: no index there "
 		    "(--no-update makes none)", ri->url);
-	else if (r->type == REDIS_REPLY_STRING &&
-	    (r->len != strlen(want) || memcmp(r->str, want, r->len) != 0) &&
-	    !older_norm(ri, r->str, r->len))
-		rc = params_differ(ri, r->str, r->len, want, err);
+	else if (r->type == REDIS_REPLY_STRING) {
+		/* The rule of every index: index_params.c. */
+		if (params_parse(r->str, &had, method) == -1)
+			rc = nsd_error_set(err, NSD_EXIT_INDEX, "%s: the index "
+			    "was made by another version of nsdedup", ri->url);
+		else if (nsd_index_params_check(ri->url, &had,
+		    &ri->base.params, err) == -1)
+			rc = -1;
+		else if (had.ntables != ri->base.params.ntables)
+			rc = nsd_error_set(err, NSD_EXIT_INDEX, "%s: the index "
+			    "was made by another version of nsdedup", ri->url);
+		else
+			ri->base.params.norm_version = had.norm_version;
+	}
 	freeReplyObject(r);
 	return (rc);
 }

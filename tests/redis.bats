@@ -699,6 +699,7 @@ ttls() {
 	ran_clean
 	keys=$(redis_keys "$SINGLE_PORT" params | wc -l)
 	[ "$keys" -gt 0 ]
+	"$NSDEDUP" -m nshash --db file.nsd part1.jsonl > /dev/null
 	for opts in "-m simhash" "-m minhash" "--sentences 3" \
 	    "--min-length 10"; do
 		# shellcheck disable=SC2086
@@ -706,7 +707,14 @@ ttls() {
 		echo "$opts: $stderr"
 		[ "$status" -eq 7 ]
 		[ -z "$output" ]
-		[[ "$stderr" == "nsdedup: $url: "* ]]
+		# The words of an index file's refusal: one rule for both.
+		mine=$stderr
+		# shellcheck disable=SC2086
+		run_nsd $opts --db file.nsd part2.jsonl
+		[ "$status" -eq 7 ]
+		expect_eq "${mine#"nsdedup: $url: "}" \
+		    "${stderr#nsdedup: *file.nsd: }"
+		[[ "$mine" == "nsdedup: $url: the index was made with "* ]]
 	done
 	expect_eq "$(redis_keys "$SINGLE_PORT" params | wc -l)" "$keys"
 	# The same parameters spelled out are no difference.

@@ -1,0 +1,70 @@
+/*
+ * index_params.c: whether a run may use an index made with other
+ * parameters, the one rule for every index that outlives a run (index.h).
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "index.h"
+
+int
+nsd_index_params_check(const char *name, const struct nsd_index_params *had,
+    const struct nsd_index_params *want, struct nsd_error *err)
+{
+	const char		*what = NULL;
+	unsigned long long	 was = 0, now = 0;
+	char			 was_text[NSD_FRACTION_MAX];
+	char			 now_text[NSD_FRACTION_MAX];
+
+	if (strcmp(had->method, want->method) != 0)
+		return (nsd_error_set(err, NSD_EXIT_INDEX,
+		    "%s: the index was made with --method %s, not %s",
+		    name, had->method, want->method));
+	if (had->norm_version > want->norm_version)
+		return (nsd_error_set(err, NSD_EXIT_INDEX,
+		    "%s: the index was made with normalization version %u, "
+		    "newer than this nsdedup knows (%u); use a newer nsdedup",
+		    name, had->norm_version, want->norm_version));
+	if (had->sentences != want->sentences)
+		what = "--sentences", was = had->sentences,
+		    now = want->sentences;
+	else if (had->min_length != want->min_length)
+		what = "--min-length", was = had->min_length,
+		    now = want->min_length;
+	else if (had->norm_version < want->norm_oldest)
+		what = "normalization version", was = had->norm_version,
+		    now = want->norm_version;
+	else if (had->seed != want->seed)
+		what = "seed", was = had->seed, now = want->seed;
+	else if (had->distance != want->distance)
+		what = "--distance", was = had->distance, now = want->distance;
+	else if (had->ngram != want->ngram)
+		what = "--ngram", was = had->ngram, now = want->ngram;
+	else if (had->shingle != want->shingle)
+		what = "--shingle", was = had->shingle, now = want->shingle;
+	else if (had->min_features != want->min_features)
+		what = "--min-features", was = had->min_features,
+		    now = want->min_features;
+	else if (had->threshold != want->threshold)
+		return (nsd_error_set(err, NSD_EXIT_INDEX,
+		    "%s: the index was made with --threshold %s, not %s",
+		    name, nsd_fraction_format(had->threshold, was_text),
+		    nsd_fraction_format(want->threshold, now_text)));
+	else if (had->bins != want->bins)
+		what = "MinHash bins", was = had->bins, now = want->bins;
+	else if (had->bands != want->bands || had->rows != want->rows)
+		return (nsd_error_set(err, NSD_EXIT_INDEX,
+		    "%s: the index was made with MinHash bands of %u x %u "
+		    "rows, not %u x %u", name, had->bands, had->rows,
+		    want->bands, want->rows));
+	if (what != NULL)
+		return (nsd_error_set(err, NSD_EXIT_INDEX,
+		    "%s: the index was made with %s %llu, not %llu", name,
+		    what, was, now));
+	if ((had->compat != 0) != (want->compat != 0))
+		return (nsd_error_set(err, NSD_EXIT_INDEX,
+		    "%s: the index was made %s --compat=nshash", name,
+		    had->compat ? "with" : "without"));
+	return (0);
+}
