@@ -261,6 +261,22 @@ nsd_index_prefetch(struct nsd_index *ix, uint64_t fp)
 	ix->ops->prefetch(ix, fp);
 }
 
+/*
+ * The SimHash rule of every index: of the groups with an entry within k
+ * bits of a fingerprint, near keeps the oldest, at its smallest distance.
+ * Offer it group g (0: none), with an entry d bits from the fingerprint.
+ */
+static inline void
+nsd_index_near_offer(struct nsd_index_near *near, unsigned k, uint64_t g,
+    unsigned d)
+{
+	if (g != 0 && d <= k && (near->group == 0 || g < near->group ||
+	    (g == near->group && d < near->distance))) {
+		near->group = g;
+		near->distance = d;
+	}
+}
+
 /* The group that claimed fp, or 0 in *group when none has. */
 static inline int
 nsd_index_lookup(struct nsd_index *ix, uint64_t fp, uint64_t *group,

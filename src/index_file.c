@@ -662,8 +662,7 @@ near_in(struct file_index *fi, const struct table *tb, unsigned t,
     uint64_t fp, unsigned k, struct nsd_index_near *near,
     struct nsd_error *err)
 {
-	uint64_t	 b, i, n, key, meta, g;
-	unsigned	 d;
+	uint64_t	 b, i, n, key, meta;
 	int		 full;
 
 	b = home_bucket(tb, nsd_index_position(&fi->hdr, t, fp));
@@ -684,13 +683,8 @@ near_in(struct file_index *fi, const struct table *tb, unsigned t,
 			    ((key ^ fp) & fi->hdr.mask[t]) != 0)
 				continue;
 			near->candidates++;
-			d = (unsigned)__builtin_popcountll(key ^ fp);
-			g = nsd_slot_group(meta);
-			if (d <= k && (near->group == 0 || g < near->group ||
-			    (g == near->group && d < near->distance))) {
-				near->group = g;
-				near->distance = d;
-			}
+			nsd_index_near_offer(near, k, nsd_slot_group(meta),
+			    (unsigned)__builtin_popcountll(key ^ fp));
 		}
 		b = (b + NSD_INDEX_BUCKET) & tb->mask;
 	}
@@ -725,11 +719,7 @@ file_near(struct nsd_index *ix, uint64_t fp, unsigned k,
 		return (-1);
 	near->candidates += mine.candidates;
 	/* Its entries may name groups of the file too: the oldest wins. */
-	if (mine.group != 0 && (near->group == 0 || mine.group < near->group ||
-	    (mine.group == near->group && mine.distance < near->distance))) {
-		near->group = mine.group;
-		near->distance = mine.distance;
-	}
+	nsd_index_near_offer(near, k, mine.group, mine.distance);
 	return (0);
 }
 

@@ -192,8 +192,7 @@ memory_near(struct nsd_index *ix, uint64_t fp, unsigned k,
 	struct memory_index		*m = (struct memory_index *)ix;
 	const struct nsd_index_params	*p = &ix->params;
 	size_t				 i, mask = m->nslots - 1;
-	uint64_t			 g;
-	unsigned			 t, d;
+	unsigned			 t;
 
 	(void)err;
 	memset(near, 0, sizeof *near);
@@ -204,13 +203,9 @@ memory_near(struct nsd_index *ix, uint64_t fp, unsigned k,
 			    ((m->slots[i].fp ^ fp) & p->masks[t]) != 0)
 				continue;
 			near->candidates++;
-			d = (unsigned)__builtin_popcountll(m->slots[i].fp ^ fp);
-			g = m->slots[i].group & GROUP_MASK;
-			if (d <= k && (near->group == 0 || g < near->group ||
-			    (g == near->group && d < near->distance))) {
-				near->group = g;
-				near->distance = d;
-			}
+			nsd_index_near_offer(near, k, m->slots[i].group &
+			    GROUP_MASK, (unsigned)__builtin_popcountll(
+			    m->slots[i].fp ^ fp));
 		}
 	return (0);
 }

@@ -881,7 +881,7 @@ redis_near(struct nsd_index *ix, uint64_t fp, unsigned k,
 	struct block_slot	*b;
 	struct block_entry	*e;
 	uint64_t		 g;
-	unsigned		 t, d;
+	unsigned		 t;
 	size_t			 i;
 
 	ri->distance = k;
@@ -898,12 +898,8 @@ redis_near(struct nsd_index *ix, uint64_t fp, unsigned k,
 			if ((g = group_canonical(ri, e->group)) == 0)
 				continue;
 			near->candidates++;
-			d = (unsigned)__builtin_popcountll(e->fp ^ fp);
-			if (d <= k && (near->group == 0 || g < near->group ||
-			    (g == near->group && d < near->distance))) {
-				near->group = g;
-				near->distance = d;
-			}
+			nsd_index_near_offer(near, k, g,
+			    (unsigned)__builtin_popcountll(e->fp ^ fp));
 		}
 	}
 	return (0);
