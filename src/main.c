@@ -93,12 +93,16 @@ finish_stdout(int status)
 static void
 usage(int status)
 {
+	char	*options;
+
 	if (status == NSD_EXIT_OK) {
+		options = nsd_options_help();
 		errno = 0;
 		fputs(synopsis, stdout);
 		fputs(help_start, stdout);
-		fputs(nsd_options_help(), stdout);
+		fputs(options, stdout);
 		fputs(help_end, stdout);
+		free(options);
 		exit(finish_stdout(status));
 	} else {
 		fputs(synopsis, stderr);
