@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "method.h"
 #include "minhash.h"
 #include "nshash.h"
 #include "pipeline.h"
@@ -1021,10 +1022,8 @@ write_judged(const struct nsd_config *cfg, struct nsd_writer *wr,
 {
 	const char		*s = nsd_line_data(&wk->lines, l);
 	struct nsd_annotation	 a;
-	char			 evidence[128 + 4 * NSD_MINHASH_MAX_BANDS];
-	const uint64_t		*bands;
-	size_t			 n;
-	unsigned		 k;
+	struct nsd_evidence	 ev;
+	char			 evidence[NSD_EVIDENCE_MAX];
 
 	if (cfg->mode == NSD_MODE_DROP_DUPS)
 		return (r->dup ? 0 : nsd_writer_raw(wr, s, l->len, l->eol_len,
@@ -1037,30 +1036,14 @@ write_judged(const struct nsd_config *cfg, struct nsd_writer *wr,
 	a.group = r->number;
 	a.dup = r->dup;
 	if (cfg->explain && r->dup) {
-		if (cfg->method == NSD_METHOD_SIMHASH)
-			snprintf(evidence, sizeof evidence,
-			    "{\"method\":\"simhash\",\"distance\":%u}",
-			    r->evidence);
-		else if (cfg->method == NSD_METHOD_MINHASH) {
-			bands = wk->bands + 2 * (size_t)(r - wk->recs);
-			/* The estimate, agree / 128, is exact in 7 places. */
-			n = snprintf(evidence, sizeof evidence,
-			    "{\"method\":\"minhash\",\"jaccard\":%.7g,"
-			    "\"agree\":%u,\"bands\":[", (double)r->evidence /
-			    NSD_MINHASH_BINS, r->evidence);
-			for (k = 0; k < NSD_MINHASH_MAX_BANDS; k++)
-				if (bands[k / 64] >> (k % 64) & 1)
-					n += snprintf(evidence + n,
-					    sizeof evidence - n, "%s%u",
-					    evidence[n - 1] == '[' ? "" : ",",
-					    k);
-			snprintf(evidence + n, sizeof evidence - n, "]}");
-		} else
-			snprintf(evidence, sizeof evidence,
-			    "{\"method\":\"nshash\",\"matched\":%u,"
-			    "\"fingerprints\":%u,\"common\":%u,"
-			    "\"exact\":%s}", r->evidence, r->usable, r->common,
-			    r->exact ? "true" : "false");
+		ev.evidence = r->evidence;
+		ev.usable = r->usable;
+		ev.common = r->common;
+		ev.exact = r->exact;
+		ev.bands = wk->bands == NULL ? NULL :
+		    wk->bands + 2 * (size_t)(r - wk->recs);
+		nsd_method_of(cfg->method)->explain(&ev, evidence,
+		    sizeof evidence);
 		a.explain = evidence;
 	}
 	return (nsd_record_write(wr, in, s, l, &r->found, &wk->spans, &a,
@@ -1554,35 +1537,10 @@ nsd_pipeline_index_params(const struct nsd_config *cfg,
 	memset(ip, 0, sizeof *ip);
 	ip->norm_version = NSD_NORM_VERSION;
 	ip->norm_oldest = NSD_NORM_OLDEST;
-	/* nshash and MinHash: one table, keyed by the whole key. */
+	/* One table, keyed by the whole key, unless the method says. */
 	ip->ntables = 1;
 	ip->masks[0] = UINT64_MAX;
-	if (cfg->method != NSD_METHOD_NSHASH) {
-		/* The features SimHash and MinHash are both made of. */
-		ip->ngram = cfg->ngram;
-		ip->shingle = cfg->shingle;
-		ip->min_features = cfg->min_features;
-	}
-	switch (cfg->method) {
-	case NSD_METHOD_SIMHASH:
-		ip->method = "simhash";
-		ip->distance = cfg->distance;
-		ip->ntables = nsd_simhash_tables(cfg->distance, ip->masks);
-		break;
-	case NSD_METHOD_MINHASH:
-		ip->method = "minhash";
-		ip->bins = NSD_MINHASH_BINS;
-		ip->threshold = cfg->threshold;
-		nsd_minhash_layout(cfg->threshold, &ip->bands, &ip->rows);
-		ip->sig_bytes = NSD_MINHASH_SIG_BYTES;
-		break;
-	case NSD_METHOD_NSHASH:
-		ip->method = "nshash";
-		ip->sentences = cfg->sentences;
-		ip->min_length = cfg->min_length;
-		ip->compat = cfg->compat;
-		break;
-	}
+	nsd_method_of(cfg->method)->index_params(cfg, ip);
 }
 
 int
