@@ -2,9 +2,12 @@
  * options.h: the command line, turned into a struct nsd_config.
  *
  * nsd_options_parse() is the only reader of argv; everything below main.c
- * sees the configuration, never the command line. Enum-valued options go
- * through one string-to-enum table and numbers through one checked parser,
- * so every bad value gets the same kind of message.
+ * sees the configuration, never the command line. Every option is one
+ * entry of a table in options.c (its value's kind and range, the field it
+ * sets, the methods it belongs to, its help), which the parser and
+ * nsd_options_help() both read. Enum-valued options go through one
+ * string-to-enum table and numbers through one checked parser, so every
+ * bad value gets the same kind of message.
  *
  * Memory: the config points into argv, so there is nothing to free; but
  * a redis:// URL with a password, which is wiped from argv as soon as it is
