@@ -14,6 +14,15 @@ static const struct nsd_method_ops *const methods[] = {
 	[NSD_METHOD_MINHASH] = &nsd_method_minhash,
 };
 
+void
+nsd_method_feature_params(const struct nsd_config *cfg,
+    struct nsd_index_params *ip)
+{
+	ip->ngram = cfg->ngram;
+	ip->shingle = cfg->shingle;
+	ip->min_features = cfg->min_features;
+}
+
 const struct nsd_method_ops *
 nsd_method_of(enum nsd_method m)
 {

@@ -33,7 +33,10 @@ struct nsd_evidence {
 
 struct nsd_method_ops {
 	const char	*name;		/* as --method and an index say it */
-	/* Its part of the parameters of the index its fingerprints are in. */
+	/*
+	 * Its part of the parameters of the index its fingerprints are in
+	 * (the method's name is set by the caller).
+	 */
 	void		 (*index_params)(const struct nsd_config *,
 			    struct nsd_index_params *);
 	/* The evidence of a duplicate, a JSON object, into buf[size]. */
@@ -47,5 +50,12 @@ extern const struct nsd_method_ops nsd_method_minhash;
 
 /* The operations of method m. */
 const struct nsd_method_ops *nsd_method_of(enum nsd_method);
+
+/*
+ * The index parameters of the features SimHash and MinHash are both made
+ * of (--ngram, --shingle, --min-features), for their index_params.
+ */
+void	 nsd_method_feature_params(const struct nsd_config *,
+	    struct nsd_index_params *);
 
 #endif /* NSD_METHOD_H */

@@ -13,11 +13,7 @@ static void
 minhash_index_params(const struct nsd_config *cfg,
     struct nsd_index_params *ip)
 {
-	ip->method = nsd_method_minhash.name;
-	/* The features SimHash's are made of. */
-	ip->ngram = cfg->ngram;
-	ip->shingle = cfg->shingle;
-	ip->min_features = cfg->min_features;
+	nsd_method_feature_params(cfg, ip);
 	ip->bins = NSD_MINHASH_BINS;
 	ip->threshold = cfg->threshold;
 	nsd_minhash_layout(cfg->threshold, &ip->bands, &ip->rows);

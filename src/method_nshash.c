@@ -11,7 +11,6 @@
 static void
 nshash_index_params(const struct nsd_config *cfg, struct nsd_index_params *ip)
 {
-	ip->method = nsd_method_nshash.name;
 	ip->sentences = cfg->sentences;
 	ip->min_length = cfg->min_length;
 	ip->compat = cfg->compat;

@@ -14,10 +14,7 @@ static void
 simhash_index_params(const struct nsd_config *cfg,
     struct nsd_index_params *ip)
 {
-	ip->method = nsd_method_simhash.name;
-	ip->ngram = cfg->ngram;
-	ip->shingle = cfg->shingle;
-	ip->min_features = cfg->min_features;
+	nsd_method_feature_params(cfg, ip);
 	ip->distance = cfg->distance;
 	ip->ntables = nsd_simhash_tables(cfg->distance, ip->masks);
 }

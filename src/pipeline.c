@@ -1534,13 +1534,16 @@ void
 nsd_pipeline_index_params(const struct nsd_config *cfg,
     struct nsd_index_params *ip)
 {
+	const struct nsd_method_ops	*method = nsd_method_of(cfg->method);
+
 	memset(ip, 0, sizeof *ip);
 	ip->norm_version = NSD_NORM_VERSION;
 	ip->norm_oldest = NSD_NORM_OLDEST;
 	/* One table, keyed by the whole key, unless the method says. */
 	ip->ntables = 1;
 	ip->masks[0] = UINT64_MAX;
-	nsd_method_of(cfg->method)->index_params(cfg, ip);
+	ip->method = method->name;
+	method->index_params(cfg, ip);
 }
 
 int
