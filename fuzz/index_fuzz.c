@@ -222,8 +222,10 @@ params_of(const struct nsd_index_report *r, struct nsd_index_params *p,
 	p->min_features = r->min_features;
 	p->ntables = 1;
 	p->masks[0] = UINT64_MAX;
-	if (strcmp(method, "simhash") == 0 && r->distance <= 8)
+	if (strcmp(method, "simhash") == 0 && r->distance <= 8) {
 		p->ntables = nsd_simhash_tables(r->distance, p->masks);
+		p->repeats = 1;
+	}
 }
 
 static void

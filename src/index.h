@@ -61,6 +61,9 @@ struct nsd_index_params {
 	size_t		 sig_bytes;		/* what each group keeps of
 						   its first record (MinHash:
 						   its signature); 0: none */
+	int		 repeats;		/* keys are added, and may
+						   repeat (SimHash's blocks),
+						   not claimed once */
 };
 
 /* What nsd_index_near() found. */

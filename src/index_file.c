@@ -447,7 +447,7 @@ int
 nsd_file_overlay_put(struct file_index *fi, uint64_t key, uint64_t group,
     struct nsd_error *err)
 {
-	if (fi->simhash)
+	if (fi->repeats)
 		return (nsd_index_add(fi->overlay, key, group, err));
 	return (nsd_index_claim(fi->overlay, key, group, err));
 }

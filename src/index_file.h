@@ -92,7 +92,7 @@ struct file_index {
 	int			 readonly;
 	int			 legacy;	/* of a version before checks:
 						   read, never written */
-	int			 simhash;	/* add, not claim */
+	int			 repeats;	/* add, not claim */
 	int			 in_place;	/* into the table, not the log:
 						   a bulk load */
 	struct nsd_index_header	 hdr;		/* the current copy */

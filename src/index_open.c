@@ -777,7 +777,7 @@ nsd_index_open_file(struct nsd_index **ixp, const struct nsd_index_open *o,
 	fi->main.fd = fi->stage.fd = fi->next.fd = -1;
 	fi->ids_fd = fi->log_fd = fi->lock_fd = -1;
 	fi->readonly = o->readonly;
-	fi->simhash = strcmp(p->method, "simhash") == 0;
+	fi->repeats = p->repeats;
 	fi->epoch = 1;
 	if (nsd_index_lock(fi->path, o->readonly, o->wait_ms, &fi->lock_fd,
 	    err) == -1 || open_table(fi, p, err) == -1 ||

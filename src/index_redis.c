@@ -183,7 +183,8 @@ struct redis_index {
 	char			 ns[NAMESPACE_MAX + 1];
 	int			 readonly;
 	long			 ttl;		/* seconds; 0: keys stay */
-	int			 simhash;
+	int			 repeats;	/* keys added to block tables,
+					   not claimed (nsd_index_params) */
 	unsigned		 distance;	/* SimHash, from near() */
 
 	struct key_map		 keys;
@@ -806,7 +807,7 @@ redis_prefetch(struct nsd_index *ix, uint64_t fp)
 	struct redis_index	*ri = (struct redis_index *)ix;
 	unsigned		 t;
 
-	if (!ri->simhash) {
+	if (!ri->repeats) {
 		(void)want_key(ri, fp);
 		return;
 	}
@@ -1327,11 +1328,11 @@ write_claims(struct redis_index *ri, struct nsd_error *err)
 	for (i = 0; i < ri->nclaims; i++) {
 		cl = &ri->claims[i];
 		snprintf(group, sizeof group, "%" PRIu64, cl->group);
-		if (!ri->simhash && cl->replaces != 0) {
+		if (!ri->repeats && cl->replaces != 0) {
 			claim_in_place(ri, cl, group, ttl);
 			continue;
 		}
-		if (!ri->simhash) {
+		if (!ri->repeats) {
 			argv[0] = "SET";
 			argv[2] = group;
 			argvlen[2] = SIZE_MAX;
@@ -1386,7 +1387,7 @@ write_claims(struct redis_index *ri, struct nsd_error *err)
 	for (i = 0, c = 0; i < ri->nclaims; i++) {
 		cl = &ri->claims[i];
 		r = nsd_redis_batch_reply(&ri->batch, c++);
-		if (!ri->simhash) {
+		if (!ri->repeats) {
 			if (reply_group(ri, r, &held, err) == -1)
 				return (-1);
 			if (held == 0 || held == cl->group) {
@@ -1503,7 +1504,7 @@ redis_settle(struct nsd_index *ix, const struct nsd_index_conflict **conf,
 		if (ri->nclaims == 0 && now_seconds() - ri->run_marked >= 60 &&
 		    run_mark(ri, 0, 0, err) == -1)
 			return (-1);
-		if (ri->simhash && reread_blocks(ri, err) == -1)
+		if (ri->repeats && reread_blocks(ri, err) == -1)
 			return (-1);
 	}
 	if (fetch_groups(ri, err) == -1)
@@ -2030,7 +2031,7 @@ nsd_index_open_redis(struct nsd_index **ixp, const struct nsd_index_redis *o,
 	ri->base.params = *p;
 	ri->readonly = o->readonly;
 	ri->ttl = o->ttl;
-	ri->simhash = strcmp(p->method, "simhash") == 0;
+	ri->repeats = p->repeats;
 	ri->url = url_shown(o->url);
 	nsd_redis_batch_init(&ri->batch);
 	memset(&ro, 0, sizeof ro);

@@ -11,8 +11,8 @@
  * entry is may change (folds, sweeps and growth move entries), so the
  * invariants between the places are about all of them: what the sweep has
  * passed is in the table, what the growth sweep has passed in PATH.next,
- * a SimHash is in every block table somewhere, and an nshash fingerprint
- * has one group wherever it is.
+ * a key that repeats (SimHash's) is in every block table somewhere, and
+ * a key claimed once has one group wherever it is.
  */
 #include "config.h"
 
@@ -665,12 +665,24 @@ found(const struct verify *v, unsigned t, uint64_t key, uint64_t group)
 }
 
 /*
+ * Whether a key may be in the index more than once. Only in block tables
+ * (SimHash within a distance above 0, where a near copy adds its own
+ * fingerprint beside its group's); with one table a key is put once,
+ * since a record whose key is there already joins its group.
+ */
+static int
+keys_repeat(const struct nsd_index_header *h)
+{
+	return (h->ntables > 1);
+}
+
+/*
  * The invariants between the places, for each committed entry of place p:
  * one the sweep has passed since the last fold is in the table (or in
  * PATH.next), one of the table the growth sweep has passed is in
- * PATH.next; for SimHash, each table's entry of it is somewhere; for
- * nshash, the fingerprint has no other group anywhere. One lookup or a
- * few per entry: a random read each.
+ * PATH.next; where keys repeat (SimHash), each table's entry of it is
+ * somewhere; where a key is claimed once, it has no other group anywhere.
+ * One lookup or a few per entry: a random read each.
  */
 static void
 verify_between(struct verify *v, const struct place *p)
@@ -678,7 +690,7 @@ verify_between(struct verify *v, const struct place *p)
 	const struct nsd_index_header	*h = &v->hdr;
 	uint64_t			 i, meta, key, group, pos, s;
 	unsigned			 t, u;
-	int				 nshash = h->ntables == 1;
+	int				 once = !keys_repeat(h);
 
 	for (i = 0; i < p->nslots; i++) {
 		if (!counts(v, p, &p->slots[i]))
@@ -703,7 +715,7 @@ verify_between(struct verify *v, const struct place *p)
 			say(v, "slot %llu: the growth sweep has passed it, but "
 			    "%s does not hold it", (unsigned long long)i,
 			    v->next_path);
-		if (nshash) {
+		if (once) {
 			if (p != &v->table && (s = chain_find(v, &v->table, 0,
 			    key, ANY_GROUP)) != NOT_FOUND &&
 			    slot_group(v, &v->table.slots[s]) != group)
@@ -727,7 +739,7 @@ verify_between(struct verify *v, const struct place *p)
 	}
 }
 
-/* An nshash fingerprint of PATH.log, and the record that holds it. */
+/* A key claimed once, of PATH.log, and the record that holds it. */
 struct logged {
 	uint64_t	 key;
 	uint64_t	 record;
@@ -746,13 +758,14 @@ logged_cmp(const void *a, const void *b)
 /* What the check of each record of PATH.log needs besides the record. */
 struct log_check {
 	const unsigned char *starts;		/* of the group records */
-	struct logged	*seen;			/* nshash only, else NULL */
+	struct logged	*seen;			/* keys claimed once, else
+						   NULL */
 };
 
 /*
  * One committed record of PATH.log, number i: its slot word is that of a
- * table 0 entry of a committed run and a group that exists. For nshash,
- * its fingerprint must not also be in a table, and it goes into seen for
+ * table 0 entry of a committed run and a group that exists. A key claimed
+ * once must not also be in a table, and it goes into seen for
  * the check of repeats.
  */
 static void
@@ -798,7 +811,7 @@ verify_log_record(struct verify *v, const struct log_check *c,
 
 /*
  * The committed records of PATH.log, read a chunk at a time so that memory
- * does not grow with the log. Only the nshash check that no fingerprint
+ * does not grow with the log. Only the check that no key claimed once
  * repeats keeps something per record: its key and number, 16 bytes, at
  * most 16 MiB since the log never holds more than NSD_LOG_MAX_ENTRIES.
  *
@@ -854,8 +867,7 @@ verify_log(struct verify *v, const struct nsd_index_report *r,
 		say(v, "%s: not the log of this index", v->log_path);
 		return;
 	}
-	/* nshash and MinHash claim a key once; SimHash's may repeat. */
-	if (strcmp(h->method, "simhash") != 0 && n > 0)
+	if (!keys_repeat(h) && n > 0)
 		c.seen = xreallocarray(NULL, n, sizeof *c.seen);
 	buf = xmalloc(LOG_CHUNK * NSD_LOG_RECORD_SIZE);
 	for (i = 0; i < n; i += len / NSD_LOG_RECORD_SIZE) {
@@ -884,7 +896,7 @@ verify_log(struct verify *v, const struct nsd_index_report *r,
 		    "header sums up", v->log_path, (unsigned long long)n);
 	if (c.seen == NULL)
 		return;
-	/* nshash: a fingerprint is claimed once, so it is logged once. */
+	/* A key claimed once is logged once. */
 	qsort(c.seen, n, sizeof *c.seen, logged_cmp);
 	for (i = 1, j = 0; i < n; i++) {
 		if (c.seen[i].key != c.seen[j].key) {

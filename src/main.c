@@ -23,6 +23,7 @@
 #include "index.h"
 #include "index_format.h"
 #include "index_redis.h"
+#include "method.h"
 #include "options.h"
 #include "pipeline.h"
 #include "region.h"
@@ -304,23 +305,14 @@ share_of_space(uint64_t positions)
 static void
 print_report(const char *path, const struct nsd_index_report *r)
 {
+	const struct nsd_method_ops *m;
 	char	 t1[32], t2[32], params[160];
 
-	if (strcmp(r->method, "simhash") == 0)
-		snprintf(params, sizeof params, "--method simhash --distance "
-		    "%u --ngram %u --shingle %u --min-features %u (%u block "
-		    "table%s)", r->distance, r->ngram, r->shingle,
-		    r->min_features, r->ntables, r->ntables == 1 ? "" : "s");
-	else if (strcmp(r->method, "minhash") == 0)
-		snprintf(params, sizeof params, "--method minhash --threshold "
-		    "%s --ngram %u --shingle %u --min-features %u (%u bins, "
-		    "%u bands of %u)", nsd_fraction_format(r->threshold, t1),
-		    r->ngram, r->shingle,
-		    r->min_features, r->bins, r->bands, r->rows);
+	m = nsd_method_named(r->method, NULL);
+	if (m != NULL)
+		m->describe(r, params, sizeof params);
 	else
-		snprintf(params, sizeof params, "--method %s --sentences %u "
-		    "--min-length %u%s", r->method, r->sentences,
-		    r->min_length, r->compat ? " --compat=nshash" : "");
+		snprintf(params, sizeof params, "--method %s", r->method);
 
 	printf("index:         %s\n"
 	    "format:        version %u (header copy %c in use)\n"
@@ -446,6 +438,20 @@ fatal(struct report *rp, const struct nsd_error *err)
 	fprintf(stderr, "nsdedup: %s\n", err->msg);
 }
 
+/* --version: the program, and what its indexes depend on. */
+static void
+print_version(void)
+{
+	const struct nsd_method_ops *m;
+	size_t		 i;
+
+	printf("nsdedup %s\n", PACKAGE_VERSION);
+	fputs("fingerprints:", stdout);
+	for (i = 0; (m = nsd_method_at(i)) != NULL; i++)
+		printf("%s %s", i == 0 ? "" : ",", m->name);
+	printf("; normalization version %d\n", NSD_NORM_VERSION);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -480,9 +486,7 @@ main(int argc, char **argv)
 		/* NOTREACHED */
 	case NSD_OPTIONS_VERSION:
 		errno = 0;
-		printf("nsdedup %s\n", PACKAGE_VERSION);
-		printf("fingerprints: nshash, simhash, minhash; normalization "
-		    "version %d\n", NSD_NORM_VERSION);
+		print_version();
 		return (finish_stdout(NSD_EXIT_OK));
 	case NSD_OPTIONS_ERROR:
 		fprintf(stderr, "nsdedup: %s\n", err.msg);

@@ -1,11 +1,14 @@
 /*
- * method.c: the registry of the fingerprint methods (see method.h).
+ * method.c: the registry of the fingerprint methods, and what they share
+ * (see method.h).
  */
 #include "config.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "method.h"
+#include "text.h"
 
 /* By enum nsd_method. */
 static const struct nsd_method_ops *const methods[] = {
@@ -13,6 +16,43 @@ static const struct nsd_method_ops *const methods[] = {
 	[NSD_METHOD_SIMHASH] = &nsd_method_simhash,
 	[NSD_METHOD_MINHASH] = &nsd_method_minhash,
 };
+
+#define NMETHODS	(sizeof methods / sizeof methods[0])
+
+/*
+ * A text with no more letters and digits than this has nothing to compare
+ * by its features, however many it has: a site's slogan that is all a
+ * failed crawl kept is no copy of the next failed crawl.
+ */
+#define NSD_FEATURES_MIN_CHARS	30
+
+const struct nsd_method_ops *
+nsd_method_of(enum nsd_method m)
+{
+	if ((size_t)m >= NMETHODS || methods[m] == NULL)
+		abort();
+	return (methods[m]);
+}
+
+const struct nsd_method_ops *
+nsd_method_named(const char *name, enum nsd_method *m)
+{
+	size_t	 i;
+
+	for (i = 0; i < NMETHODS; i++)
+		if (strcmp(methods[i]->name, name) == 0) {
+			if (m != NULL)
+				*m = (enum nsd_method)i;
+			return (methods[i]);
+		}
+	return (NULL);
+}
+
+const struct nsd_method_ops *
+nsd_method_at(size_t i)
+{
+	return (i < NMETHODS ? methods[i] : NULL);
+}
 
 void
 nsd_method_feature_params(const struct nsd_config *cfg,
@@ -23,11 +63,53 @@ nsd_method_feature_params(const struct nsd_config *cfg,
 	ip->min_features = cfg->min_features;
 }
 
-const struct nsd_method_ops *
-nsd_method_of(enum nsd_method m)
+int
+nsd_method_features_init(struct nsd_method_features *f,
+    const struct nsd_config *cfg, struct nsd_error *err)
 {
-	if ((size_t)m >= sizeof methods / sizeof methods[0] ||
-	    methods[m] == NULL)
-		abort();
-	return (methods[m]);
+	struct nsd_simhash_params sp;
+
+	sp.ngram = cfg->ngram;
+	sp.shingle = cfg->shingle;
+	sp.min_features = cfg->min_features;
+	sp.seed = 0;
+	nsd_simhash_init(&f->simhash, &sp);
+	/* Only its classes of characters are asked for, not its sentences. */
+	f->text = nsd_text_new(NSD_SPLIT_PROSE, err);
+	if (f->text == NULL) {
+		nsd_simhash_free(&f->simhash);
+		return (-1);
+	}
+	return (0);
+}
+
+void
+nsd_method_features_free(struct nsd_method_features *f)
+{
+	nsd_simhash_free(&f->simhash);
+	nsd_text_free(f->text);
+}
+
+int
+nsd_method_comparable(const struct nsd_config *cfg,
+    const struct nsd_method_features *f, const char *text, size_t len,
+    size_t n)
+{
+	return (n >= cfg->min_features && nsd_text_more_word_chars(f->text,
+	    text, len, NSD_FEATURES_MIN_CHARS));
+}
+
+void
+nsd_method_prefetch_keys(struct nsd_index *ix, const struct nsd_verdict *v,
+    size_t n, unsigned limit)
+{
+	size_t		 i;
+	unsigned	 k;
+
+	for (i = 0; i < n; i++) {
+		for (k = 0; k < v[i].nkeys && k < limit; k++)
+			nsd_index_prefetch(ix, v[i].keys[k]);
+		if (v[i].has_whole)
+			nsd_index_prefetch(ix, v[i].whole_key);
+	}
 }

@@ -13,6 +13,7 @@
 
 #include "index_redis.h"
 #include "nshash.h"
+#include "method.h"
 #include "options.h"
 #include "utf8.h"
 
@@ -74,9 +75,6 @@ static const struct choice choices[] = {
 	{ "format",	"auto",		NSD_FORMAT_AUTO },
 	{ "format",	"jsonl",	NSD_FORMAT_JSONL },
 	{ "format",	"tsv",		NSD_FORMAT_TSV },
-	{ "method",	"nshash",	NSD_METHOD_NSHASH },
-	{ "method",	"simhash",	NSD_METHOD_SIMHASH },
-	{ "method",	"minhash",	NSD_METHOD_MINHASH },
 	{ "on-error",	"pass",		NSD_ON_ERROR_PASS },
 	{ "on-error",	"skip",		NSD_ON_ERROR_SKIP },
 	{ "on-error",	"fail",		NSD_ON_ERROR_FAIL },
@@ -103,6 +101,24 @@ parse_choice(const char *option, const char *word, int *value,
 		used += snprintf(valid + used, sizeof valid - used, "%s%s",
 		    used > 0 ? ", " : "", choices[i].word);
 	}
+	return (nsd_error_set(err, NSD_EXIT_USAGE,
+	    "invalid value '%s' for --%s (valid: %s)", word, option, valid));
+}
+
+/* A method's name, from the registry; the error lists them all. */
+static int
+parse_method(const char *option, const char *word, enum nsd_method *m,
+    struct nsd_error *err)
+{
+	const struct nsd_method_ops *ops;
+	char	 valid[128] = "";
+	size_t	 i, used = 0;
+
+	if (nsd_method_named(word, m) != NULL)
+		return (0);
+	for (i = 0; (ops = nsd_method_at(i)) != NULL; i++)
+		used += snprintf(valid + used, sizeof valid - used, "%s%s",
+		    used > 0 ? ", " : "", ops->name);
 	return (nsd_error_set(err, NSD_EXIT_USAGE,
 	    "invalid value '%s' for --%s (valid: %s)", word, option, valid));
 }
@@ -218,6 +234,7 @@ check_name(const char *option, const char *name, int may_be_empty,
 enum option_kind {
 	KIND_FLAG,	/* no value: the int at field becomes value */
 	KIND_CHOICE,	/* a word of choices[]: the enum at field */
+	KIND_METHOD,	/* a method's name: the enum nsd_method at field */
 	KIND_NUMBER,	/* parse_number() in [min, max]: the unsigned */
 	KIND_SIZE,	/* the same with K, M or G: the size_t */
 	KIND_SECONDS,	/* the same with s, m, h or d: the long */
@@ -240,11 +257,6 @@ enum option_act {
 /* An option's flags. */
 #define OPTION_EMPTY	0x1	/* its value may be empty */
 
-/* The methods an option belongs to; 0: every method. */
-#define FOR_NSHASH	(1U << NSD_METHOD_NSHASH)
-#define FOR_SIMHASH	(1U << NSD_METHOD_SIMHASH)
-#define FOR_MINHASH	(1U << NSD_METHOD_MINHASH)
-
 struct option_spec {
 	const char	*section;	/* --help's heading, or NULL */
 	const char	*name;
@@ -257,7 +269,6 @@ struct option_spec {
 	uint64_t	 min;
 	uint64_t	 max;
 	int		 flags;
-	unsigned	 methods;
 	const char	*help;		/* lines; the first beside the option */
 };
 
@@ -265,142 +276,142 @@ struct option_spec {
 
 static const struct option_spec specs[] = {
 	{ "Mode", "annotate", 'a', NULL, KIND_FLAG, FIELD(mode),
-	  NSD_MODE_ANNOTATE, 0, 0, 0, 0,
+	  NSD_MODE_ANNOTATE, 0, 0, 0,
 	  "write every record with similar_id and is_dup added\n"
 	  "(the default)" },
 	{ NULL, "drop-dups", 'd', NULL, KIND_FLAG, FIELD(mode),
-	  NSD_MODE_DROP_DUPS, 0, 0, 0, 0,
+	  NSD_MODE_DROP_DUPS, 0, 0, 0,
 	  "write only the originals, unchanged" },
 	{ NULL, "only-dups", 'D', NULL, KIND_FLAG, FIELD(mode),
-	  NSD_MODE_ONLY_DUPS, 0, 0, 0, 0,
+	  NSD_MODE_ONLY_DUPS, 0, 0, 0,
 	  "write only the duplicates, annotated" },
 
 	{ "Input", "format", 'f', "FORMAT", KIND_CHOICE, FIELD(format),
-	  0, 0, 0, 0, 0,
+	  0, 0, 0, 0,
 	  "auto (default: per file, from the first line), jsonl\n"
 	  "or tsv" },
-	{ NULL, "key", 'k', "FIELD", KIND_ACT, 0, ACT_KEY, 0, 0, 0, 0,
+	{ NULL, "key", 'k', "FIELD", KIND_ACT, 0, ACT_KEY, 0, 0, 0,
 	  "the text to compare (default text); repeat to join\n"
 	  "several fields; FIELD is a top-level member, a JSON\n"
 	  "Pointer such as /body/text, a TSV header name or a\n"
 	  "1-based TSV column number" },
 	{ NULL, "id-field", 0, "FIELD", KIND_STRING, FIELD(id_field),
-	  0, 0, 0, OPTION_EMPTY, 0,
+	  0, 0, 0, OPTION_EMPTY,
 	  "the field that names a record (default id)" },
 	{ NULL, "no-header", 'H', NULL, KIND_FLAG, FIELD(no_header),
-	  1, 0, 0, 0, 0,
+	  1, 0, 0, 0,
 	  "TSV input has no header line" },
 	{ NULL, "max-line", 0, "SIZE", KIND_SIZE, FIELD(max_line),
-	  0, 1, (uint64_t)1 << 32, 0, 0,
+	  0, 1, (uint64_t)1 << 32, 0,
 	  "longest record read whole, in bytes (default 16M;\n"
 	  "K, M, G suffixes); longer lines are bad records" },
 	{ NULL, "on-error", 0, "POLICY", KIND_CHOICE, FIELD(on_error),
-	  0, 0, 0, 0, 0,
+	  0, 0, 0, 0,
 	  "what to do with a bad record: pass (default: write\n"
 	  "it unchanged), skip, or fail (stop the run)" },
 
-	{ "Fingerprints", "method", 'm', "METHOD", KIND_CHOICE,
-	  FIELD(method), 0, 0, 0, 0, 0,
+	{ "Fingerprints", "method", 'm', "METHOD", KIND_METHOD,
+	  FIELD(method), 0, 0, 0, 0,
 	  "nshash (default): hashes of the longest sentences;\n"
 	  "simhash: 64-bit SimHash within --distance bits;\n"
 	  "minhash: MinHash-LSH, Jaccard of at least\n"
 	  "--threshold" },
 	{ NULL, "sentences", 'n', "N", KIND_NUMBER, FIELD(sentences),
-	  0, 1, 64, 0, FOR_NSHASH,
+	  0, 1, 64, 0,
 	  "nshash: how many of the longest sentences (default 5)" },
 	{ NULL, "min-length", 0, "N", KIND_NUMBER, FIELD(min_length),
-	  0, 0, 100000, 0, FOR_NSHASH,
+	  0, 0, 100000, 0,
 	  "nshash: a sentence must be longer than N characters\n"
 	  "(default 30)" },
 	{ NULL, "min-match", 0, "M", KIND_NUMBER, FIELD(min_match),
-	  0, 1, NSD_NSHASH_MAX_SENTENCES, 0, FOR_NSHASH,
+	  0, 1, NSD_NSHASH_MAX_SENTENCES, 0,
 	  "nshash: a duplicate shares M of its fingerprints\n"
 	  "with its group, or all when it has fewer\n"
 	  "(default 2)" },
 	{ NULL, "common", 0, "C", KIND_NUMBER, FIELD(common),
-	  0, 0, 64, 0, FOR_NSHASH,
+	  0, 0, 64, 0,
 	  "nshash: a sentence that C groups share is\n"
 	  "boilerplate, passed over (default 3; 0: off)" },
 	{ NULL, "compat", 0, "nshash", KIND_CHOICE, FIELD(compat),
-	  0, 0, 0, 0, FOR_NSHASH,
+	  0, 0, 0, 0,
 	  "split and select exactly as the reference nshash" },
 	{ NULL, "distance", 0, "K", KIND_NUMBER, FIELD(distance),
-	  0, 0, 8, 0, FOR_SIMHASH,
+	  0, 0, 8, 0,
 	  "simhash: most bits that may differ (0-8, default 3)" },
 	{ NULL, "threshold", 0, "J", KIND_FRACTION, FIELD(threshold),
-	  0, 100, 10000, 0, FOR_MINHASH,
+	  0, 100, 10000, 0,
 	  "minhash: least estimated Jaccard similarity of\n"
 	  "a duplicate and its group (0.01-1, default 0.5)" },
 	{ NULL, "ngram", 0, "N", KIND_NUMBER, FIELD(ngram),
-	  0, 1, 8, 0, FOR_SIMHASH | FOR_MINHASH,
+	  0, 1, 8, 0,
 	  "simhash, minhash: characters per Han/Kana/Hangul\n"
 	  "feature (default 2; minhash 3)" },
 	{ NULL, "shingle", 0, "N", KIND_NUMBER, FIELD(shingle),
-	  0, 1, 8, 0, FOR_SIMHASH | FOR_MINHASH,
+	  0, 1, 8, 0,
 	  "simhash, minhash: words per feature elsewhere\n"
 	  "(default 3; minhash 2)" },
 	{ NULL, "min-features", 0, "N", KIND_NUMBER, FIELD(min_features),
-	  0, 1, 100000, 0, FOR_SIMHASH | FOR_MINHASH,
+	  0, 1, 100000, 0,
 	  "simhash, minhash: fewer features is nothing to\n"
 	  "compare (default 8)" },
 
 	{ "Output", "output", 'o', "FILE", KIND_STRING, FIELD(output),
-	  0, 0, 0, 0, 0,
+	  0, 0, 0, 0,
 	  "write to FILE, replaced only when the run succeeds" },
 	{ NULL, "field-name", 0, "NAME", KIND_NAME, FIELD(field_name),
-	  0, 0, 0, 0, 0,
+	  0, 0, 0, 0,
 	  "name of the added member or column (default\n"
 	  "similar_id)" },
-	{ NULL, "explain", 0, NULL, KIND_FLAG, FIELD(explain), 1, 0, 0, 0, 0,
+	{ NULL, "explain", 0, NULL, KIND_FLAG, FIELD(explain), 1, 0, 0, 0,
 	  "add to each duplicate the evidence of its match" },
 	{ NULL, "dup-field", 0, "NAME", KIND_NAME, FIELD(dup_field),
-	  0, 0, 0, OPTION_EMPTY, 0,
+	  0, 0, 0, OPTION_EMPTY,
 	  "name of the true/false member or column saying\n"
 	  "whether a record is a duplicate (default is_dup;\n"
 	  "empty: leave it out)" },
 
-	{ "Index", "db", 0, "PATH", KIND_ACT, 0, ACT_DB, 0, 0, 0, 0,
+	{ "Index", "db", 0, "PATH", KIND_ACT, 0, ACT_DB, 0, 0, 0,
 	  "remember fingerprints in the index file PATH (made\n"
 	  "when missing), so later runs compare against them;\n"
 	  "or share them between hosts on Redis (Cluster):\n"
 	  "redis://HOST:PORT[,HOST:PORT...][/NAMESPACE]" },
 	{ NULL, "no-update", 0, NULL, KIND_FLAG, FIELD(no_update),
-	  1, 0, 0, 0, 0,
+	  1, 0, 0, 0,
 	  "compare against the index, but add nothing to it" },
 	{ NULL, "wait", 0, "SECONDS", KIND_ACT, 0, ACT_WAIT, 0, 7 * 24 * 3600,
-	  0, 0,
+	  0,
 	  "wait at most SECONDS for a run that holds the index\n"
 	  "(default: as long as it takes)" },
-	{ NULL, "no-wait", 0, NULL, KIND_ACT, 0, ACT_NO_WAIT, 0, 0, 0, 0,
+	{ NULL, "no-wait", 0, NULL, KIND_ACT, 0, ACT_NO_WAIT, 0, 0, 0,
 	  "do not wait: exit with status 8 at once" },
 	/* Redis takes up to 2^63 ms; ten years is plenty. */
 	{ NULL, "ttl", 0, "SECONDS", KIND_SECONDS, FIELD(ttl),
-	  0, 1, 3650 * 86400ULL, 0, 0,
+	  0, 1, 3650 * 86400ULL, 0,
 	  "redis:// only: forget fingerprints SECONDS after\n"
 	  "they were claimed (suffix s, m, h or d)" },
 	{ NULL, "db-info", 0, NULL, KIND_FLAG, FIELD(action),
-	  NSD_ACTION_DB_INFO, 0, 0, 0, 0,
+	  NSD_ACTION_DB_INFO, 0, 0, 0,
 	  "describe the index and exit" },
 	{ NULL, "db-verify", 0, NULL, KIND_FLAG, FIELD(action),
-	  NSD_ACTION_DB_VERIFY, 0, 0, 0, 0,
+	  NSD_ACTION_DB_VERIFY, 0, 0, 0,
 	  "check every invariant of the index and exit" },
 
 	{ "Performance", "jobs", 'j', "N", KIND_NUMBER, FIELD(jobs),
-	  0, 1, NSD_MAX_JOBS, 0, 0,
+	  0, 1, NSD_MAX_JOBS, 0,
 	  "fingerprint on N threads (default: the cores\n"
 	  "available); the output is the same for every N" },
 
 	{ "Messages", "progress", 0, "WHEN", KIND_CHOICE, FIELD(progress),
-	  0, 0, 0, 0, 0,
+	  0, 0, 0, 0,
 	  "auto (default: when standard error is a terminal),\n"
 	  "always or never" },
-	{ NULL, "quiet", 'q', NULL, KIND_FLAG, FIELD(quiet), 1, 0, 0, 0, 0,
+	{ NULL, "quiet", 'q', NULL, KIND_FLAG, FIELD(quiet), 1, 0, 0, 0,
 	  "no messages about bad records, no progress" },
-	{ NULL, "stats", 0, NULL, KIND_FLAG, FIELD(stats), 1, 0, 0, 0, 0,
+	{ NULL, "stats", 0, NULL, KIND_FLAG, FIELD(stats), 1, 0, 0, 0,
 	  "a summary on standard error at the end" },
-	{ NULL, "help", 'h', NULL, KIND_ACT, 0, ACT_HELP, 0, 0, 0, 0,
+	{ NULL, "help", 'h', NULL, KIND_ACT, 0, ACT_HELP, 0, 0, 0,
 	  "show this help and exit" },
-	{ NULL, "version", 'V', NULL, KIND_ACT, 0, ACT_VERSION, 0, 0, 0, 0,
+	{ NULL, "version", 'V', NULL, KIND_ACT, 0, ACT_VERSION, 0, 0, 0,
 	  "show the version and exit" },
 };
 
@@ -455,34 +466,39 @@ spec_of(int ch)
 	return (NULL);
 }
 
-/* The word of option's choices that means value. */
-static const char *
-choice_word(const char *option, int value)
+/* Whether the option called name is one of method m's own. */
+static int
+method_has(const struct nsd_method_ops *m, const char *name)
 {
-	size_t	 i;
+	const char *const *o;
 
-	for (i = 0; i < sizeof choices / sizeof choices[0]; i++)
-		if (strcmp(choices[i].option, option) == 0 &&
-		    choices[i].value == value)
-			return (choices[i].word);
-	abort();
+	for (o = m->options; *o != NULL; o++)
+		if (strcmp(*o, name) == 0)
+			return (1);
+	return (0);
 }
 
-/* "nshash", "simhash and minhash": the methods of an option. */
-static void
-methods_of(unsigned methods, char *buf, size_t size)
+/*
+ * The methods whose own option is called name, as "simhash and minhash",
+ * into buf; returns how many (0: an option of every method).
+ */
+static int
+methods_of(const char *name, char *buf, size_t size)
 {
-	size_t	 used = 0;
-	int	 m, n = 0, count = __builtin_popcount(methods);
+	const struct nsd_method_ops *m;
+	size_t		 i, used = 0;
+	int		 count = 0, n = 0;
 
-	for (m = 0; methods >> m != 0; m++) {
-		if (!((methods >> m) & 1))
+	for (i = 0; (m = nsd_method_at(i)) != NULL; i++)
+		count += method_has(m, name);
+	for (i = 0; (m = nsd_method_at(i)) != NULL; i++) {
+		if (!method_has(m, name))
 			continue;
 		used += snprintf(buf + used, size - used, "%s%s",
-		    n == 0 ? "" : n + 1 == count ? " and " : ", ",
-		    choice_word("method", m));
+		    n == 0 ? "" : n + 1 == count ? " and " : ", ", m->name);
 		n++;
 	}
+	return (count);
 }
 
 /* Append to b as printf(3) would. */
@@ -616,6 +632,9 @@ store(struct nsd_config *cfg, const struct option_spec *spec,
 			return (-1);
 		*AT(cfg, spec, int) = value;
 		return (0);
+	case KIND_METHOD:
+		return (parse_method(spec->name, arg,
+		    AT(cfg, spec, enum nsd_method), err));
 	case KIND_NUMBER:
 	case KIND_SIZE:
 	case KIND_SECONDS:
@@ -676,14 +695,13 @@ check_together(struct nsd_config *cfg, const unsigned char *given,
 	size_t		 i;
 
 	for (i = 0; i < NSPECS; i++)
-		if (given[i] && specs[i].methods != 0 &&
-		    !(specs[i].methods & (1U << cfg->method))) {
-			methods_of(specs[i].methods, methods, sizeof methods);
+		if (given[i] && methods_of(specs[i].name, methods,
+		    sizeof methods) && !method_has(nsd_method_of(cfg->method),
+		    specs[i].name))
 			return (nsd_error_set(err, NSD_EXIT_USAGE,
 			    "--%s is an option of --method %s, not of %s",
 			    specs[i].name, methods,
-			    choice_word("method", (int)cfg->method)));
-		}
+			    nsd_method_of(cfg->method)->name));
 	if (given[spec_index("common")] && cfg->common == 1)
 		return (nsd_error_set(err, NSD_EXIT_USAGE,
 		    "--common must be 0 (off) or from 2 to 64"));
@@ -800,16 +818,8 @@ nsd_options_parse(int argc, char **argv, struct nsd_config *cfg,
 	cfg->common_given = given[spec_index("common")];
 	cfg->ngram_given = given[spec_index("ngram")];
 	cfg->shingle_given = given[spec_index("shingle")];
-	/* The reference has neither rule against boilerplate. */
-	if (cfg->compat && !cfg->min_match_given)
-		cfg->min_match = 1;
-	if (cfg->compat && !cfg->common_given)
-		cfg->common = 0;
-	/* MinHash sees sets of features, which want other sizes. */
-	if (cfg->method == NSD_METHOD_MINHASH && !cfg->ngram_given)
-		cfg->ngram = NSD_MINHASH_DEFAULT_NGRAM;
-	if (cfg->method == NSD_METHOD_MINHASH && !cfg->shingle_given)
-		cfg->shingle = NSD_MINHASH_DEFAULT_SHINGLE;
+	if (nsd_method_of(cfg->method)->defaults != NULL)
+		nsd_method_of(cfg->method)->defaults(cfg);
 	cfg->files = argv + optind;
 	cfg->nfiles = argc - optind;
 	if (check_together(cfg, given, wait_option, err) == -1)

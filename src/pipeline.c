@@ -13,12 +13,10 @@
 #include <unistd.h>
 
 #include "method.h"
-#include "minhash.h"
-#include "nshash.h"
+#include "text.h"
 #include "pipeline.h"
 #include "reader.h"
 #include "records.h"
-#include "simhash.h"
 
 enum record_kind {
 	RECORD_OK,		/* a record to fingerprint and judge */
@@ -27,49 +25,37 @@ enum record_kind {
 	RECORD_BAD		/* bad input, see reason */
 };
 
-/* What the stages learn about one line of a batch. */
+/*
+ * What the stages learn about one line of a batch; what its method makes
+ * of it is its verdict, at the same place in the batch's verdicts.
+ */
 struct record {
 	enum record_kind kind;
 	size_t		 reason;	/* bad: offset in the batch's reasons */
-	size_t		 fp_off;	/* fingerprints in the batch's array */
-	unsigned	 nfps;
+	size_t		 key_off;	/* its keys in the batch's */
 	struct nsd_record_found found;	/* its id and members */
 	uint64_t	 group;		/* decided: the record's group */
+	int		 dup;
 	uint64_t	 number;	/* named: the group's number */
 	size_t		 name_off;	/* named: the group's id in the
 					   batch's names, or SIZE_MAX: none */
 	size_t		 name_len;
-	int		 dup;
-	unsigned	 evidence;	/* duplicate: simhash distance,
-					   nshash fingerprints that matched,
-					   or minhash bins that agree */
-	unsigned	 usable;	/* decided: fingerprints compared */
-	unsigned	 common;	/* nshash: sentences passed over as
-					   boilerplate */
-	int		 has_whole;	/* nshash version 2: */
-	uint64_t	 whole_key;	/* the key of the whole text */
-	int		 exact;		/* decided by the whole text */
 };
 
 /* A batch of lines and what the stages wrote about them. */
 struct work {
 	struct nsd_batch	 lines;
 	struct record		*recs;
+	struct nsd_verdict	*verdicts;	/* beside recs */
 	size_t			 recs_cap;
-	uint64_t		*fps;
-	size_t			 nfps;
-	size_t			 fps_cap;
-	unsigned char		*code;		/* nshash: beside each of fps,
-						   whether its sentence looks
-						   like code */
-	unsigned char		*sigs;		/* minhash: record i's
-						   signature at i *
-						   NSD_MINHASH_SIG_BYTES */
-	uint64_t		*bands;		/* minhash: the bands whose
-						   keys record i's group
-						   holds, a bit each, at
-						   2 i (a duplicate's) */
-	size_t			 sigs_cap;	/* records, of both */
+	uint64_t		*keys;		/* the records' keys */
+	unsigned char		*code;		/* beside each key (see
+						   struct nsd_verdict) */
+	size_t			 nkeys;
+	size_t			 keys_cap;
+	unsigned char		*sigs;		/* record i's at i * the
+						   index's sig_bytes */
+	size_t			 sigs_cap;	/* records */
 	struct nsd_spans	 spans;
 	struct nsd_buf		 reasons;
 	struct nsd_buf		 id;		/* a TSV id as a JSON token */
@@ -79,78 +65,36 @@ struct work {
 /* The state stage 2 needs, one per thread. */
 struct nsd_worker {
 	struct nsd_record_scanner rs;		/* the record's text */
-	struct nsd_nshash	 nshash;
-	struct nsd_simhash	 simhash;	/* also minhash's features */
-	unsigned		 bands;		/* minhash */
-	unsigned		 rows;
+	const struct nsd_method_ops *method;
+	void			*scanner;	/* the method's */
+	unsigned		 max_keys;	/* a record's, at most */
+	size_t			 sig_bytes;	/* a record's, if it opens a
+						   group */
 };
-
-/*
- * A text with no more letters and digits than this has nothing to compare
- * with simhash either, however many features it has: a site's slogan that
- * is all a failed crawl kept is no copy of the next failed crawl.
- */
-#define NSD_SIMHASH_MIN_CHARS	30
-
-/* The most keys a record is looked up by: nshash's, or minhash's bands. */
-#define NSD_MAX_KEYS_PER_RECORD	(NSD_NSHASH_MAX_SENTENCES > \
-	NSD_MINHASH_MAX_BANDS ? NSD_NSHASH_MAX_SENTENCES : \
-	NSD_MINHASH_MAX_BANDS)
-
-/* The sentences fingerprinted per one of --sentences, but with --compat. */
-#define NSD_SPARE_FACTOR	3
-
-/*
- * How many of a text's longest sentences stage_scan() fingerprints: spares
- * beyond --sentences, to stand in for the boilerplate among the longest (a
- * leaked script can fill every place). The first --sentences of them are
- * the fingerprints the definition gives.
- */
-static unsigned
-nshash_candidates(const struct nsd_config *cfg)
-{
-	unsigned	 n = cfg->sentences;
-
-	if (!cfg->compat)
-		n *= NSD_SPARE_FACTOR;
-	return (n < NSD_NSHASH_MAX_SENTENCES ? n : NSD_NSHASH_MAX_SENTENCES);
-}
 
 static int
 worker_init(struct nsd_worker *w, const struct nsd_config *cfg,
     const struct nsd_index *ix, struct nsd_error *err)
 {
-	struct nsd_nshash_params np;
-	struct nsd_simhash_params sp;
-	char			 joiner;
+	const struct nsd_method_ops *m = nsd_method_of(cfg->method);
 
 	memset(w, 0, sizeof *w);
-	/* nshash from version 2 on tells the fields of its text apart. */
-	joiner = cfg->method == NSD_METHOD_NSHASH && !cfg->compat &&
-	    ix->params.norm_version >= 2 ? NSD_FIELD_END : '\n';
-	if (nsd_record_scanner_init(&w->rs, cfg, joiner, err) == -1)
+	w->method = m;
+	w->max_keys = m->max_keys(cfg);
+	w->sig_bytes = ix->params.sig_bytes;
+	if (nsd_record_scanner_init(&w->rs, cfg, m->joiner == NULL ? '\n' :
+	    m->joiner(cfg, &ix->params), err) == -1)
 		return (-1);
-	sp.ngram = cfg->ngram;
-	sp.shingle = cfg->shingle;
-	sp.min_features = cfg->min_features;
-	sp.seed = 0;
-	nsd_simhash_init(&w->simhash, &sp);
-	w->bands = ix->params.bands;
-	w->rows = ix->params.rows;
-	np.sentences = nshash_candidates(cfg);
-	np.min_length = cfg->min_length;
-	np.compat = cfg->compat;
-	np.seed = 0;
-	np.version = ix->params.norm_version;
-	return (nsd_nshash_init(&w->nshash, &np, err));
+	w->scanner = m->scanner_new(cfg, &ix->params, err);
+	return (w->scanner == NULL ? -1 : 0);
 }
 
 static void
 worker_free(struct nsd_worker *w)
 {
 	nsd_record_scanner_free(&w->rs);
-	nsd_nshash_free(&w->nshash);
-	nsd_simhash_free(&w->simhash);
+	if (w->method != NULL)
+		w->method->scanner_free(w->scanner);
 }
 
 static void
@@ -158,10 +102,10 @@ work_free(struct work *wk)
 {
 	nsd_batch_free(&wk->lines);
 	free(wk->recs);
-	free(wk->fps);
+	free(wk->verdicts);
+	free(wk->keys);
 	free(wk->code);
 	free(wk->sigs);
-	free(wk->bands);
 	free(wk->spans.v);
 	nsd_buf_free(&wk->reasons);
 	nsd_buf_free(&wk->id);
@@ -209,6 +153,8 @@ stage_frame(const struct nsd_config *cfg, struct nsd_record_input *in,
 		wk->recs_cap = wk->lines.nlines;
 		wk->recs = xreallocarray(wk->recs, wk->recs_cap,
 		    sizeof *wk->recs);
+		wk->verdicts = xreallocarray(wk->verdicts, wk->recs_cap,
+		    sizeof *wk->verdicts);
 	}
 	for (i = 0; i < wk->lines.nlines; i++) {
 		const struct nsd_line	*l = &wk->lines.lines[i];
@@ -216,6 +162,7 @@ stage_frame(const struct nsd_config *cfg, struct nsd_record_input *in,
 		struct record		*r = &wk->recs[i];
 
 		memset(r, 0, sizeof *r);
+		memset(&wk->verdicts[i], 0, sizeof wk->verdicts[i]);
 		r->kind = RECORD_OK;
 		if (l->kind == NSD_LINE_LONG_MORE ||
 		    l->kind == NSD_LINE_LONG_LAST) {
@@ -265,78 +212,25 @@ stage_frame(const struct nsd_config *cfg, struct nsd_record_input *in,
 	return (0);
 }
 
-static void
-add_fps(struct work *wk, struct record *r, const uint64_t *fps,
-    const unsigned char *code, size_t n)
-{
-	if (wk->nfps + n > wk->fps_cap) {
-		wk->fps_cap = (wk->nfps + n) * 2;
-		wk->fps = xreallocarray(wk->fps, wk->fps_cap, sizeof *wk->fps);
-		wk->code = xreallocarray(wk->code, wk->fps_cap, 1);
-	}
-	r->fp_off = wk->nfps;
-	r->nfps = n;
-	if (n == 0)
-		return;
-	memcpy(wk->fps + wk->nfps, fps, n * sizeof *fps);
-	memcpy(wk->code + wk->nfps, code, n);
-	wk->nfps += n;
-}
-
-/*
- * Whether w's text, of n feature occurrences, has something to compare
- * with simhash or minhash: enough features, and enough letters and digits.
- */
-static int
-comparable(const struct nsd_config *cfg, struct nsd_worker *w, size_t n)
-{
-	return (n >= cfg->min_features && nsd_text_more_word_chars(
-	    w->nshash.text, w->rs.text.data, w->rs.text.len,
-	    NSD_SIMHASH_MIN_CHARS));
-}
-
-/*
- * MinHash: record i's signature into the batch, and its band keys into
- * keys; returns how many (0: nothing to compare).
- */
-static size_t
-scan_minhash(const struct nsd_config *cfg, struct nsd_worker *w,
-    struct work *wk, size_t i, uint64_t *keys)
-{
-	uint64_t	 min[NSD_MINHASH_BINS];
-
-	if (!comparable(cfg, w, nsd_simhash_minima(&w->simhash, w->rs.text.data,
-	    w->rs.text.len, min)))
-		return (0);
-	nsd_minhash_compute(min, w->bands, w->rows,
-	    wk->sigs + i * NSD_MINHASH_SIG_BYTES, keys);
-	return (w->bands);
-}
-
 /* Stage 2: every record of the batch, independently of the others. */
 static void
 stage_scan(const struct nsd_config *cfg, struct nsd_worker *w,
     const struct nsd_record_input *in, struct work *wk)
 {
-	uint64_t	 fps[NSD_MAX_KEYS_PER_RECORD];
-	unsigned char	 code[NSD_MAX_KEYS_PER_RECORD] = { 0 };
 	char		 why[NSD_RECORD_WHY_MAX];
-	size_t		 i, n;
+	size_t		 i;
 
-	wk->nfps = 0;
+	wk->nkeys = 0;
 	wk->spans.n = 0;
-	if (cfg->method == NSD_METHOD_MINHASH &&
-	    wk->sigs_cap < wk->lines.nlines) {
+	if (w->sig_bytes > 0 && wk->sigs_cap < wk->lines.nlines) {
 		wk->sigs_cap = wk->lines.nlines;
-		wk->sigs = xreallocarray(wk->sigs, wk->sigs_cap,
-		    NSD_MINHASH_SIG_BYTES);
-		wk->bands = xreallocarray(wk->bands, wk->sigs_cap,
-		    2 * sizeof wk->bands[0]);
+		wk->sigs = xreallocarray(wk->sigs, wk->sigs_cap, w->sig_bytes);
 	}
 	for (i = 0; i < wk->lines.nlines; i++) {
 		const struct nsd_line	*l = &wk->lines.lines[i];
 		const char		*s = nsd_line_data(&wk->lines, l);
 		struct record		*r = &wk->recs[i];
+		struct nsd_verdict	*v = &wk->verdicts[i];
 
 		if (r->kind != RECORD_OK)
 			continue;
@@ -345,201 +239,27 @@ stage_scan(const struct nsd_config *cfg, struct nsd_worker *w,
 			set_bad(wk, r, "%s", why);
 			continue;
 		}
-		if (cfg->method == NSD_METHOD_SIMHASH)
-			n = comparable(cfg, w, nsd_simhash_compute(&w->simhash,
-			    w->rs.text.data, w->rs.text.len, fps));
-		else if (cfg->method == NSD_METHOD_MINHASH)
-			n = scan_minhash(cfg, w, wk, i, fps);
-		else
-			n = nsd_nshash_compute(&w->nshash, w->rs.text.data,
-			    w->rs.text.len, fps, cfg->compat ? NULL : code);
-		add_fps(wk, r, fps, code, n);
-		r->has_whole = cfg->method == NSD_METHOD_NSHASH &&
-		    w->nshash.has_whole;
-		if (r->has_whole)
-			r->whole_key = nsd_nshash_whole_key(w->nshash.whole);
-	}
-}
-
-/*
- * Boilerplate, for nshash. A sentence that many unrelated records share
- * (a site's footer, a disclaimer, a navigation line, a leaked script) must
- * not make them duplicates. Two rules see to it; --compat turns both off.
- *
- * --min-match=M: a record joins a group only when M of its fingerprints
- * (all of them, when it has fewer than M) are the group's. One shared
- * footer is not enough, where a copy keeps most of its long sentences.
- *
- * --common=C: the index counts, for each fingerprint, the groups that
- * presented it, by marks: mark L of fingerprint f (nsd_nshash_mark()) is
- * an entry that says "at least L groups presented f", claimed by the
- * record that made it so (the fingerprint itself is mark 1). Marks are
- * inserted, never changed, so they persist and commit like any entry.
- * A fingerprint with mark C is boilerplate.
- *
- * A record passes over boilerplate, and over sentences that look like
- * code or markup (nsd_nshash_compute() flags them) unless it has no other,
- * and takes its next longest sentences instead: stage_scan() fingerprints
- * spares for that.
- */
-
-/* Whether fingerprint fp, which a group holds, has mark common. */
-static int
-is_common(struct nsd_index *ix, uint64_t fp, unsigned common, int *yes,
-    struct nsd_error *err)
-{
-	uint64_t	 g;
-
-	if (nsd_index_lookup(ix, nsd_nshash_mark(fp, common), &g, err) == -1)
-		return (-1);
-	*yes = g != 0;
-	return (0);
-}
-
-/* Group, new to fingerprint fp, presents it: add its next mark. */
-static int
-count_presenter(struct nsd_index *ix, uint64_t fp, unsigned common,
-    uint64_t group, struct nsd_error *err)
-{
-	uint64_t	 mark, g;
-	unsigned	 level;
-
-	for (level = 2; level <= common; level++) {
-		mark = nsd_nshash_mark(fp, level);
-		if (nsd_index_lookup(ix, mark, &g, err) == -1)
-			return (-1);
-		if (g == 0)
-			return (nsd_index_claim(ix, mark, group, err));
-	}
-	return (0);
-}
-
-/*
- * The nshash decision for r: look its fingerprints up, longest first,
- * passing over boilerplate, until it has --sentences of them; they go to
- * use[0..r->usable), and the groups that hold them to held[]. *best is the
- * oldest group that holds enough of them, or 0: --min-match, or as many
- * as r has among its first --sentences fingerprints, if fewer.
- */
-static int
-lookup_nshash(const struct nsd_config *cfg, struct nsd_index *ix,
-    const uint64_t *fps, const unsigned char *code, struct record *r,
-    uint64_t *use, uint64_t *held, uint64_t *best, struct nsd_error *err)
-{
-	unsigned	 k, i, j, n = 0, need, count, top = 0;
-	int		 common, prose = 0;
-	uint64_t	 exact = 0;
-
-	if (r->has_whole &&
-	    nsd_index_lookup(ix, r->whole_key, &exact, err) == -1)
-		return (-1);
-
-	/* A text that is all code (a program posted twice) is compared. */
-	for (k = 0; k < r->nfps && !prose; k++)
-		prose = !code[k];
-	r->common = 0;
-	for (k = 0; k < r->nfps && n < cfg->sentences; k++) {
-		if (code[k] && prose) {
-			r->common++;
-			continue;
+		/* Room for its keys, where the method writes them. */
+		if (wk->nkeys + w->max_keys > wk->keys_cap) {
+			wk->keys_cap = (wk->nkeys + w->max_keys) * 2;
+			wk->keys = xreallocarray(wk->keys, wk->keys_cap,
+			    sizeof *wk->keys);
+			wk->code = xreallocarray(wk->code, wk->keys_cap, 1);
 		}
-		if (nsd_index_lookup(ix, fps[k], &held[n], err) == -1)
-			return (-1);
-		if (held[n] != 0 && cfg->common > 0) {
-			if (is_common(ix, fps[k], cfg->common, &common,
-			    err) == -1)
-				return (-1);
-			if (common) {
-				r->common++;
-				continue;
-			}
+		r->key_off = wk->nkeys;
+		v->keys = wk->keys + wk->nkeys;
+		v->code = wk->code + wk->nkeys;
+		v->sig = w->sig_bytes == 0 ? NULL : wk->sigs + i * w->sig_bytes;
+		w->method->scan(w->scanner, cfg, w->rs.text.data,
+		    w->rs.text.len, v);
+		wk->nkeys += v->nkeys;
+	}
+	/* The keys moved as they grew: where they are now. */
+	for (i = 0; i < wk->lines.nlines; i++)
+		if (wk->recs[i].kind == RECORD_OK) {
+			wk->verdicts[i].keys = wk->keys + wk->recs[i].key_off;
+			wk->verdicts[i].code = wk->code + wk->recs[i].key_off;
 		}
-		use[n++] = fps[k];
-		top += k < cfg->sentences;
-	}
-	r->usable = n;
-	/*
-	 * Spares were never claimed for an earlier record: count only the
-	 * fingerprints that it would have had too, so that a record seen
-	 * again after some of its sentences became common still matches.
-	 */
-	need = cfg->min_match;
-	if (need > top)
-		need = top > 0 ? top : 1;
-	if (need > n)
-		need = n;
-	*best = 0;
-	for (i = 0; i < n; i++) {
-		if (held[i] == 0 || (*best != 0 && held[i] >= *best))
-			continue;
-		for (j = 0, count = 0; j < n; j++)
-			count += held[j] == held[i];
-		if (count >= need)
-			*best = held[i], r->evidence = count;
-	}
-	/*
-	 * A text seen before joins the group of its first record, unless
-	 * it has nothing left to compare (a page of nothing but a footer).
-	 */
-	r->exact = exact != 0 && n > 0;
-	if (r->exact) {
-		for (i = 0, count = 0; i < n; i++)
-			count += held[i] == exact;
-		*best = exact;
-		r->evidence = count;
-	}
-	return (0);
-}
-
-/*
- * The minhash decision for r: the groups that hold its band keys (held[k]
- * for band k, or 0) are its candidates, and *best is the oldest of them
- * whose first record's signature agrees with r's, sig, on enough bins for
- * --threshold, or 0; the bands that found it go to bands[0..2), a bit
- * each. Each candidate is compared once.
- */
-static int
-lookup_minhash(const struct nsd_config *cfg, struct nsd_index *ix,
-    const uint64_t *keys, const unsigned char *sig, struct record *r,
-    uint64_t *held, uint64_t *bands, uint64_t *best, struct nsd_stats *st,
-    struct nsd_error *err)
-{
-	const unsigned char	*group_sig;
-	uint64_t		 cand[NSD_MINHASH_MAX_BANDS];
-	unsigned		 k, n = 0, i, j, agree;
-
-	for (k = 0; k < r->nfps; k++) {
-		if (nsd_index_lookup(ix, keys[k], &held[k], err) == -1)
-			return (-1);
-		if (held[k] == 0)
-			continue;
-		/* Into cand[0..n), sorted and without repeats. */
-		for (i = 0; i < n && cand[i] < held[k]; i++)
-			continue;
-		if (i < n && cand[i] == held[k])
-			continue;
-		for (j = n++; j > i; j--)
-			cand[j] = cand[j - 1];
-		cand[i] = held[k];
-	}
-	st->lookups++;
-	st->candidates += n;
-	*best = 0;
-	bands[0] = bands[1] = 0;
-	for (i = 0; i < n && *best == 0; i++) {
-		if (nsd_index_group_signature(ix, cand[i], &group_sig,
-		    err) == -1)
-			return (-1);
-		agree = nsd_minhash_agree(sig, group_sig);
-		if (nsd_minhash_similar(agree, cfg->threshold)) {
-			*best = cand[i];
-			r->evidence = agree;
-			for (k = 0; k < r->nfps; k++)
-				if (held[k] == *best)
-					bands[k / 64] |= 1ULL << (k % 64);
-		}
-	}
-	return (0);
 }
 
 /* r's id as a group keeps it. */
@@ -552,10 +272,7 @@ record_id(const struct nsd_record_input *in, struct work *wk,
 	    id_len);
 }
 
-/*
- * A new group for r, named by its id, keeping sig (minhash: r's
- * signature; NULL for the other methods).
- */
+/* A new group for r, named by its id, keeping sig (or NULL). */
 static int
 open_group(const struct nsd_record_input *in, struct nsd_index *ix,
     struct work *wk, const struct record *r, const struct nsd_line *l,
@@ -594,135 +311,21 @@ first_again(const struct nsd_record_input *in, struct nsd_index *ix,
 	return (nsd_index_group_adopt(ix, group, yes, err));
 }
 
-/*
- * Whether fp is among the first n of fps[] (sorted), found by bisection.
- */
-static int
-sorted_has(const uint64_t *fps, size_t n, uint64_t fp)
-{
-	size_t	 lo = 0, hi = n, mid;
-
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (fps[mid] < fp)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return (lo < n && fps[lo] == fp);
-}
-
-/* qsort()'s order of 64-bit keys. */
-static int
-compare_u64(const void *a, const void *b)
-{
-	uint64_t	 x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x < y ? -1 : x > y);
-}
-
-/*
- * nshash on a shared index, where each read is a round trip: the batch's
- * reads go in three rounds, so that deciding it rarely waits for another.
- * The first takes the fingerprints that the records will compare (passing
- * over code, as lookup_nshash() does) and the whole texts; the second the
- * --common marks of those that a group holds or that another record of
- * the batch has too (it will be held by then), and the spares of the
- * records that have one (a sentence held may turn out boilerplate); the
- * third the marks of the spares held. Whatever else a decision needs is
- * read when asked for.
- */
-static int
-prefetch_shared(const struct nsd_config *cfg, struct nsd_index *ix,
-    struct work *wk, struct nsd_error *err)
-{
-	const struct record	*r;
-	const unsigned char	*code;
-	const uint64_t		*fps;
-	uint64_t		 held, *seen = NULL, *repeated = NULL;
-	size_t			 i, nseen = 0, nrepeated = 0, j;
-	unsigned		 k, n, level, spares;
-	int			 prose, round, any, rc = -1;
-
-	/* The fingerprints that two records of the batch share. */
-	for (i = 0; i < wk->lines.nlines; i++)
-		if (wk->recs[i].kind == RECORD_OK)
-			nseen += wk->recs[i].nfps;
-	seen = xreallocarray(NULL, nseen + 1, sizeof *seen);
-	repeated = xreallocarray(NULL, nseen + 1, sizeof *repeated);
-	for (i = 0, nseen = 0; i < wk->lines.nlines; i++)
-		if (wk->recs[i].kind == RECORD_OK)
-			for (k = 0; k < wk->recs[i].nfps; k++)
-				seen[nseen++] = wk->fps[wk->recs[i].fp_off + k];
-	qsort(seen, nseen, sizeof *seen, compare_u64);
-	for (j = 1; j < nseen; j++)
-		if (seen[j] == seen[j - 1] && (nrepeated == 0 ||
-		    repeated[nrepeated - 1] != seen[j]))
-			repeated[nrepeated++] = seen[j];
-
-	for (round = 0; round < 3; round++)
-		for (i = 0; i < wk->lines.nlines; i++) {
-			r = &wk->recs[i];
-			if (r->kind != RECORD_OK)
-				continue;
-			fps = wk->fps + r->fp_off;
-			code = wk->code + r->fp_off;
-			for (k = 0, prose = 0; k < r->nfps && !prose; k++)
-				prose = !code[k];
-			/* Up to --sentences, then as many spares. */
-			spares = round == 0 ? 0 : cfg->sentences;
-			for (k = 0, n = 0, any = 0; k < r->nfps &&
-			    n < cfg->sentences + spares; k++) {
-				if (code[k] && prose)
-					continue;
-				if (n++ >= cfg->sentences && !any)
-					break;
-				if (round == 0 || (round == 1 &&
-				    n > cfg->sentences)) {
-					nsd_index_prefetch(ix, fps[k]);
-					continue;
-				}
-				if (nsd_index_lookup(ix, fps[k], &held,
-				    err) == -1)
-					goto out;
-				any |= held != 0;
-				/* Marks: round 1 the first's, 2 the spares'. */
-				if (round != (n > cfg->sentences ? 2 : 1) ||
-				    (held == 0 && !sorted_has(repeated,
-				    nrepeated, fps[k])))
-					continue;
-				for (level = 2; level <= cfg->common; level++)
-					nsd_index_prefetch(ix,
-					    nsd_nshash_mark(fps[k], level));
-			}
-			if (round == 0 && r->has_whole)
-				nsd_index_prefetch(ix, r->whole_key);
-		}
-	rc = 0;
-out:
-	free(seen);
-	free(repeated);
-	return (rc);
-}
-
 /* Stage 3's loop: each record of the batch in turn. */
 static int
 decide_records(const struct nsd_config *cfg, const struct nsd_record_input *in,
     struct nsd_index *ix, struct work *wk, struct nsd_stats *st, size_t *stop,
     struct nsd_error *err)
 {
-	static const unsigned char no_sig[NSD_MINHASH_SIG_BYTES];
-	struct nsd_index_near near;
-	uint64_t	 use[NSD_MAX_KEYS_PER_RECORD];
-	uint64_t	 held[NSD_MAX_KEYS_PER_RECORD];
+	const struct nsd_method_ops *m = nsd_method_of(cfg->method);
+	struct nsd_held	 held;
 	uint64_t	 best;
-	const unsigned char	*sig;
-	size_t		 i, k;
-	int		 minhash = cfg->method == NSD_METHOD_MINHASH;
+	size_t		 i;
 	int		 shared = nsd_index_is_shared(ix), again;
 
 	for (i = 0; i < wk->lines.nlines; i++) {
 		struct record		*r = &wk->recs[i];
+		struct nsd_verdict	*v = &wk->verdicts[i];
 		const struct nsd_line	*l = &wk->lines.lines[i];
 
 		switch (r->kind) {
@@ -746,159 +349,47 @@ decide_records(const struct nsd_config *cfg, const struct nsd_record_input *in,
 			break;
 		}
 		st->records++;
-		best = 0;
-		r->usable = r->nfps;
-		if (cfg->method == NSD_METHOD_SIMHASH && r->nfps == 1) {
-			if (nsd_index_near(ix, wk->fps[r->fp_off],
-			    cfg->distance, &near, err) == -1)
-				return (-1);
-			best = near.group;
-			r->evidence = near.distance;
-			st->lookups++;
-			st->candidates += near.candidates;
-		}
-		if (cfg->method == NSD_METHOD_NSHASH &&
-		    lookup_nshash(cfg, ix, wk->fps + r->fp_off,
-		    wk->code + r->fp_off, r, use, held, &best, err) == -1)
-			return (-1);
-		/*
-		 * A minhash record with nothing to compare keeps a signature
-		 * of zeros, which no band key ever leads to.
-		 */
-		sig = !minhash ? NULL : r->nfps > 0 ?
-		    wk->sigs + i * NSD_MINHASH_SIG_BYTES : no_sig;
-		if (minhash && r->nfps > 0 && lookup_minhash(cfg, ix,
-		    wk->fps + r->fp_off, sig, r, held, wk->bands + 2 * i,
-		    &best, st, err) == -1)
+		if (m->lookup(cfg, ix, v, &held, &best, st, err) == -1)
 			return (-1);
 		r->dup = best != 0;
 		if (r->dup && shared && first_again(in, ix, wk, r, l, best,
 		    &again, err) == -1)
 			return (-1);
 		if (r->dup && shared && again)
-			r->dup = r->exact = 0;
+			r->dup = v->ev.exact = 0;
 		if (best == 0 &&
-		    open_group(in, ix, wk, r, l, sig, &best, err) == -1)
+		    open_group(in, ix, wk, r, l, v->sig, &best, err) == -1)
 			return (-1);
 		r->group = best;
-		/* An exact SimHash match adds nothing the index lacks. */
-		if (cfg->method == NSD_METHOD_SIMHASH && r->nfps == 1 &&
-		    !(r->dup && r->evidence == 0) &&
-		    nsd_index_add(ix, wk->fps[r->fp_off], best, err) == -1)
+		if (m->claim(cfg, ix, v, &held, best, r->dup, err) == -1)
 			return (-1);
-		/* Only nshash records have a whole text (stage_scan()). */
-		if (r->has_whole && !r->exact && r->usable > 0 &&
-		    nsd_index_claim(ix, r->whole_key, best, err) == -1)
-			return (-1);
-		/* First claim wins: a band key held already stays. */
-		for (k = 0; minhash && k < r->nfps; k++)
-			if (held[k] == 0 && nsd_index_claim(ix,
-			    wk->fps[r->fp_off + k], best, err) == -1)
-				return (-1);
-		for (k = 0; cfg->method == NSD_METHOD_NSHASH && k < r->usable;
-		    k++) {
-			if (nsd_index_claim(ix, use[k], best, err) == -1)
-				return (-1);
-			if (cfg->common > 0 && held[k] != 0 &&
-			    held[k] != best && count_presenter(ix, use[k],
-			    cfg->common, best, err) == -1)
-				return (-1);
-		}
 		if (r->dup)
 			st->duplicates++;
 		else {
 			st->originals++;
-			st->no_text += r->usable == 0;
+			st->no_text += v->ev.usable == 0;
 		}
 	}
 	return (0);
 }
 
 /*
- * Stage 3, in order: a record joins the oldest group that holds enough of
- * its fingerprints (simhash: the nearest within --distance), or opens a
- * new one; then its fingerprints are claimed for that group (those claimed
- * before keep their group). Stops early, with *stop set, at a bad record
- * under --on-error=fail.
+ * Stage 3, in order: a record joins the oldest group it is a near copy of
+ * (its method's lookup), or opens a new one; then its keys are claimed for
+ * that group (those claimed before keep their group). Stops early, with
+ * *stop set, at a bad record under --on-error=fail.
  */
 static int
 stage_decide(const struct nsd_config *cfg, const struct nsd_record_input *in,
     struct nsd_index *ix, struct work *wk, struct nsd_stats *st, size_t *stop,
     struct nsd_error *err)
 {
-	size_t		 i, k, nprefetch;
-	int		 minhash = cfg->method == NSD_METHOD_MINHASH;
-	int		 shared = nsd_index_is_shared(ix);
-
 	*stop = wk->lines.nlines;
 	nsd_index_begin_batch(ix);
-	if (shared && cfg->method == NSD_METHOD_NSHASH)
-		return (prefetch_shared(cfg, ix, wk, err) == -1 ? -1 :
-		    decide_records(cfg, in, ix, wk, st, stop, err));
-	for (i = 0; i < wk->lines.nlines; i++) {
-		/* nshash looks its spares up only if it must. */
-		nprefetch = wk->recs[i].nfps;
-		if (!minhash && nprefetch > cfg->sentences)
-			nprefetch = cfg->sentences;
-		for (k = 0; k < nprefetch; k++)
-			nsd_index_prefetch(ix, wk->fps[wk->recs[i].fp_off + k]);
-		if (wk->recs[i].has_whole)
-			nsd_index_prefetch(ix, wk->recs[i].whole_key);
-	}
+	if (nsd_method_of(cfg->method)->prefetch(cfg, ix, wk->verdicts,
+	    wk->lines.nlines, err) == -1)
+		return (-1);
 	return (decide_records(cfg, in, ix, wk, st, stop, err));
-}
-
-/*
- * Whether the conflict c (see nsd_index_settle()) makes r, the record
- * that opened c->ours, a near copy of c->theirs, by the rule that would
- * have judged r had c->theirs been there first; *evidence as for r.
- */
-static int
-near_enough(const struct nsd_config *cfg, struct nsd_index *ix,
-    const struct work *wk, const struct record *r,
-    const struct nsd_index_conflict *all, size_t n,
-    const struct nsd_index_conflict *c, unsigned *evidence,
-    struct nsd_error *err)
-{
-	const unsigned char	*their_sig;
-	const uint64_t		*fps = wk->fps + r->fp_off;
-	uint64_t		 held;
-	unsigned		 count = 0, need, k;
-	size_t			 i;
-
-	switch (cfg->method) {
-	case NSD_METHOD_SIMHASH:
-		*evidence = (unsigned)__builtin_popcountll(fps[0] ^ c->key);
-		return (r->nfps == 1 && *evidence <= cfg->distance);
-	case NSD_METHOD_MINHASH:
-		if (nsd_index_group_signature(ix, c->theirs, &their_sig,
-		    err) == -1)
-			return (-1);
-		*evidence = nsd_minhash_agree(wk->sigs +
-		    (size_t)(r - wk->recs) * NSD_MINHASH_SIG_BYTES, their_sig);
-		return (nsd_minhash_similar(*evidence, cfg->threshold));
-	default:
-		break;
-	}
-	/*
-	 * nshash: the whole text, or enough of r's fingerprints theirs
-	 * holds now: those it won from r, and those it held before.
-	 */
-	for (i = 0; i < n; i++)
-		if (all[i].ours == c->ours && all[i].theirs == c->theirs &&
-		    r->has_whole && all[i].key == r->whole_key) {
-			*evidence = r->usable;
-			return (1);
-		}
-	/* The ones lookup_nshash() looked at, about (no more are read). */
-	for (k = 0; k < r->nfps && k < cfg->sentences + r->common; k++) {
-		if (nsd_index_lookup(ix, fps[k], &held, err) == -1)
-			return (-1);
-		count += held == c->theirs;
-	}
-	need = cfg->min_match < r->usable ? cfg->min_match : r->usable;
-	*evidence = count;
-	return (count > 0 && count >= need);
 }
 
 /*
@@ -913,6 +404,7 @@ settle_batch(const struct nsd_config *cfg, struct nsd_index *ix,
     struct work *wk, size_t stop, struct nsd_stats *st,
     struct nsd_error *err)
 {
+	const struct nsd_method_ops	*m = nsd_method_of(cfg->method);
 	const struct nsd_index_conflict	*c;
 	struct nsd_index_conflict	*pairs = NULL;
 	struct record			*r;
@@ -935,8 +427,8 @@ settle_batch(const struct nsd_config *cfg, struct nsd_index *ix,
 				r = &wk->recs[j];
 		if (r == NULL)
 			continue;
-		if ((near = near_enough(cfg, ix, wk, r, c, n, &c[i], &ev,
-		    err)) == -1)
+		if ((near = m->near(cfg, ix, &wk->verdicts[r - wk->recs], c,
+		    n, &c[i], &ev, err)) == -1)
 			goto out;
 		if (!near)
 			continue;
@@ -956,6 +448,8 @@ settle_batch(const struct nsd_config *cfg, struct nsd_index *ix,
 		if (winners[j] == pairs[j].ours)
 			continue;
 		for (i = 0; i < stop; i++) {
+			struct nsd_evidence *e = &wk->verdicts[i].ev;
+
 			r = &wk->recs[i];
 			if (r->kind != RECORD_OK || r->group != pairs[j].ours)
 				continue;
@@ -963,12 +457,11 @@ settle_batch(const struct nsd_config *cfg, struct nsd_index *ix,
 			if (r->dup)
 				continue;
 			r->dup = 1;
-			r->exact = 0;
-			r->evidence = evidence[j];
-			if (wk->bands != NULL)
-				wk->bands[2 * i] = wk->bands[2 * i + 1] = 0;
+			e->exact = 0;
+			e->evidence = evidence[j];
+			memset(e->keys, 0, sizeof e->keys);
 			st->originals--;
-			st->no_text -= r->usable == 0;
+			st->no_text -= e->usable == 0;
 			st->duplicates++;
 		}
 	}
@@ -1022,7 +515,6 @@ write_judged(const struct nsd_config *cfg, struct nsd_writer *wr,
 {
 	const char		*s = nsd_line_data(&wk->lines, l);
 	struct nsd_annotation	 a;
-	struct nsd_evidence	 ev;
 	char			 evidence[NSD_EVIDENCE_MAX];
 
 	if (cfg->mode == NSD_MODE_DROP_DUPS)
@@ -1036,14 +528,8 @@ write_judged(const struct nsd_config *cfg, struct nsd_writer *wr,
 	a.group = r->number;
 	a.dup = r->dup;
 	if (cfg->explain && r->dup) {
-		ev.evidence = r->evidence;
-		ev.usable = r->usable;
-		ev.common = r->common;
-		ev.exact = r->exact;
-		ev.bands = wk->bands == NULL ? NULL :
-		    wk->bands + 2 * (size_t)(r - wk->recs);
-		nsd_method_of(cfg->method)->explain(&ev, evidence,
-		    sizeof evidence);
+		nsd_method_of(cfg->method)->explain(
+		    &wk->verdicts[r - wk->recs].ev, evidence, sizeof evidence);
 		a.explain = evidence;
 	}
 	return (nsd_record_write(wr, in, s, l, &r->found, &wk->spans, &a,
@@ -1543,6 +1029,7 @@ nsd_pipeline_index_params(const struct nsd_config *cfg,
 	ip->ntables = 1;
 	ip->masks[0] = UINT64_MAX;
 	ip->method = method->name;
+	ip->repeats = method->keys_repeat;
 	method->index_params(cfg, ip);
 }
 
