@@ -83,6 +83,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "benchlib.h"
+
 #define RING_SIZE	1024
 #define OUT_FLUSH	(1 << 20)
 #define TEXT_MIN	1024
@@ -173,7 +175,7 @@ struct options {
 };
 
 static const char *progname = "nsd-gencorpus";
-static uint64_t rng_state;
+static struct bench_rng rng;	/* the corpus's one stream */
 static struct lexicon lexicon[2];
 
 /*
@@ -484,42 +486,30 @@ xrealloc(void *p, size_t n)
 	return (p);
 }
 
-/* Splitmix64: small, fast and well distributed; the seed is the state. */
-static uint64_t
-mix_next(uint64_t *state)
-{
-	uint64_t z;
-
-	z = (*state += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return (z ^ (z >> 31));
-}
-
 static uint64_t
 rng_next(void)
 {
-	return (mix_next(&rng_state));
+	return (bench_rng_next(&rng));
 }
 
 /* A uniform integer in [0, n), n < 2^32. */
 static uint32_t
 rng_below(uint32_t n)
 {
-	return ((uint32_t)(((rng_next() >> 32) * (uint64_t)n) >> 32));
+	return ((uint32_t)bench_rng_below(&rng, n));
 }
 
 /* A uniform integer in [lo, hi]. */
 static uint32_t
 rng_range(uint32_t lo, uint32_t hi)
 {
-	return (lo + rng_below(hi - lo + 1));
+	return ((uint32_t)bench_rng_range(&rng, lo, hi));
 }
 
 static double
 rng_unit(void)
 {
-	return ((double)(rng_next() >> 11) * (1.0 / 9007199254740992.0));
+	return (bench_rng_unit(&rng));
 }
 
 #define PICK(a)		((a)[rng_below(NELEMS(a))])
@@ -580,7 +570,7 @@ count_cps(const char *s, size_t n)
  * capitalized if cap is set.
  */
 static void
-en_syllables(struct buf *b, uint64_t *state, unsigned n, int cap)
+en_syllables(struct buf *b, struct bench_rng *state, unsigned n, int cap)
 {
 	size_t start = b->len;
 	const char *onset;
@@ -588,7 +578,7 @@ en_syllables(struct buf *b, uint64_t *state, unsigned n, int cap)
 	unsigned i;
 
 	for (i = 0; i < n; i++) {
-		h = mix_next(state);
+		h = bench_rng_next(state);
 		onset = en_onset[h % NELEMS(en_onset)];
 		h /= NELEMS(en_onset);
 		/* No vowel meets a vowel inside a word. */
@@ -651,7 +641,8 @@ static void
 lexicon_build(void)
 {
 	struct lexicon *en = &lexicon[LANG_EN], *zh = &lexicon[LANG_ZH];
-	uint64_t state, h;
+	struct bench_rng state;
+	uint64_t h;
 	uint32_t r;
 	unsigned n, i;
 
@@ -661,8 +652,8 @@ lexicon_build(void)
 	    !han_table_ok(zh_traditional, sizeof(zh_traditional) - 1))
 		fatal("a character table holds more than Han characters");
 	for (r = 0; r < 1U << LEX_BITS; r++) {
-		state = 0x5eed1e8100000000ULL + r;
-		h = mix_next(&state);
+		state.state = 0x5eed1e8100000000ULL + r;
+		h = bench_rng_next(&state);
 		if (r < 64)
 			n = 1;
 		else if (r < 2048)
@@ -672,14 +663,14 @@ lexicon_build(void)
 		en->off[r] = (uint32_t)en->text.len;
 		en_syllables(&en->text, &state, n, 0);
 
-		h = mix_next(&state);
+		h = bench_rng_next(&state);
 		if (r < 64)
 			n = 1 + (unsigned)(h & 1);
 		else
 			n = h % 20 < 2 ? 1 : h % 20 < 17 ? 2 : 3;
 		zh->off[r] = (uint32_t)zh->text.len;
 		for (i = 0; i < n; i++)
-			zh_char(&zh->text, mix_next(&state));
+			zh_char(&zh->text, bench_rng_next(&state));
 	}
 	en->off[r] = (uint32_t)en->text.len;
 	zh->off[r] = (uint32_t)zh->text.len;
@@ -727,42 +718,42 @@ topic_end_word(struct topic *t)
 static void
 topic_make(struct topic *t, enum lang lang)
 {
-	uint64_t state;
+	struct bench_rng state;
 	size_t i, start;
 
 	t->text.len = 0;
 	t->n = 0;
 	t->off[0] = 0;
 	for (i = 0; i < TOPIC_PEOPLE; i++) {
-		state = rng_next();
+		state.state = rng_next();
 		if (lang == LANG_EN) {
 			en_syllables(&t->text, &state,
-			    1 + (mix_next(&state) % 3 != 0), 1);
+			    1 + (bench_rng_next(&state) % 3 != 0), 1);
 			buf_adds(&t->text, " ");
 			en_syllables(&t->text, &state,
-			    2 + (mix_next(&state) % 3 == 0), 1);
+			    2 + (bench_rng_next(&state) % 3 == 0), 1);
 		} else {
 			buf_add(&t->text, zh_surnames + 3 *
-			    (mix_next(&state) % NHAN(zh_surnames)), 3);
-			zh_char(&t->text, mix_next(&state));
-			if (mix_next(&state) % 4 != 0)
-				zh_char(&t->text, mix_next(&state));
+			    (bench_rng_next(&state) % NHAN(zh_surnames)), 3);
+			zh_char(&t->text, bench_rng_next(&state));
+			if (bench_rng_next(&state) % 4 != 0)
+				zh_char(&t->text, bench_rng_next(&state));
 		}
 		topic_end_word(t);
 	}
 	for (i = 0; i < TOPIC_PLACES; i++) {
-		state = rng_next();
+		state.state = rng_next();
 		if (lang == LANG_EN) {
 			en_syllables(&t->text, &state,
-			    2 + (mix_next(&state) % 4 == 0), 1);
-			if (mix_next(&state) % 10 < 3)
-				buf_adds(&t->text, en_place_end[
-				    mix_next(&state) % NELEMS(en_place_end)]);
+			    2 + (bench_rng_next(&state) % 4 == 0), 1);
+			if (bench_rng_next(&state) % 10 < 3)
+				buf_adds(&t->text, en_place_end[bench_rng_next(
+				    &state) % NELEMS(en_place_end)]);
 		} else {
-			zh_char(&t->text, mix_next(&state));
-			zh_char(&t->text, mix_next(&state));
+			zh_char(&t->text, bench_rng_next(&state));
+			zh_char(&t->text, bench_rng_next(&state));
 			buf_add(&t->text, zh_place_end + 3 *
-			    (mix_next(&state) % NHAN(zh_place_end)), 3);
+			    (bench_rng_next(&state) % NHAN(zh_place_end)), 3);
 		}
 		topic_end_word(t);
 	}
@@ -1589,76 +1580,6 @@ usage(int status)
 	exit(0);
 }
 
-/* Parse an unsigned number with an optional K/M/G suffix. */
-static uint64_t
-parse_size(const char *opt, const char *s, int suffixes)
-{
-	unsigned long long v;
-	uint64_t mul = 1;
-	char *end;
-
-	errno = 0;
-	if (*s < '0' || *s > '9')
-		goto bad;
-	v = strtoull(s, &end, 10);
-	if (errno != 0)
-		goto bad;
-	if (suffixes && *end != '\0') {
-		switch (*end) {
-		case 'k': case 'K': mul = 1ULL << 10; break;
-		case 'm': case 'M': mul = 1ULL << 20; break;
-		case 'g': case 'G': mul = 1ULL << 30; break;
-		default: goto bad;
-		}
-		end++;
-	}
-	if (*end != '\0' || v > UINT64_MAX / mul)
-		goto bad;
-	return ((uint64_t)v * mul);
-bad:
-	fprintf(stderr, "%s: invalid value for %s: '%s'\n", progname, opt, s);
-	usage(2);
-	return (0);
-}
-
-/* Match "--name VALUE" or "--name=VALUE"; returns the value or NULL. */
-static const char *
-opt_value(int argc, char **argv, int *i, const char *name)
-{
-	size_t n = strlen(name);
-	const char *a = argv[*i];
-
-	if (strncmp(a, name, n) != 0)
-		return (NULL);
-	if (a[n] == '=')
-		return (a + n + 1);
-	if (a[n] != '\0')
-		return (NULL);
-	if (*i + 1 >= argc) {
-		fprintf(stderr, "%s: option '%s' needs a value\n", progname,
-		    name);
-		usage(2);
-	}
-	return (argv[++*i]);
-}
-
-/* Parse a share from 0 to 1. */
-static double
-parse_rate(const char *opt, const char *s)
-{
-	double v;
-	char *end;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno != 0 || end == s || *end != '\0' || !(v >= 0.0 && v <= 1.0)) {
-		fprintf(stderr, "%s: invalid value for %s: '%s' (0 to 1)\n",
-		    progname, opt, s);
-		usage(2);
-	}
-	return (v);
-}
-
 /* Parse --edit-strength: an index into strengths[]. */
 static size_t
 parse_strength(const char *s)
@@ -1680,8 +1601,9 @@ parse_strength(const char *s)
 static void
 parse_args(int argc, char **argv, struct options *o)
 {
+	struct bench_args a;
 	const char *v;
-	int i, have_size = 0, have_records = 0;
+	int have_size = 0, have_records = 0;
 
 	o->seed = 1;
 	o->size = UINT64_MAX;
@@ -1691,38 +1613,40 @@ parse_args(int argc, char **argv, struct options *o)
 	o->strength = parse_strength("longest");
 	o->truth = NULL;
 	o->verbose = 0;
-	for (i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--help") == 0 ||
-		    strcmp(argv[i], "-h") == 0)
+	bench_args_init(&a, progname, usage, argc, argv);
+	while (bench_args_peek(&a) != NULL) {
+		if (bench_args_flag(&a, "--help", "-h"))
 			usage(0);
-		else if (strcmp(argv[i], "--verbose") == 0 ||
-		    strcmp(argv[i], "-v") == 0)
+		else if (bench_args_flag(&a, "--verbose", "-v"))
 			o->verbose = 1;
-		else if ((v = opt_value(argc, argv, &i, "--seed")) != NULL)
-			o->seed = parse_size("--seed", v, 0);
-		else if ((v = opt_value(argc, argv, &i, "--size")) != NULL) {
-			o->size = parse_size("--size", v, 1);
+		else if ((v = bench_args_value(&a, "--seed", NULL)) != NULL)
+			o->seed = bench_parse_size(&a, "--seed", v,
+			    BENCH_SUFFIX_NONE, 0, UINT64_MAX);
+		else if ((v = bench_args_value(&a, "--size", NULL)) != NULL) {
+			o->size = bench_parse_size(&a, "--size", v,
+			    BENCH_SUFFIX_BINARY, 0, UINT64_MAX);
 			have_size = 1;
-		} else if ((v = opt_value(argc, argv, &i, "--records")) !=
+		} else if ((v = bench_args_value(&a, "--records", NULL)) !=
 		    NULL) {
-			o->records = parse_size("--records", v, 0);
+			o->records = bench_parse_size(&a, "--records", v,
+			    BENCH_SUFFIX_NONE, 0, UINT64_MAX);
 			have_records = 1;
-		} else if ((v = opt_value(argc, argv, &i, "--dup-rate")) !=
+		} else if ((v = bench_args_value(&a, "--dup-rate", NULL)) !=
 		    NULL)
-			o->dup_rate = parse_rate("--dup-rate", v);
-		else if ((v = opt_value(argc, argv, &i, "--edit-rate")) !=
+			o->dup_rate = bench_parse_number(&a, "--dup-rate", v,
+			    0, 1, 0);
+		else if ((v = bench_args_value(&a, "--edit-rate", NULL)) !=
 		    NULL)
-			o->edit_rate = parse_rate("--edit-rate", v);
-		else if ((v = opt_value(argc, argv, &i, "--edit-strength")) !=
-		    NULL)
+			o->edit_rate = bench_parse_number(&a, "--edit-rate", v,
+			    0, 1, 0);
+		else if ((v = bench_args_value(&a, "--edit-strength",
+		    NULL)) != NULL)
 			o->strength = parse_strength(v);
-		else if ((v = opt_value(argc, argv, &i, "--truth")) != NULL)
+		else if ((v = bench_args_value(&a, "--truth", NULL)) != NULL)
 			o->truth = v;
-		else {
-			fprintf(stderr, "%s: unknown argument '%s'\n", progname,
-			    argv[i]);
-			usage(2);
-		}
+		else
+			bench_args_fail(&a, "unknown argument '%s'",
+			    bench_args_peek(&a));
 	}
 	if (!have_size && !have_records)
 		o->size = 100ULL << 20;
@@ -1747,7 +1671,7 @@ main(int argc, char **argv)
 		return (1);
 	}
 	lexicon_build();
-	rng_state = o.seed;
+	rng.state = o.seed;
 	/* Every document is written to the ring slot it replaces. */
 	for (id = 1; id <= o.records; id++) {
 		slot = (size_t)((id - 1) % RING_SIZE);

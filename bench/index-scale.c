@@ -47,6 +47,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "benchlib.h"
 #include "index.h"
 #include "options.h"
 #include "pipeline.h"
@@ -69,56 +70,22 @@ struct totals {
 	uint64_t	 rss_peak;	/* KiB, over the whole run */
 };
 
-/* Print the synopsis and exit 2. */
+/* Print the synopsis and exit with status. */
 static void
-usage(void)
+usage(int status)
 {
 	fputs("usage: nsd-index-scale [-M] [-b BATCH] [-c COMMIT] [-d RATE] "
 	    "[-f FPS] [-k K]\n"
 	    "           [-m METHOD] [-n RECORDS] [-S SEED] [-s SLICE] PATH\n",
-	    stderr);
-	exit(2);
-}
-
-/* A positive number from an option, with an optional K, M or G (10^3). */
-static uint64_t
-number(const char *s, uint64_t max)
-{
-	char		*end;
-	uint64_t	 n;
-
-	n = strtoull(s, &end, 10);
-	switch (*end) {
-	case 'K': case 'k':
-		n *= 1000;
-		end++;
-		break;
-	case 'M': case 'm':
-		n *= 1000000;
-		end++;
-		break;
-	case 'G': case 'g':
-		n *= 1000000000;
-		end++;
-		break;
-	}
-	if (end == s || *end != '\0' || n == 0 || n > max) {
-		fprintf(stderr, "nsd-index-scale: bad number '%s'\n", s);
-		usage();
-	}
-	return (n);
+	    status == 0 ? stdout : stderr);
+	exit(status);
 }
 
 /* Fingerprint k of record r: splitmix64's output function of r, k. */
 static uint64_t
 fingerprint(uint64_t seed, uint64_t r, unsigned fps, unsigned k)
 {
-	uint64_t	 z;
-
-	z = seed + (r * fps + k + 1) * 0x9E3779B97F4A7C15ULL;
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-	return (z ^ (z >> 31));
+	return (bench_mix64(seed + (r * fps + k + 1) * 0x9E3779B97F4A7C15ULL));
 }
 
 /* Seconds on the monotonic clock. */
@@ -356,58 +323,57 @@ main(int argc, char **argv)
 	uint64_t		 r, end, n, b, size, ids_size, pending = 0;
 	unsigned		 fps = 5;
 	double			 t0, t1, t2, start;
-	int			 c, simhash = 0, memory = 0;
-	char			*end_rate;
+	struct bench_args	 a;
+	const char		*v;
+	int			 simhash = 0, memory = 0;
 
 	/* nsdedup's defaults, from its own option parser. */
 	if (nsd_options_parse(1, fake, &cfg, &err) != NSD_OPTIONS_RUN)
 		die(&err);
-	optind = 1;
 	sr.k = cfg.distance;
 	sr.rate = 0.2;
-	while ((c = getopt(argc, argv, "Mb:c:d:f:k:m:n:S:s:")) != -1)
-		switch (c) {
-		case 'M':
+	bench_args_init(&a, "nsd-index-scale", usage, argc, argv);
+	while ((v = bench_args_peek(&a)) != NULL && v[0] == '-') {
+		if (bench_args_flag(&a, "--help", "-h"))
+			usage(0);
+		else if (bench_args_flag(&a, "--memory", "-M"))
 			memory = 1;
-			break;
-		case 'd':
-			sr.rate = strtod(optarg, &end_rate);
-			if (*end_rate != '\0' ||
-			    !(sr.rate >= 0 && sr.rate <= 1))
-				usage();
-			break;
-		case 'k':
-			sr.k = number(optarg, NSD_SIMHASH_MAX_DISTANCE);
-			break;
-		case 'm':
-			if (strcmp(optarg, "simhash") == 0)
+		else if ((v = bench_args_value(&a, "--copy-rate", "-d")) !=
+		    NULL)
+			sr.rate = bench_parse_number(&a, "-d", v, 0, 1, 0);
+		else if ((v = bench_args_value(&a, "--distance", "-k")) != NULL)
+			sr.k = (unsigned)bench_parse_size(&a, "-k", v,
+			    BENCH_SUFFIX_NONE, 1, NSD_SIMHASH_MAX_DISTANCE);
+		else if ((v = bench_args_value(&a, "--method", "-m")) != NULL) {
+			if (strcmp(v, "simhash") == 0)
 				simhash = 1;
-			else if (strcmp(optarg, "nshash") != 0)
-				usage();
-			break;
-		case 'b':
-			batch = number(optarg, MAX_BATCH);
-			break;
-		case 'c':
-			every = number(optarg, UINT64_MAX / 2);
-			break;
-		case 'f':
-			fps = number(optarg, MAX_FPS);
-			break;
-		case 'n':
-			records = number(optarg, UINT64_MAX / MAX_FPS / 2);
-			break;
-		case 'S':
-			seed = strtoull(optarg, NULL, 10);
-			break;
-		case 's':
-			slice = number(optarg, UINT64_MAX / 2);
-			break;
-		default:
-			usage();
-		}
-	if (argc - optind != 1)
-		usage();
+			else if (strcmp(v, "nshash") != 0)
+				bench_args_fail(&a, "invalid value for -m: "
+				    "'%s' (valid: nshash, simhash)", v);
+		} else if ((v = bench_args_value(&a, "--batch", "-b")) != NULL)
+			batch = bench_parse_size(&a, "-b", v,
+			    BENCH_SUFFIX_DECIMAL, 1, MAX_BATCH);
+		else if ((v = bench_args_value(&a, "--commit", "-c")) != NULL)
+			every = bench_parse_size(&a, "-c", v,
+			    BENCH_SUFFIX_DECIMAL, 1, UINT64_MAX / 2);
+		else if ((v = bench_args_value(&a, "--fps", "-f")) != NULL)
+			fps = (unsigned)bench_parse_size(&a, "-f", v,
+			    BENCH_SUFFIX_DECIMAL, 1, MAX_FPS);
+		else if ((v = bench_args_value(&a, "--records", "-n")) != NULL)
+			records = bench_parse_size(&a, "-n", v,
+			    BENCH_SUFFIX_DECIMAL, 1, UINT64_MAX / MAX_FPS / 2);
+		else if ((v = bench_args_value(&a, "--seed", "-S")) != NULL)
+			seed = bench_parse_size(&a, "-S", v, BENCH_SUFFIX_NONE,
+			    0, UINT64_MAX);
+		else if ((v = bench_args_value(&a, "--slice", "-s")) != NULL)
+			slice = bench_parse_size(&a, "-s", v,
+			    BENCH_SUFFIX_DECIMAL, 1, UINT64_MAX / 2);
+		else
+			bench_args_fail(&a, "unknown argument '%s'",
+			    bench_args_peek(&a));
+	}
+	if (argc - a.i != 1)
+		usage(2);
 
 	/* As main.c sets them up; a given -k changes the tables. */
 	if (simhash) {
@@ -417,7 +383,7 @@ main(int argc, char **argv)
 	}
 	nsd_pipeline_index_params(&cfg, &ip);
 	memset(&io, 0, sizeof io);
-	io.path = argv[optind];
+	io.path = argv[a.i];
 	io.wait_ms = 0;
 	if (memory ? nsd_index_open_memory(&ix, &ip, &err) == -1 :
 	    nsd_index_open_file(&ix, &io, &ip, &err) == -1)

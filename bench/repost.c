@@ -116,6 +116,7 @@
 #include <strings.h>
 #include <sys/types.h>
 
+#include "benchlib.h"
 #include "json.h"
 #include "utf8.h"
 #include "util.h"
@@ -259,9 +260,9 @@ struct touch_stats {
 };
 
 static const char *progname = "nsd-repost";
-static uint64_t rng_state;
-static uint64_t bp_state;
-static uint64_t touch_state;
+static struct bench_rng rng;		/* the originals and the edits */
+static struct bench_rng bp_rng;		/* boilerplate */
+static struct bench_rng touch_rng;	/* the touches */
 
 /* Simplified and traditional forms of common characters, pair by pair. */
 static const char st_pairs[] =
@@ -417,42 +418,31 @@ static const char *const bp_scripts[3] = {
 	"color:#fff}"
 };
 
-/* --- Randomness (splitmix64) ------------------------------------------ */
+/* --- Randomness (benchlib.h) ------------------------------------------ */
 
-static uint64_t
-mix_next(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
-
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-	return (z ^ (z >> 31));
-}
-
-/* A number below n (n > 0), practically unbiased for small n. */
 static size_t
 rng_below(size_t n)
 {
-	return ((size_t)(mix_next(&rng_state) % n));
+	return ((size_t)bench_rng_below(&rng, n));
 }
 
 static double
 rng_unit(void)
 {
-	return ((double)(mix_next(&rng_state) >> 11) / 9007199254740992.0);
+	return (bench_rng_unit(&rng));
 }
 
-/* The same two from the touches' own PRNG. */
+/* The same two from the touches' own stream. */
 static size_t
 touch_below(size_t n)
 {
-	return ((size_t)(mix_next(&touch_state) % n));
+	return ((size_t)bench_rng_below(&touch_rng, n));
 }
 
 static double
 touch_unit(void)
 {
-	return ((double)(mix_next(&touch_state) >> 11) / 9007199254740992.0);
+	return (bench_rng_unit(&touch_rng));
 }
 
 /* --- UTF-8 and character classes --------------------------------------- */
@@ -2010,45 +2000,6 @@ usage(int status)
 	exit(0);
 }
 
-/* Parse a number from lo to hi. */
-static double
-parse_num(const char *opt, const char *s, double lo, double hi, int whole)
-{
-	double v;
-	char *end;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno != 0 || end == s || *end != '\0' || !(v >= lo && v <= hi) ||
-	    (whole && (v != (double)(uint64_t)v || *s < '0' || *s > '9'))) {
-		fprintf(stderr, "%s: invalid value for %s: '%s'\n", progname,
-		    opt, s);
-		usage(EXIT_USAGE);
-	}
-	return (v);
-}
-
-/* Match "--name VALUE" or "--name=VALUE"; returns the value or NULL. */
-static const char *
-opt_value(int argc, char **argv, int *i, const char *name)
-{
-	size_t n = strlen(name);
-	const char *a = argv[*i];
-
-	if (strncmp(a, name, n) != 0)
-		return (NULL);
-	if (a[n] == '=')
-		return (a + n + 1);
-	if (a[n] != '\0')
-		return (NULL);
-	if (*i + 1 >= argc) {
-		fprintf(stderr, "%s: option '%s' needs a value\n", progname,
-		    name);
-		usage(EXIT_USAGE);
-	}
-	return (argv[++*i]);
-}
-
 /* A usage error in --touch's value: what, and the piece it is about. */
 static void
 bad_touch(const char *what, const char *piece, size_t len)
@@ -2124,8 +2075,8 @@ parse_touch(const char *v, struct options *o)
 static int
 parse_args(int argc, char **argv, struct options *o)
 {
-	const char *v;
-	int i;
+	struct bench_args a;
+	const char *v, *arg;
 
 	memset(o, 0, sizeof *o);
 	o->seed = 1;
@@ -2134,76 +2085,68 @@ parse_args(int argc, char **argv, struct options *o)
 	o->max_gap = 20;
 	o->min_length = 200;
 	o->bp_kind = BP_FOOTER;
-	for (i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--") == 0)
-			return (i + 1);
-		if (argv[i][0] != '-' || argv[i][1] == '\0')
+	bench_args_init(&a, progname, usage, argc, argv);
+	while ((arg = bench_args_peek(&a)) != NULL) {
+		if (strcmp(arg, "--") == 0)
+			return (a.i + 1);
+		if (arg[0] != '-' || arg[1] == '\0')
 			break;
-		if (strcmp(argv[i], "--help") == 0 ||
-		    strcmp(argv[i], "-h") == 0)
+		if (bench_args_flag(&a, "--help", "-h"))
 			usage(0);
-		else if (strcmp(argv[i], "--verbose") == 0 ||
-		    strcmp(argv[i], "-v") == 0)
+		else if (bench_args_flag(&a, "--verbose", "-v"))
 			o->verbose = 1;
-		else if ((v = opt_value(argc, argv, &i, "--seed")) != NULL)
-			o->seed = (uint64_t)parse_num("--seed", v, 0, 1e15, 1);
-		else if ((v = opt_value(argc, argv, &i, "--originals")) != NULL)
-			o->originals = (size_t)parse_num("--originals", v, 1,
-			    1e12, 1);
-		else if ((v = opt_value(argc, argv, &i, "--copy-rate")) !=
-		    NULL) {
-			o->copy_rate = parse_num("--copy-rate", v, 0, 100, 0);
-			o->rate_given = 1;
-		} else if ((v = opt_value(argc, argv, &i, "--max-copies")) !=
-		    NULL) {
-			o->max_copies = (unsigned)parse_num("--max-copies", v,
-			    1, 100, 1);
-			o->rate_given = 1;
-		}
-		else if ((v = opt_value(argc, argv, &i, "--max-gap")) != NULL)
-			o->max_gap = (unsigned)parse_num("--max-gap", v, 0,
-			    1e6, 1);
-		else if ((v = opt_value(argc, argv, &i, "--min-length")) !=
+		else if ((v = bench_args_value(&a, "--seed", NULL)) != NULL)
+			o->seed = (uint64_t)bench_parse_number(&a, "--seed", v,
+			    0, 1e15, 1);
+		else if ((v = bench_args_value(&a, "--originals", NULL)) !=
 		    NULL)
-			o->min_length = (size_t)parse_num("--min-length", v,
-			    0, 1e9, 1);
-		else if ((v = opt_value(argc, argv, &i, "--boilerplate-rate"))
-		    != NULL)
-			o->bp_rate = parse_num("--boilerplate-rate", v, 0, 1,
-			    0);
-		else if ((v = opt_value(argc, argv, &i, "--boilerplate")) !=
+			o->originals = (size_t)bench_parse_number(&a,
+			    "--originals", v, 1, 1e12, 1);
+		else if ((v = bench_args_value(&a, "--copy-rate", NULL)) !=
+		    NULL) {
+			o->copy_rate = bench_parse_number(&a, "--copy-rate", v,
+			    0, 100, 0);
+			o->rate_given = 1;
+		} else if ((v = bench_args_value(&a, "--max-copies", NULL)) !=
+		    NULL) {
+			o->max_copies = (unsigned)bench_parse_number(&a,
+			    "--max-copies", v, 1, 100, 1);
+			o->rate_given = 1;
+		} else if ((v = bench_args_value(&a, "--max-gap", NULL)) !=
+		    NULL)
+			o->max_gap = (unsigned)bench_parse_number(&a,
+			    "--max-gap", v, 0, 1e6, 1);
+		else if ((v = bench_args_value(&a, "--min-length", NULL)) !=
+		    NULL)
+			o->min_length = (size_t)bench_parse_number(&a,
+			    "--min-length", v, 0, 1e9, 1);
+		else if ((v = bench_args_value(&a, "--boilerplate-rate",
+		    NULL)) != NULL)
+			o->bp_rate = bench_parse_number(&a,
+			    "--boilerplate-rate", v, 0, 1, 0);
+		else if ((v = bench_args_value(&a, "--boilerplate", NULL)) !=
 		    NULL) {
 			if (strcmp(v, "footer") == 0)
 				o->bp_kind = BP_FOOTER;
 			else if (strcmp(v, "script") == 0)
 				o->bp_kind = BP_SCRIPT;
-			else {
-				fprintf(stderr, "%s: invalid value for "
+			else
+				bench_args_fail(&a, "invalid value for "
 				    "--boilerplate: '%s' (valid: footer, "
-				    "script)\n", progname, v);
-				usage(EXIT_USAGE);
-			}
-		} else if ((v = opt_value(argc, argv, &i, "--touch")) != NULL)
+				    "script)", v);
+		} else if ((v = bench_args_value(&a, "--touch", NULL)) != NULL)
 			parse_touch(v, o);
-		else if ((v = opt_value(argc, argv, &i, "--truth")) != NULL)
+		else if ((v = bench_args_value(&a, "--truth", NULL)) != NULL)
 			o->truth = v;
-		else {
-			fprintf(stderr, "%s: unknown argument '%s'\n", progname,
-			    argv[i]);
-			usage(EXIT_USAGE);
-		}
+		else
+			bench_args_fail(&a, "unknown argument '%s'", arg);
 	}
-	if (o->touched && o->rate_given) {
-		fprintf(stderr, "%s: --touch makes one copy of each original: "
-		    "no --copy-rate or --max-copies with it\n", progname);
-		usage(EXIT_USAGE);
-	}
-	if (o->copy_rate > o->max_copies) {
-		fprintf(stderr, "%s: --copy-rate is above --max-copies\n",
-		    progname);
-		usage(EXIT_USAGE);
-	}
-	return (i);
+	if (o->touched && o->rate_given)
+		bench_args_fail(&a, "--touch makes one copy of each original: "
+		    "no --copy-rate or --max-copies with it");
+	if (o->copy_rate > o->max_copies)
+		bench_args_fail(&a, "--copy-rate is above --max-copies");
+	return (a.i);
 }
 
 int
@@ -2246,9 +2189,9 @@ main(int argc, char **argv)
 		    progname, c.bad);
 
 	/* Draw the originals: a partial Fisher-Yates shuffle. */
-	rng_state = o.seed;
-	bp_state = o.seed ^ 0x5DEECE66DULL;
-	touch_state = o.seed ^ 0x2545F4914F6CDD1DULL;
+	rng.state = o.seed;
+	bp_rng.state = o.seed ^ 0x5DEECE66DULL;
+	touch_rng.state = o.seed ^ 0x2545F4914F6CDD1DULL;
 	memset(&ts, 0, sizeof ts);
 	norig = o.originals == 0 || o.originals > ndocs ? ndocs : o.originals;
 	order = xreallocarray(NULL, ndocs + 1, sizeof *order);
@@ -2263,8 +2206,8 @@ main(int argc, char **argv)
 	}
 	/* The blocks, from their own PRNG: the same for both kinds. */
 	for (i = 0; i < norig; i++) {
-		p = (double)(mix_next(&bp_state) >> 11) / 9007199254740992.0;
-		m = (size_t)(mix_next(&bp_state) % 3);
+		p = bench_rng_unit(&bp_rng);
+		m = (size_t)bench_rng_below(&bp_rng, 3);
 		if (o.bp_rate > 0 && p < o.bp_rate) {
 			docs[order[i]].site = (int)m;
 			with_block++;
