@@ -202,7 +202,7 @@ decide(struct nsd_index *ix, uint64_t seed, unsigned fps, uint64_t from,
 				die(&err);
 		}
 		for (k = 0; k < fps; k++)
-			if (nsd_index_claim(ix, fp[k], best, &err) == -1)
+			if (nsd_index_claim(ix, fp[k], best, NULL, &err) == -1)
 				die(&err);
 		after_record(ix, t, r, &mapped, t0);
 	}

@@ -273,7 +273,7 @@ exercise(struct nsd_index *ix, const uint8_t *table, size_t n, int simhash,
 		return;
 	if (simhash)
 		(void)nsd_index_add(ix, 42, g, &err);
-	else if (nsd_index_claim(ix, 42, g, &err) == 0) {
+	else if (nsd_index_claim(ix, 42, g, NULL, &err) == 0) {
 		FUZZ_CHECK(nsd_index_lookup(ix, 42, &group, &err) == 0);
 		FUZZ_CHECK(group != 0);
 	}
@@ -322,7 +322,7 @@ update(const struct nsd_index_params *p, int simhash, uint64_t seed,
 		fp = XXH3_64bits_withSeed(&i, sizeof i, seed);
 		if (st == 0)
 			st = simhash ? nsd_index_add(ix, fp, group, &err) :
-			    nsd_index_claim(ix, fp, group, &err);
+			    nsd_index_claim(ix, fp, group, NULL, &err);
 	}
 	if (st == 0)
 		st = nsd_index_commit(ix, n, &err);

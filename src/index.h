@@ -122,7 +122,8 @@ struct nsd_index_ops {
 	void	 (*prefetch)(struct nsd_index *, uint64_t);
 	int	 (*lookup)(struct nsd_index *, uint64_t, uint64_t *,
 	    struct nsd_error *);
-	int	 (*claim)(struct nsd_index *, uint64_t, uint64_t,
+	/* Store fp for group; nsd_index_claim() found no holder of fp. */
+	int	 (*put)(struct nsd_index *, uint64_t, uint64_t,
 	    struct nsd_error *);
 	int	 (*near)(struct nsd_index *, uint64_t, unsigned,
 	    struct nsd_index_near *, struct nsd_error *);
@@ -288,12 +289,26 @@ nsd_index_lookup(struct nsd_index *ix, uint64_t fp, uint64_t *group,
 	return (ix->ops->lookup(ix, fp, group, err));
 }
 
-/* Let group claim fp unless some group already has. */
+/*
+ * Let group claim fp unless some group already has: put if absent, the
+ * rule of every index, written here once. *holder (unless NULL) is the
+ * group that held fp before, or 0 when group now does. A shared index
+ * stores the claim with the same rule on its server (SET NX GET), where
+ * another host may have won it meanwhile: nsd_index_settle() says so.
+ */
 static inline int
 nsd_index_claim(struct nsd_index *ix, uint64_t fp, uint64_t group,
-    struct nsd_error *err)
+    uint64_t *holder, struct nsd_error *err)
 {
-	return (ix->ops->claim(ix, fp, group, err));
+	uint64_t	 held;
+
+	if (ix->ops->lookup(ix, fp, &held, err) == -1)
+		return (-1);
+	if (holder != NULL)
+		*holder = held;
+	if (held != 0)
+		return (0);		/* the first claim wins */
+	return (ix->ops->put(ix, fp, group, err));
 }
 
 /*

@@ -449,7 +449,7 @@ nsd_file_overlay_put(struct file_index *fi, uint64_t key, uint64_t group,
 {
 	if (fi->repeats)
 		return (nsd_index_add(fi->overlay, key, group, err));
-	return (nsd_index_claim(fi->overlay, key, group, err));
+	return (nsd_index_claim(fi->overlay, key, group, NULL, err));
 }
 
 /*
@@ -592,6 +592,12 @@ stage_lookup(struct file_index *fi, uint64_t fp, uint64_t *group,
 	return (0);
 }
 
+/*
+ * The table, the stage, then the overlay. A key looked up again since
+ * (a claim looks up what its record looked up) and still missing from
+ * the table is not looked for there again: the memo says where it would
+ * be, and that slot is still free.
+ */
 static int
 file_lookup(struct nsd_index *ix, uint64_t fp, uint64_t *group,
     struct nsd_error *err)
@@ -599,16 +605,22 @@ file_lookup(struct nsd_index *ix, uint64_t fp, uint64_t *group,
 	struct file_index	*fi = (struct file_index *)ix;
 	struct memo		*m = &fi->memo[fp % MEMO_SIZE];
 	struct table		*tb = nsd_file_table_for(fi, 0, fp);
-	uint64_t		 meta;
+	uint64_t		 key, meta;
 	int64_t			 i;
 	int			 found;
 
-	if ((i = find(fi, tb, 0, fp, &found, &meta, err)) == -1)
-		return (-1);
-	m->key = fp;
-	m->slot = i;
-	m->found = found;
-	m->epoch = fi->epoch;
+	*group = 0;
+	if (m->epoch == fi->epoch && m->key == fp && !m->found &&
+	    slot_read(fi, tb, m->slot, &key, &meta) == SLOT_FREE)
+		found = 0;
+	else {
+		if ((i = find(fi, tb, 0, fp, &found, &meta, err)) == -1)
+			return (-1);
+		m->key = fp;
+		m->slot = i;
+		m->found = found;
+		m->epoch = fi->epoch;
+	}
 	if (found) {
 		*group = nsd_slot_group(meta);
 		return (0);
@@ -620,35 +632,15 @@ file_lookup(struct nsd_index *ix, uint64_t fp, uint64_t *group,
 	return (nsd_index_lookup(fi->overlay, fp, group, err));
 }
 
+/* A writer's new key goes to the log; a --no-update run's, the overlay. */
 static int
-file_claim(struct nsd_index *ix, uint64_t fp, uint64_t group,
+file_put(struct nsd_index *ix, uint64_t fp, uint64_t group,
     struct nsd_error *err)
 {
 	struct file_index	*fi = (struct file_index *)ix;
-	const struct memo	*m = &fi->memo[fp % MEMO_SIZE];
-	struct table		*tb = nsd_file_table_for(fi, 0, fp);
-	uint64_t		 claimed, key, meta;
-	int			 found;
 
-	if (m->epoch == fi->epoch && m->key == fp && (m->found ||
-	    slot_read(fi, tb, m->slot, &key, &meta) == SLOT_FREE))
-		found = m->found;
-	else if (find(fi, tb, 0, fp, &found, &meta, err) == -1)
-		return (-1);
-	if (found)
-		return (0);		/* first claim wins */
-	if (stage_lookup(fi, fp, &claimed, err) == -1)
-		return (-1);
-	if (claimed != 0)
-		return (0);
 	if (fi->readonly)
-		return (nsd_index_claim(fi->overlay, fp, group, err));
-	if (!overlay_empty(fi)) {
-		if (nsd_index_lookup(fi->overlay, fp, &claimed, err) == -1)
-			return (-1);
-		if (claimed != 0)
-			return (0);
-	}
+		return (nsd_index_claim(fi->overlay, fp, group, NULL, err));
 	return (log_add(fi, fp, group, err));
 }
 
@@ -983,7 +975,7 @@ file_close(struct nsd_index *ix)
 }
 
 const struct nsd_index_ops nsd_file_index_ops = {
-	file_prefetch, file_lookup, file_claim, file_near, file_add,
+	file_prefetch, file_lookup, file_put, file_near, file_add,
 	file_group_new, file_group_signature, file_group_name,
 	file_commit, file_info, file_close, NULL, NULL, NULL, NULL
 };

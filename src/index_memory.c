@@ -46,6 +46,11 @@ struct memory_index {
 	size_t			 nslots;	/* a power of two */
 	unsigned		 shift;		/* 64 - log2(nslots) */
 	size_t			 used;
+	struct slot		*missed;	/* where missed_fp, the last key
+						   a lookup did not find, would
+						   go (a put follows a lookup),
+						   or NULL */
+	uint64_t		 missed_fp;
 	struct nsd_region	 groups_region;
 	struct group		*groups;	/* groups_region's base */
 	size_t			 ngroups;
@@ -135,6 +140,7 @@ grow(struct memory_index *m)
 	nsd_region_resize(&m->slots_region, m->nslots * sizeof *m->slots);
 	note_spill(m, &m->slots_region);
 	m->slots = m->slots_region.base;
+	m->missed = NULL;
 	/* Both tables, while rehashing. */
 	note_peak(m, nsd_region_anon(&old_region));
 	for (i = 0; i < n; i++) {
@@ -163,21 +169,29 @@ memory_lookup(struct nsd_index *ix, uint64_t fp, uint64_t *group,
 {
 	struct memory_index	*m = (struct memory_index *)ix;
 
+	struct slot		*s = find(m, fp);
+
 	(void)err;
-	*group = find(m, fp)->group;
+	*group = s->group;
+	m->missed = s->group == 0 ? s : NULL;
+	m->missed_fp = fp;
 	return (0);
 }
 
 static int
-memory_claim(struct nsd_index *ix, uint64_t fp, uint64_t group,
+memory_put(struct nsd_index *ix, uint64_t fp, uint64_t group,
     struct nsd_error *err)
 {
 	struct memory_index	*m = (struct memory_index *)ix;
 	struct slot		*s;
 
 	(void)err;
-	if ((s = find(m, fp))->group != 0)
-		return (0);		/* first claim wins */
+	/*
+	 * Still empty, the slot the lookup stopped at is where fp goes: a
+	 * table only fills, so the slots before it on fp's run are full.
+	 */
+	s = m->missed != NULL && m->missed_fp == fp && m->missed->group == 0 ?
+	    m->missed : find(m, fp);
 	s->fp = fp;
 	s->group = group;
 	if (++m->used * 10 > m->nslots * 7)
@@ -334,7 +348,7 @@ memory_close(struct nsd_index *ix)
 }
 
 static const struct nsd_index_ops memory_ops = {
-	memory_prefetch, memory_lookup, memory_claim, memory_near, memory_add,
+	memory_prefetch, memory_lookup, memory_put, memory_near, memory_add,
 	memory_group_new, memory_group_signature, memory_group_name,
 	memory_commit, memory_info, memory_close, NULL, NULL, NULL, NULL
 };
@@ -355,6 +369,7 @@ nsd_index_open_memory(struct nsd_index **ixp, const struct nsd_index_params *p,
 	nsd_region_init(&m->slots_region);
 	nsd_region_resize(&m->slots_region, m->nslots * sizeof *m->slots);
 	m->slots = m->slots_region.base;
+	m->missed = NULL;
 	nsd_region_init(&m->groups_region);
 	nsd_region_resize(&m->groups_region, 1024 * sizeof *m->groups);
 	m->groups = m->groups_region.base;

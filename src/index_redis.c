@@ -852,23 +852,20 @@ note_claim(struct redis_index *ri, uint64_t key, uint64_t group,
 	ri->nclaims++;
 }
 
+/*
+ * A key no group holds (nsd_index_claim() looked it up, so it is known):
+ * noted for settle. A key that names a gone group is claimed again, in
+ * its place.
+ */
 static int
-redis_claim(struct nsd_index *ix, uint64_t fp, uint64_t group,
+redis_put(struct nsd_index *ix, uint64_t fp, uint64_t group,
     struct nsd_error *err)
 {
 	struct redis_index	*ri = (struct redis_index *)ix;
-	uint64_t		 held;
+	struct key_slot		*s = key_slot(&ri->keys, fp);
+	uint64_t		 gone = s->group;
 
-	struct key_slot		*s;
-	uint64_t		 gone;
-
-	if (redis_lookup(ix, fp, &held, err) == -1)
-		return (-1);
-	if (held != 0)
-		return (0);		/* first claim wins */
-	/* A key that names a gone group is claimed again, in its place. */
-	s = key_slot(&ri->keys, fp);
-	gone = s->group;
+	(void)err;
 	s->group = group;
 	note_claim(ri, fp, group, 0, 0, gone);
 	return (0);
@@ -1825,7 +1822,7 @@ redis_close(struct nsd_index *ix)
 static const struct nsd_index_ops redis_ops = {
 	.prefetch = redis_prefetch,
 	.lookup = redis_lookup,
-	.claim = redis_claim,
+	.put = redis_put,
 	.near = redis_near,
 	.add = redis_add,
 	.group_new = redis_group_new,

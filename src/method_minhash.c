@@ -186,7 +186,7 @@ minhash_claim(const struct nsd_config *cfg, struct nsd_index *ix,
 	(void)dup;
 	for (k = 0; k < v->nkeys; k++)
 		if (h->held[k] == 0 &&
-		    nsd_index_claim(ix, v->keys[k], group, err) == -1)
+		    nsd_index_claim(ix, v->keys[k], group, NULL, err) == -1)
 			return (-1);
 	return (0);
 }

@@ -154,15 +154,15 @@ static int
 count_presenter(struct nsd_index *ix, uint64_t fp, unsigned common,
     uint64_t group, struct nsd_error *err)
 {
-	uint64_t	 mark, g;
+	uint64_t	 holder;
 	unsigned	 level;
 
 	for (level = 2; level <= common; level++) {
-		mark = nsd_nshash_mark(fp, level);
-		if (nsd_index_lookup(ix, mark, &g, err) == -1)
+		if (nsd_index_claim(ix, nsd_nshash_mark(fp, level), group,
+		    &holder, err) == -1)
 			return (-1);
-		if (g == 0)
-			return (nsd_index_claim(ix, mark, group, err));
+		if (holder == 0)
+			break;		/* the first level no group held */
 	}
 	return (0);
 }
@@ -380,10 +380,10 @@ nshash_claim(const struct nsd_config *cfg, struct nsd_index *ix,
 
 	(void)dup;
 	if (v->has_whole && !v->ev.exact && v->ev.usable > 0 &&
-	    nsd_index_claim(ix, v->whole_key, group, err) == -1)
+	    nsd_index_claim(ix, v->whole_key, group, NULL, err) == -1)
 		return (-1);
 	for (k = 0; k < v->ev.usable; k++) {
-		if (nsd_index_claim(ix, h->use[k], group, err) == -1)
+		if (nsd_index_claim(ix, h->use[k], group, NULL, err) == -1)
 			return (-1);
 		if (cfg->common > 0 && h->held[k] != 0 &&
 		    h->held[k] != group && count_presenter(ix, h->use[k],

@@ -728,7 +728,7 @@ ttls() {
 	    "$(redis_cluster_url "$CLUSTER" contract)"
 	printf '%s\n' "$output"
 	[ "$status" -eq 0 ]
-	[[ "$output" == *"1..16"* ]]
+	[[ "$output" == *"1..18"* ]]
 	[[ "$output" != *"not ok"* ]]
 }
 

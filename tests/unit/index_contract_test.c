@@ -8,14 +8,17 @@
  * The cases, through index.h only, each batch begun and settled as the
  * pipeline does (both do nothing but on a shared index):
  *  - groups: numbered from 1, one more each, named by their ids;
- *  - claims: first-claim-wins, the holder found by a lookup, and a key
- *    no group claimed found by none;
+ *  - claims: first-claim-wins, a later claim answered the holder, the
+ *    holder found by a lookup, and a key no group claimed found by none;
  *  - MinHash: the signature a group keeps; SimHash: the oldest group
  *    within the distance, found through the block tables;
  * and for the indexes that outlive a run (file, Redis):
  *  - what a run committed is there for the next, whose groups go on
  *    from the last;
  *  - a --no-update run sees its own claims, and leaves nothing;
+ *  - two writers at once: the file index refuses the second as busy; on
+ *    Redis, the first to write a key wins it, and the other's settle
+ *    reports the conflict;
  *  - an index made with other parameters is refused; one made with an
  *    older normalization version, from the oldest that can be read, is
  *    opened and keeps its version;
@@ -84,9 +87,12 @@ params_of(const char *args, struct nsd_index_params *p)
 	nsd_pipeline_index_params(&cfg, p);
 }
 
-/* Open the index under test, for a run (readonly: --no-update). */
+/*
+ * Open the index under test, for a run (readonly: --no-update), waiting
+ * wait_ms for a file index's lock (-1: as long as it takes).
+ */
 static struct nsd_index *
-open_index(const struct nsd_index_params *p, int readonly,
+open_waiting(const struct nsd_index_params *p, int readonly, long wait_ms,
     struct nsd_error *err)
 {
 	struct nsd_index	*ix = NULL;
@@ -103,7 +109,7 @@ open_index(const struct nsd_index_params *p, int readonly,
 		memset(&o, 0, sizeof o);
 		o.path = where;
 		o.readonly = readonly;
-		o.wait_ms = -1;
+		o.wait_ms = wait_ms;
 		rc = nsd_index_open_file(&ix, &o, p, err);
 		break;
 	default:
@@ -116,21 +122,32 @@ open_index(const struct nsd_index_params *p, int readonly,
 	return (rc == 0 ? ix : NULL);
 }
 
-/* Claim key for group in a batch of its own; -1 on error. */
-static int
+static struct nsd_index *
+open_index(const struct nsd_index_params *p, int readonly,
+    struct nsd_error *err)
+{
+	return (open_waiting(p, readonly, -1, err));
+}
+
+/*
+ * Claim key for group in a batch of its own: the group that held it
+ * before, 0 when group now does, or UINT64_MAX on error.
+ */
+static uint64_t
 claim(struct nsd_index *ix, uint64_t key, uint64_t group)
 {
 	const struct nsd_index_conflict	*c;
 	struct nsd_error		 err;
+	uint64_t			 held;
 	size_t				 n;
 
 	nsd_index_begin_batch(ix);
-	if (nsd_index_claim(ix, key, group, &err) == -1 ||
+	if (nsd_index_claim(ix, key, group, &held, &err) == -1 ||
 	    nsd_index_settle(ix, &c, &n, &err) == -1) {
 		fail("claim", &err);
-		return (-1);
+		return (UINT64_MAX);
 	}
-	return (0);
+	return (held);
 }
 
 /* The holder of key, or 0; UINT64_MAX on error. */
@@ -219,11 +236,12 @@ check_claims(void)
 	    named(ix, b, 2, "\"b\"") && named(ix, c, 3, NULL);
 	tap_ok(ok, "%s: groups are numbered from 1 and named by their ids",
 	    where);
-	ok = claim(ix, 101, a) == 0 && claim(ix, 101, b) == 0 &&
-	    claim(ix, 102, b) == 0 && holder(ix, 101) == a &&
-	    holder(ix, 102) == b && holder(ix, 103) == 0;
-	tap_ok(ok, "%s: the first claim wins, and a lookup finds the holder",
-	    where);
+	ok = claim(ix, 101, a) == 0 && claim(ix, 101, b) == a &&
+	    claim(ix, 102, b) == 0 && claim(ix, 102, a) == b &&
+	    holder(ix, 101) == a && holder(ix, 102) == b &&
+	    holder(ix, 103) == 0;
+	tap_ok(ok, "%s: the first claim wins, a later claim is answered the "
+	    "holder, and a lookup finds it", where);
 	ok = commit_close(ix);
 	if (kind == KIND_MEMORY)
 		return;
@@ -239,6 +257,67 @@ check_claims(void)
 	}
 	tap_ok(ok, "%s: the next run finds what a run committed, and its "
 	    "groups go on from the last", where);
+}
+
+/*
+ * Two writers at once. A file index has one: the second is refused as
+ * busy. On Redis both run, and the same key claimed in both batches goes
+ * to the one that writes first; the other's settle reports the conflict
+ * (its group, the winner's, the key), and it finds the winner after.
+ */
+static void
+check_race(void)
+{
+	const struct nsd_index_conflict	*c;
+	struct nsd_index_params	 p;
+	struct nsd_error	 err;
+	struct nsd_index	*one, *two;
+	uint64_t		 g1, g2, held1, held2;
+	size_t			 n1 = 0, n2 = 0;
+	int			 ok = 0;
+
+	params_of("", &p);
+	if ((one = open_index(&p, 0, &err)) == NULL) {
+		fail("open the first writer", &err);
+		tap_ok(0, "%s: two writers at once", where);
+		return;
+	}
+	two = open_waiting(&p, 0, 0, &err);
+	if (kind == KIND_FILE) {
+		ok = two == NULL && err.status == NSD_EXIT_BUSY;
+		if (two != NULL)
+			nsd_index_close(two);
+		nsd_index_close(one);
+		tap_ok(ok, "%s: a second writer is refused as busy", where);
+		return;
+	}
+	if (two == NULL) {
+		fail("open the second writer", &err);
+		nsd_index_close(one);
+		tap_ok(0, "%s: two writers at once", where);
+		return;
+	}
+	nsd_index_begin_batch(one);
+	nsd_index_begin_batch(two);
+	if (nsd_index_group_new(one, "\"r1\"", 4, &g1, &err) == 0 &&
+	    nsd_index_group_new(two, "\"r2\"", 4, &g2, &err) == 0 &&
+	    nsd_index_claim(one, 401, g1, &held1, &err) == 0 &&
+	    nsd_index_claim(two, 401, g2, &held2, &err) == 0 &&
+	    nsd_index_settle(one, &c, &n1, &err) == 0) {
+		ok = held1 == 0 && held2 == 0 && n1 == 0;
+		if (nsd_index_settle(two, &c, &n2, &err) == 0)
+			ok = ok && n2 == 1 && c[0].ours == g2 &&
+			    c[0].theirs == g1 && c[0].key == 401 &&
+			    holder(two, 401) == g1;
+		else
+			ok = 0;
+	}
+	if (!ok)
+		fail("race", &err);
+	ok = commit_close(one) && ok;
+	ok = commit_close(two) && ok;
+	tap_ok(ok, "%s: of two writers claiming one key, the first to write "
+	    "wins, and the other's settle says so", where);
 }
 
 /* A --no-update run, and (file) a run that does not commit. */
@@ -394,6 +473,7 @@ main(int argc, char **argv)
 		if (kind != KIND_MEMORY) {
 			place("main");
 			check_no_update();
+			check_race();
 			check_params();
 		}
 		check_methods();

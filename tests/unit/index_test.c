@@ -146,7 +146,7 @@ check_model(const char *path)
 			else
 				probe.key = rnd();
 			probe.group = g[i % 8];
-			ok &= nsd_index_claim(ix, probe.key, probe.group,
+			ok &= nsd_index_claim(ix, probe.key, probe.group, NULL,
 			    &err) == 0;
 			run[nrun++] = probe;
 		}
@@ -397,9 +397,9 @@ main(void)
 	ix = open_index(path);
 	ok = nsd_index_group_new(ix, "", 0, &g, &err) == 0;
 	for (i = 0; i < 5; i++)
-		ok &= nsd_index_claim(ix, last[i], g, &err) == 0;
+		ok &= nsd_index_claim(ix, last[i], g, NULL, &err) == 0;
 	for (i = 0; i < 3; i++)
-		ok &= nsd_index_claim(ix, first[i], g, &err) == 0;
+		ok &= nsd_index_claim(ix, first[i], g, NULL, &err) == 0;
 	ok &= nsd_index_commit(ix, 1, &err) == 0;
 	nsd_index_close(ix);
 	tap_ok(ok, "run 1 commits eight entries to the log");
@@ -411,10 +411,10 @@ main(void)
 	 */
 	ix = open_index(path);
 	ok = nsd_index_group_new(ix, "", 0, &g, &err) == 0;
-	ok &= nsd_index_claim(ix, key_at(1, 99), g, &err) == 0;
+	ok &= nsd_index_claim(ix, key_at(1, 99), g, NULL, &err) == 0;
 	for (i = 0; i < 600; i++)
 		ok &= nsd_index_claim(ix, key_at(1000 + 3 * i, 7), g,
-		    &err) == 0;
+		    NULL, &err) == 0;
 	nsd_index_close(ix);
 	tap_ok(ok, "run 2 fills the log, and the table is rebuilt");
 
