@@ -233,7 +233,7 @@ empty_index() {
 
 methods=(nshash simhash minhash)
 indexes=(file single cluster)
-declare -A wall user server keys mem base
+declare -A wall user server keys mem base cmds trips
 # One run of nsdedup -m $1 on index $2, recorded under "$1 $2".
 run_nsdedup() {
 	local m=$1 ix=$2 t0 t1 s0=0 s1=0 cpu
@@ -246,8 +246,8 @@ run_nsdedup() {
 		s0=$(info_sum cpu $(ports_of "$ix"))
 	fi
 	t0=$(date +%s.%N)
-	"$GNU_TIME" -f '%U %S' -o "$tmp/time" "$NSDEDUP" -q -m "$m" \
-	    --db "$(url_of "$ix")" "$corpus" >/dev/null ||
+	"$GNU_TIME" -f '%U %S' -o "$tmp/time" "$NSDEDUP" -q --stats -m "$m" \
+	    --db "$(url_of "$ix")" "$corpus" >/dev/null 2>"$tmp/stats" ||
 		die "nsdedup -m $m --db $(url_of "$ix") failed"
 	t1=$(date +%s.%N)
 	cpu=$(awk '{ print $1 + $2 }' "$tmp/time")
@@ -262,6 +262,13 @@ run_nsdedup() {
 		keys[$m $ix]=$(keys_sum $(ports_of "$ix"))
 		# shellcheck disable=SC2046
 		mem[$m $ix]=$(info_sum used_memory $(ports_of "$ix"))
+		# --stats: "redis N masters, C commands in T round trips; ..."
+		cmds[$m $ix]=$(sed -n 's/.* \([0-9]*\) commands in.*/\1/p' \
+		    "$tmp/stats")
+		trips[$m $ix]=$(sed -n 's/.* \([0-9]*\) round trips.*/\1/p' \
+		    "$tmp/stats")
+		[ -n "${cmds[$m $ix]}" ] ||
+			die "no command count in nsdedup --stats"
 	fi
 }
 
@@ -322,6 +329,8 @@ cluster_rps=$(rps "$(med "${wall[nshash cluster]}")")
 	printf ' command once in turn.\n'
 	printf -- '- Client CPU: user and system time of nsdedup. Server CPU:'
 	printf ' used_cpu_user and used_cpu_sys of every server, summed.'
+	printf ' Commands and round trips: what `--stats` counted, per'
+	printf ' record.'
 	printf ' Server memory: used_memory after the last run against the'
 	printf ' flushed servers'"'"', per key and per record.\n\n'
 	printf '| command | s | records/s | vs cat | vs jq |\n'
@@ -331,8 +340,9 @@ cluster_rps=$(rps "$(med "${wall[nshash cluster]}")")
 	    "$(rps "$jq_med")"
 	printf '\n'
 	printf '| method | index | s | records/s | vs file | client CPU s |'
-	printf ' server CPU s | keys | server bytes/key | server bytes/record |\n'
-	printf '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n'
+	printf ' server CPU s | commands/record | round trips/1000 records |'
+	printf ' keys | server bytes/key | server bytes/record |\n'
+	printf '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n'
 	for m in "${methods[@]}"; do
 		f=$(med "${wall[$m file]}")
 		for ix in "${indexes[@]}"; do
@@ -342,13 +352,17 @@ cluster_rps=$(rps "$(med "${wall[nshash cluster]}")")
 			    "$(awk -v a="$f" -v b="$w" 'BEGIN { print a / b }')" \
 			    "$(med "${user[$m $ix]}")"
 			if [ "$ix" = file ]; then
-				printf ' | | | |\n'
+				printf ' | | | | | |\n'
 				continue
 			fi
 			used=$(awk -v a="${mem[$m $ix]}" -v b="${base[$m $ix]}" \
 			    'BEGIN { print a - b }')
-			printf ' %.2f | %s | %.0f | %.0f |\n' \
-			    "$(med "${server[$m $ix]}")" "${keys[$m $ix]}" \
+			printf ' %.2f | %.2f | %.2f | %s | %.0f | %.0f |\n' \
+			    "$(med "${server[$m $ix]}")" \
+			    "$(awk -v c="${cmds[$m $ix]}" -v n="$records" \
+			    'BEGIN { print c / n }')" \
+			    "$(awk -v t="${trips[$m $ix]}" -v n="$records" \
+			    'BEGIN { print 1000 * t / n }')" "${keys[$m $ix]}" \
 			    "$(awk -v u="$used" -v k="${keys[$m $ix]}" \
 			    'BEGIN { print k ? u / k : 0 }')" \
 			    "$(awk -v u="$used" -v n="$records" \

@@ -587,8 +587,12 @@ bench_redis() {
 			grep -q "^| $m | $ix | [0-9.]* | [0-9]* | [0-9.]* |" \
 			    "$report"
 		done
-		# The Redis rows have server CPU, keys and memory.
-		grep -Eq "^\\| $m \\| cluster( \\| [0-9.]+){8} \\|$" "$report"
+		# The Redis rows have server CPU, commands and round trips
+		# per record, keys and memory.
+		grep -Eq "^\\| $m \\| cluster( \\| [0-9.]+){10} \\|$" "$report"
+		# Each record takes some commands, all in far fewer trips.
+		awk -F' [|] ' -v m="| $m" '$1 == m && $2 == "cluster" {
+		    exit !($8 >= 1 && $9 > 0 && $9 < 1000) }' "$report"
 	done
 	rps=$(awk -F' [|] ' '$1 == "| nshash" && $2 == "cluster" { print $4 }' \
 	    "$report")
