@@ -12,7 +12,9 @@
 # client's CPU time (GNU time) and the servers' (INFO cpu), and after the
 # last run of each Redis index, the keys and the memory the servers use
 # for them (used_memory against the flushed servers'), per key and per
-# record.
+# record. Then what the shapes of command an index could use cost the
+# single server per key (GET, SET NX GET, MGET, HSET of many fields, a
+# script that claims many fields), sent by redis-cli --pipe.
 #
 # The results replace the "Shared index on Redis" section of the report
 # (appended when it has none); bench/run.sh keeps the section when it
@@ -297,6 +299,71 @@ med() {
 	printf '%s\n' $* | median
 }
 
+# What the shapes of command an index could use cost the single server,
+# per key: as many keys as the nshash runs stored, each shape's commands
+# sent by redis-cli --pipe, the server's CPU time taken around them.
+cost_keys=${keys[nshash single]}
+awk -v n="$cost_keys" -v seed="$seed" 'BEGIN { srand(seed)
+    for (i = 0; i < n; i++)
+	printf "%08x%08x\n", int(rand() * 4294967296),
+	    int(rand() * 4294967296) }' >"$tmp/keys"
+# The lines of words on standard input as Redis commands (RESP).
+resp() {
+	awk '{ printf "*%d\r\n", NF
+	    for (i = 1; i <= NF; i++) printf "$%d\r\n%s\r\n", length($i), $i }'
+}
+# The keys 40 at a time, those of a group sharing a hash tag (their first
+# two hex digits), each group as one line: TAG KEY...
+by_tag() {
+	sort "$tmp/keys" | awk '{ t = substr($1, 1, 2)
+	    if (t != tag || n == 40) { if (n) print line; line = t; n = 0 }
+	    tag = t; line = line " " $1; n++ } END { if (n) print line }'
+}
+# Put if absent, for every field of one hash, answering the holders.
+claim_script='local old = redis.call("HMGET", KEYS[1], unpack(ARGV, 2))
+local new = {}
+for i = 2, #ARGV do
+	if not old[i - 1] then
+		new[#new + 1] = ARGV[i]; new[#new + 1] = ARGV[1]
+	end
+end
+if #new > 0 then redis.call("HSET", KEYS[1], unpack(new)) end
+return old'
+claim_sha=$("$REDIS_CLI" -p "$single" script load "$claim_script")
+declare -A cost
+# Run the commands of file $2 as shape $1 (after a flush, unless $3 is
+# keep), and record the server's CPU time per key.
+cost_of() {
+	local s0 s1
+	[ "${3:-}" = keep ] || "$REDIS_CLI" -p "$single" flushall >/dev/null
+	s0=$(info_sum cpu "$single")
+	"$REDIS_CLI" -p "$single" --pipe <"$2" >"$tmp/pipe.log" 2>&1 ||
+		die "redis-cli --pipe ($1) failed: $(tail -2 "$tmp/pipe.log")"
+	s1=$(info_sum cpu "$single")
+	cost[$1]=$(awk -v a="$s0" -v b="$s1" -v n="$cost_keys" \
+	    'BEGIN { printf "%.2f", (b - a) / n * 1e6 }')
+}
+awk '{ print "GET bench:f:" $1 }' "$tmp/keys" | resp >"$tmp/get"
+awk '{ print "SET bench:f:" $1 " 12345 NX GET" }' "$tmp/keys" |
+    resp >"$tmp/claim"
+by_tag | awk '{ printf "MGET"
+    for (i = 2; i <= NF; i++) printf " bench:f:{%s}%s", $1, $i
+    print "" }' | resp >"$tmp/mget"
+by_tag | awk '{ printf "HSET bench:h:{%s}", $1
+    for (i = 2; i <= NF; i++) printf " %s 12345", $i; print "" }' |
+    resp >"$tmp/hset"
+by_tag | awk -v sha="$claim_sha" '{ printf "EVALSHA %s 1 bench:h:{%s} 12345",
+    sha, $1; for (i = 2; i <= NF; i++) printf " %s", $i; print "" }' |
+    resp >"$tmp/script"
+note "the cost of a command: $cost_keys keys"
+cost_of get-absent "$tmp/get"
+cost_of claim "$tmp/claim"
+cost_of get-held "$tmp/get" keep
+cost_of mget "$tmp/mget"
+cost_of hset "$tmp/hset"
+cost_of script "$tmp/script"
+"$REDIS_CLI" -p "$single" flushall >/dev/null
+
 rps() {
 	awk -v n="$records" -v s="$1" 'BEGIN { printf "%.0f", n / s }'
 }
@@ -369,6 +436,22 @@ cluster_rps=$(rps "$(med "${wall[nshash cluster]}")")
 			    'BEGIN { print u / n }')"
 		done
 	done
+	printf '\n### What a command costs the server\n\n'
+	printf 'The single server'"'"'s CPU time per key, for %s keys (as many' \
+	    "$cost_keys"
+	printf ' as the nshash runs stored), each shape sent by `redis-cli'
+	printf ' --pipe`; in groups of up to 40 keys that share a hash tag'
+	printf ' where the shape takes several:\n\n'
+	printf '| shape | us/key |\n|---|---:|\n'
+	printf '| `GET` of a key no one holds (a read today) | %s |\n' \
+	    "${cost[get-absent]}"
+	printf '| `GET` of a key held | %s |\n' "${cost[get-held]}"
+	printf '| `SET key group NX GET` of a new key (a claim today) | %s |\n' \
+	    "${cost[claim]}"
+	printf '| `MGET` of 40 keys | %s |\n' "${cost[mget]}"
+	printf '| `HSET` of 40 new fields of one hash | %s |\n' "${cost[hset]}"
+	printf '| a script: `HMGET` then `HSET` of the absent, 40 fields |'
+	printf ' %s |\n' "${cost[script]}"
 	printf '\n### Target\n\n'
 	if [ "$cluster_rps" -ge "$target_rps" ]; then verdict=MET; else
 		verdict='NOT MET'; fi

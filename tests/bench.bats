@@ -594,6 +594,10 @@ bench_redis() {
 		awk -F' [|] ' -v m="| $m" '$1 == m && $2 == "cluster" {
 		    exit !($8 >= 1 && $9 > 0 && $9 < 1000) }' "$report"
 	done
+	# What each shape of command costs the server, per key.
+	grep -q '^### What a command costs the server$' "$report"
+	[ "$(sed -n '/^### What a command costs/,/^### Target/p' "$report" |
+	    grep -Ec '^\| .* \| [0-9]+\.[0-9]{2} \|$')" -eq 6 ]
 	rps=$(awk -F' [|] ' '$1 == "| nshash" && $2 == "cluster" { print $4 }' \
 	    "$report")
 	[ -n "$rps" ]
