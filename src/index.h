@@ -150,6 +150,9 @@ struct nsd_index_ops {
 	    struct nsd_error *);
 	int	 (*group_adopt)(struct nsd_index *, uint64_t, int *,
 	    struct nsd_error *);
+	/* The number of the last group numbered (0: none yet). */
+	int	 (*numbered)(struct nsd_index *, uint64_t *,
+	    struct nsd_error *);
 };
 
 struct nsd_index {
@@ -188,6 +191,15 @@ struct nsd_index_open {
  * Open (or, unless readonly, create) the index file o->path, made with the
  * parameters p; an index made with other ones is refused.
  */
+/*
+ * A run that leaves the index under as it found it (--no-update): reads
+ * go to under, opened as a reader; the run's own claims, entries and
+ * groups stay in memory above it (index_overlay.c). *ixp owns under from
+ * then on, even when this fails.
+ */
+int	 nsd_index_open_overlay(struct nsd_index **, struct nsd_index *,
+	    struct nsd_error *);
+
 int	 nsd_index_open_file(struct nsd_index **, const struct nsd_index_open *,
 	    const struct nsd_index_params *, struct nsd_error *);
 

@@ -73,8 +73,8 @@
  * they share.
  *
  * Locking. A writer holds an exclusive flock on PATH.lock for the whole
- * run; --no-update runs hold a shared one, keep the run's own claims in
- * the overlay beside the log's, and write nothing.
+ * run; --no-update runs hold a shared one and write nothing: what they
+ * claim and open stays in memory above the index (index_overlay.c).
  */
 #include "config.h"
 
@@ -432,14 +432,14 @@ begin(struct file_index *fi, struct nsd_error *err)
 }
 
 /*
- * Whether the overlay holds nothing: a writer's holds the log's records
- * and nothing else, so a run whose log is empty (a new index, or one just
+ * Whether the overlay holds nothing: it holds the log's records and
+ * nothing else, so a run whose log is empty (a new index, or one just
  * folded) skips it on every lookup.
  */
 static int
 overlay_empty(const struct file_index *fi)
 {
-	return (!fi->readonly && fi->log_records == 0);
+	return (fi->log_records == 0);
 }
 
 /* Put key, for group, into the overlay, as the index's op would. */
@@ -632,7 +632,15 @@ file_lookup(struct nsd_index *ix, uint64_t fp, uint64_t *group,
 	return (nsd_index_lookup(fi->overlay, fp, group, err));
 }
 
-/* A writer's new key goes to the log; a --no-update run's, the overlay. */
+/* A reader (--no-update, under index_overlay.c) is never asked to write. */
+static int
+reader_refuses(const struct file_index *fi, struct nsd_error *err)
+{
+	return (nsd_error_set(err, NSD_EXIT_INDEX, "%s: opened to read, not "
+	    "to write", fi->path));
+}
+
+/* A new key goes to the log (and the table, in a bulk load). */
 static int
 file_put(struct nsd_index *ix, uint64_t fp, uint64_t group,
     struct nsd_error *err)
@@ -640,7 +648,7 @@ file_put(struct nsd_index *ix, uint64_t fp, uint64_t group,
 	struct file_index	*fi = (struct file_index *)ix;
 
 	if (fi->readonly)
-		return (nsd_index_claim(fi->overlay, fp, group, NULL, err));
+		return (reader_refuses(fi, err));
 	return (log_add(fi, fp, group, err));
 }
 
@@ -723,7 +731,7 @@ file_add(struct nsd_index *ix, uint64_t fp, uint64_t group,
 	struct file_index	*fi = (struct file_index *)ix;
 
 	if (fi->readonly)
-		return (nsd_index_add(fi->overlay, fp, group, err));
+		return (reader_refuses(fi, err));
 	return (log_add(fi, fp, group, err));
 }
 
@@ -763,13 +771,8 @@ file_group_new(struct nsd_index *ix, const char *id, size_t len,
 	unsigned char		*rec;
 
 	assert((sig != NULL) == (sig_bytes > 0));
-	if (fi->readonly) {
-		if (nsd_index_group_new_signed(fi->overlay, id, len, sig,
-		    group, err) == -1)
-			return (-1);
-		*group += SCRATCH_BASE;
-		return (0);
-	}
+	if (fi->readonly)
+		return (reader_refuses(fi, err));
 	if (len > UINT32_MAX || (fi->ids_len + size) / 8 > NSD_INDEX_GROUP_MAX)
 		return (nsd_error_set(err, NSD_EXIT_INDEX,
 		    "%s: the id file is full (%llu GiB)", fi->path,
@@ -826,7 +829,7 @@ nsd_file_group_record(struct file_index *fi, uint64_t group, uint64_t *size,
 	return (rec);
 }
 
-/* The signature after the id of group's record, or the overlay's. */
+/* The signature after the id of group's record. */
 static int
 file_group_signature(struct nsd_index *ix, uint64_t group,
     const unsigned char **sig, struct nsd_error *err)
@@ -835,9 +838,6 @@ file_group_signature(struct nsd_index *ix, uint64_t group,
 	const unsigned char	*rec;
 	uint64_t		 size;
 
-	if (group >= SCRATCH_BASE)
-		return (nsd_index_group_signature(fi->overlay,
-		    group - SCRATCH_BASE, sig, err));
 	if ((rec = nsd_file_group_record(fi, group, &size, err)) == NULL)
 		return (-1);
 	*sig = rec + nsd_ids_record_size(nsd_le32(rec + 8));
@@ -852,13 +852,6 @@ file_group_name(struct nsd_index *ix, uint64_t group,
 	const unsigned char	*rec;
 	uint64_t		 size;
 
-	if (group >= SCRATCH_BASE) {
-		if (nsd_index_group_name(fi->overlay, group - SCRATCH_BASE,
-		    name, err) == -1)
-			return (-1);
-		name->number += fi->hdr.groups;
-		return (0);
-	}
 	if ((rec = nsd_file_group_record(fi, group, &size, err)) == NULL)
 		return (-1);
 	name->number = nsd_le32(rec);
@@ -974,8 +967,19 @@ file_close(struct nsd_index *ix)
 	free(fi);
 }
 
+static int
+file_numbered(struct nsd_index *ix, uint64_t *n, struct nsd_error *err)
+{
+	struct file_index	*fi = (struct file_index *)ix;
+
+	(void)err;
+	*n = fi->hdr.groups + fi->groups;
+	return (0);
+}
+
 const struct nsd_index_ops nsd_file_index_ops = {
 	file_prefetch, file_lookup, file_put, file_near, file_add,
 	file_group_new, file_group_signature, file_group_name,
-	file_commit, file_info, file_close, NULL, NULL, NULL, NULL
+	file_commit, file_info, file_close, NULL, NULL, NULL, NULL,
+	file_numbered
 };

@@ -51,9 +51,6 @@ struct memo {
 	int		 found;
 };
 
-/* Groups of a --no-update run's own, above every file group. */
-#define SCRATCH_BASE	(NSD_INDEX_GROUP_MAX + 1)
-
 /* Log records a writer gathers before it writes them out. */
 #define LOG_BUFFER	4096
 

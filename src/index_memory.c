@@ -347,10 +347,19 @@ memory_close(struct nsd_index *ix)
 	free(m);
 }
 
+static int
+memory_numbered(struct nsd_index *ix, uint64_t *n, struct nsd_error *err)
+{
+	(void)err;
+	*n = ((struct memory_index *)ix)->ngroups;
+	return (0);
+}
+
 static const struct nsd_index_ops memory_ops = {
 	memory_prefetch, memory_lookup, memory_put, memory_near, memory_add,
 	memory_group_new, memory_group_signature, memory_group_name,
-	memory_commit, memory_info, memory_close, NULL, NULL, NULL, NULL
+	memory_commit, memory_info, memory_close, NULL, NULL, NULL, NULL,
+	memory_numbered
 };
 
 int

@@ -831,13 +831,19 @@ redis_lookup(struct nsd_index *ix, uint64_t fp, uint64_t *group,
 	return (0);
 }
 
-/* Note a write for settle (none with --no-update). */
+/* A reader (--no-update, under index_overlay.c) is never asked to write. */
+static int
+reader_refuses(struct redis_index *ri, struct nsd_error *err)
+{
+	return (nsd_error_set(err, NSD_EXIT_INDEX, "%s: opened to read, not "
+	    "to write", ri->url));
+}
+
+/* Note a write for settle. */
 static void
 note_claim(struct redis_index *ri, uint64_t key, uint64_t group,
     unsigned table, uint64_t value, uint64_t replaces)
 {
-	if (ri->readonly)
-		return;
 	if (ri->nclaims == ri->claims_cap) {
 		ri->claims_cap = ri->claims_cap == 0 ? 1024 :
 		    2 * ri->claims_cap;
@@ -865,7 +871,8 @@ redis_put(struct nsd_index *ix, uint64_t fp, uint64_t group,
 	struct key_slot		*s = key_slot(&ri->keys, fp);
 	uint64_t		 gone = s->group;
 
-	(void)err;
+	if (ri->readonly)
+		return (reader_refuses(ri, err));
 	s->group = group;
 	note_claim(ri, fp, group, 0, 0, gone);
 	return (0);
@@ -927,6 +934,8 @@ redis_add(struct nsd_index *ix, uint64_t fp, uint64_t group,
 	uint64_t		 v;
 	unsigned		 t;
 
+	if (ri->readonly)
+		return (reader_refuses(ri, err));
 	for (t = 0; t < ix->params.ntables; t++) {
 		v = fp & ix->params.masks[t];
 		b = want_block(ri, t, v);
@@ -945,34 +954,27 @@ redis_add(struct nsd_index *ix, uint64_t fp, uint64_t group,
 	return (0);
 }
 
-/* Take a block of group numbers (--no-update: numbers past the counter,
- * never written); 0 or -1. */
+/* Take a block of group numbers; 0 or -1. */
 static int
 take_block(struct redis_index *ri, struct nsd_error *err)
 {
-	int	 i;
 	const char	*argv[3];
 	size_t		 argvlen[3];
 	char		 key[128], block[32];
 	redisReply	*r;
-	int		 rc = 0;
+	int		 i, rc = 0;
 
 	snprintf(key, sizeof key, "%s:next", ri->ns);
 	snprintf(block, sizeof block, "%d", GROUP_BLOCK);
-	argv[0] = ri->readonly ? "GET" : "INCRBY";
+	argv[0] = "INCRBY";
 	argv[1] = key;
 	argv[2] = block;
 	for (i = 0; i < 3; i++)
 		argvlen[i] = strlen(argv[i]);
-	if (nsd_redis_command(ri->cl, key, strlen(key), ri->readonly ? 2 : 3,
-	    argv, argvlen, &r, err) == -1)
+	if (nsd_redis_command(ri->cl, key, strlen(key), 3, argv, argvlen, &r,
+	    err) == -1)
 		return (url_error(ri, err));
-	if (ri->readonly) {
-		ri->block_next = (r->type == REDIS_REPLY_STRING ?
-		    parse_number(r->str, r->len) : 0) + 1;
-		ri->block_end = UINT64_MAX;
-	} else if (r->type == REDIS_REPLY_INTEGER &&
-	    r->integer >= GROUP_BLOCK) {
+	if (r->type == REDIS_REPLY_INTEGER && r->integer >= GROUP_BLOCK) {
 		ri->block_end = (uint64_t)r->integer;
 		ri->block_next = ri->block_end - GROUP_BLOCK + 1;
 		ri->block_taken = ri->block_end;
@@ -982,6 +984,29 @@ take_block(struct redis_index *ri, struct nsd_error *err)
 		    "not a counter");
 	freeReplyObject(r);
 	return (rc);
+}
+
+/* The last group number handed out, by any host: the counter. */
+static int
+redis_numbered(struct nsd_index *ix, uint64_t *n, struct nsd_error *err)
+{
+	struct redis_index	*ri = (struct redis_index *)ix;
+	const char		*argv[2];
+	size_t			 argvlen[2];
+	char			 key[128];
+	redisReply		*r;
+
+	snprintf(key, sizeof key, "%s:next", ri->ns);
+	argv[0] = "GET";
+	argv[1] = key;
+	argvlen[0] = 3;
+	argvlen[1] = strlen(key);
+	if (nsd_redis_command(ri->cl, key, strlen(key), 2, argv, argvlen, &r,
+	    err) == -1)
+		return (url_error(ri, err));
+	*n = r->type == REDIS_REPLY_STRING ? parse_number(r->str, r->len) : 0;
+	freeReplyObject(r);
+	return (0);
 }
 
 /* Group n's record is to be written at settle. */
@@ -1005,6 +1030,8 @@ redis_group_new(struct nsd_index *ix, const char *id, size_t len,
 	struct group_slot	*g;
 	size_t			 sig_bytes = ix->params.sig_bytes;
 
+	if (ri->readonly)
+		return (reader_refuses(ri, err));
 	if ((ri->block_end == 0 || ri->block_next > ri->block_end) &&
 	    take_block(ri, err) == -1)
 		return (-1);
@@ -1831,6 +1858,7 @@ static const struct nsd_index_ops redis_ops = {
 	.settle = redis_settle,
 	.arbitrate = redis_arbitrate,
 	.group_adopt = redis_group_adopt,
+	.numbered = redis_numbered,
 	.begin_batch = redis_begin_batch,
 	.commit = redis_commit,
 	.info = redis_info,

@@ -526,6 +526,9 @@ main(int argc, char **argv)
 		rc = nsd_index_open_file(&ix, &io, &ip, &err);
 	} else
 		rc = nsd_index_open_memory(&ix, &ip, &err);
+	/* --no-update: the run's own claims stay above the index. */
+	if (rc == 0 && cfg.no_update)
+		rc = nsd_index_open_overlay(&ix, ix, &err);
 	if (rc == -1) {
 		fatal(&rp, &err);
 		return (err.status);

@@ -119,6 +119,9 @@ open_waiting(const struct nsd_index_params *p, int readonly, long wait_ms,
 		rc = nsd_index_open_redis(&ix, &r, p, err);
 		break;
 	}
+	/* As main.c opens it for --no-update. */
+	if (rc == 0 && readonly)
+		rc = nsd_index_open_overlay(&ix, ix, err);
 	return (rc == 0 ? ix : NULL);
 }
 
