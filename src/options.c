@@ -589,7 +589,7 @@ config_defaults(struct nsd_config *cfg)
 {
 	memset(cfg, 0, sizeof *cfg);
 	cfg->mode = NSD_MODE_ANNOTATE;
-	cfg->method = NSD_METHOD_NSHASH;
+	cfg->method = NSD_METHOD_DEFAULT;
 	cfg->format = NSD_FORMAT_AUTO;
 	cfg->id_field = "id";
 	cfg->sentences = 5;

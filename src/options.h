@@ -24,9 +24,11 @@
 
 enum nsd_mode { NSD_MODE_ANNOTATE, NSD_MODE_DROP_DUPS, NSD_MODE_ONLY_DUPS };
 enum nsd_format { NSD_FORMAT_AUTO, NSD_FORMAT_JSONL, NSD_FORMAT_TSV };
+/* The methods, by their place in the registry (method.c); 0 the default. */
 enum nsd_method {
 	NSD_METHOD_NSHASH, NSD_METHOD_SIMHASH, NSD_METHOD_MINHASH
 };
+#define NSD_METHOD_DEFAULT	0
 enum nsd_on_error { NSD_ON_ERROR_PASS, NSD_ON_ERROR_SKIP, NSD_ON_ERROR_FAIL };
 enum nsd_action { NSD_ACTION_RUN, NSD_ACTION_DB_INFO, NSD_ACTION_DB_VERIFY };
 enum nsd_progress {
