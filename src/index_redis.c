@@ -42,11 +42,12 @@
  * on two hosts, at least one sees the other this way: each host writes
  * before it reads its answer, so the one whose answer comes second sees
  * the first. When both see each other, both must not give way, so the
- * pipeline (which knows whether a conflict is similar enough to matter)
- * asks nsd_index_arbitrate() to decide (see redis_arbitrate()): one
- * SET NX key per pair says which group gives way, and one per group makes
- * the group given way to a root that never gives way itself, so that
- * there are no chains and no loops. The group that gives way becomes
+ * pipeline (whose method's near operation knows whether a conflict is
+ * similar enough to matter) asks nsd_index_arbitrate() to decide (see
+ * nsd_ri_arbitrate() in index_redis_settle.c): one SET NX key per pair
+ * says which group gives way, and one per group makes the group given
+ * way to a root that never gives way itself, so that there are no chains
+ * and no loops. The group that gives way becomes
  * "@<root>", and its records are the root's duplicates. So two near
  * copies arriving at the same moment on two hosts end with one original.
  *
