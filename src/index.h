@@ -293,6 +293,30 @@ nsd_index_near_offer(struct nsd_index_near *near, unsigned k, uint64_t g,
 	}
 }
 
+/*
+ * Add to near what another index in front of it found (the entries of a
+ * run, newer than near's): its candidates, and its group by the rule
+ * above, since its entries may name near's groups too.
+ */
+static inline void
+nsd_index_near_merge(struct nsd_index_near *near, unsigned k,
+    const struct nsd_index_near *more)
+{
+	near->candidates += more->candidates;
+	nsd_index_near_offer(near, k, more->group, more->distance);
+}
+
+/*
+ * The error of an index opened to read (under index_overlay.c) that is
+ * asked to write, which nothing does; name is the index's path or URL.
+ */
+static inline int
+nsd_index_refuse_write(const char *name, struct nsd_error *err)
+{
+	return (nsd_error_set(err, NSD_EXIT_INDEX, "%s: opened to read, not "
+	    "to write", name));
+}
+
 /* The group that claimed fp, or 0 in *group when none has. */
 static inline int
 nsd_index_lookup(struct nsd_index *ix, uint64_t fp, uint64_t *group,

@@ -632,14 +632,6 @@ file_lookup(struct nsd_index *ix, uint64_t fp, uint64_t *group,
 	return (nsd_index_lookup(fi->overlay, fp, group, err));
 }
 
-/* A reader (--no-update, under index_overlay.c) is never asked to write. */
-static int
-reader_refuses(const struct file_index *fi, struct nsd_error *err)
-{
-	return (nsd_error_set(err, NSD_EXIT_INDEX, "%s: opened to read, not "
-	    "to write", fi->path));
-}
-
 /* A new key goes to the log (and the table, in a bulk load). */
 static int
 file_put(struct nsd_index *ix, uint64_t fp, uint64_t group,
@@ -648,7 +640,7 @@ file_put(struct nsd_index *ix, uint64_t fp, uint64_t group,
 	struct file_index	*fi = (struct file_index *)ix;
 
 	if (fi->readonly)
-		return (reader_refuses(fi, err));
+		return (nsd_index_refuse_write(fi->path, err));
 	return (log_add(fi, fp, group, err));
 }
 
@@ -717,9 +709,7 @@ file_near(struct nsd_index *ix, uint64_t fp, unsigned k,
 	/* The overlay's entries: newer than any in the tables. */
 	if (nsd_index_near(fi->overlay, fp, k, &mine, err) == -1)
 		return (-1);
-	near->candidates += mine.candidates;
-	/* Its entries may name groups of the file too: the oldest wins. */
-	nsd_index_near_offer(near, k, mine.group, mine.distance);
+	nsd_index_near_merge(near, k, &mine);
 	return (0);
 }
 
@@ -731,7 +721,7 @@ file_add(struct nsd_index *ix, uint64_t fp, uint64_t group,
 	struct file_index	*fi = (struct file_index *)ix;
 
 	if (fi->readonly)
-		return (reader_refuses(fi, err));
+		return (nsd_index_refuse_write(fi->path, err));
 	return (log_add(fi, fp, group, err));
 }
 
@@ -772,7 +762,7 @@ file_group_new(struct nsd_index *ix, const char *id, size_t len,
 
 	assert((sig != NULL) == (sig_bytes > 0));
 	if (fi->readonly)
-		return (reader_refuses(fi, err));
+		return (nsd_index_refuse_write(fi->path, err));
 	if (len > UINT32_MAX || (fi->ids_len + size) / 8 > NSD_INDEX_GROUP_MAX)
 		return (nsd_error_set(err, NSD_EXIT_INDEX,
 		    "%s: the id file is full (%llu GiB)", fi->path,

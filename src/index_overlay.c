@@ -76,10 +76,7 @@ overlay_near(struct nsd_index *ix, uint64_t fp, unsigned k,
 	if (nsd_index_near(o->under, fp, k, near, err) == -1 ||
 	    nsd_index_near(o->mine, fp, k, &mine, err) == -1)
 		return (-1);
-	near->candidates += mine.candidates;
-	/* The run's entries may name groups below too: the oldest wins. */
-	if (mine.group != 0)
-		nsd_index_near_offer(near, k, mine.group, mine.distance);
+	nsd_index_near_merge(near, k, &mine);
 	return (0);
 }
 

@@ -700,14 +700,6 @@ redis_lookup(struct nsd_index *ix, uint64_t fp, uint64_t *group,
 	return (0);
 }
 
-/* A reader (--no-update, under index_overlay.c) is never asked to write. */
-static int
-reader_refuses(struct redis_index *ri, struct nsd_error *err)
-{
-	return (nsd_error_set(err, NSD_EXIT_INDEX, "%s: opened to read, not "
-	    "to write", ri->url));
-}
-
 /* Note a write for settle. */
 static void
 note_claim(struct redis_index *ri, uint64_t key, uint64_t group,
@@ -741,7 +733,7 @@ redis_put(struct nsd_index *ix, uint64_t fp, uint64_t group,
 	uint64_t		 gone = s->group;
 
 	if (ri->readonly)
-		return (reader_refuses(ri, err));
+		return (nsd_index_refuse_write(ri->url, err));
 	s->group = group;
 	note_claim(ri, fp, group, 0, 0, gone);
 	return (0);
@@ -804,7 +796,7 @@ redis_add(struct nsd_index *ix, uint64_t fp, uint64_t group,
 	unsigned		 t;
 
 	if (ri->readonly)
-		return (reader_refuses(ri, err));
+		return (nsd_index_refuse_write(ri->url, err));
 	for (t = 0; t < ix->params.ntables; t++) {
 		v = fp & ix->params.masks[t];
 		b = want_block(ri, t, v);
@@ -901,7 +893,7 @@ redis_group_new(struct nsd_index *ix, const char *id, size_t len,
 	size_t			 sig_bytes = ix->params.sig_bytes;
 
 	if (ri->readonly)
-		return (reader_refuses(ri, err));
+		return (nsd_index_refuse_write(ri->url, err));
 	if ((ri->block_end == 0 || ri->block_next > ri->block_end) &&
 	    take_block(ri, err) == -1)
 		return (-1);
