@@ -143,6 +143,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static int	 ready;
 	uint64_t	 fps[5];
+	struct nsd_text_sketch sketch;
 	unsigned char	 code[5];
 	size_t		 i, k;
 
@@ -176,6 +177,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	for (i = 0; i < 3; i++)
 		FUZZ_CHECK(nsd_nshash_compute(&hashes[i], in.data, in.len, fps,
-		    code) <= 5);
+		    code, &sketch) <= 5 &&
+		    sketch.elements.n <= NSD_SKETCH_SLOTS &&
+		    sketch.numbers.n <= NSD_SKETCH_NUMBERS);
 	return (0);
 }

@@ -59,8 +59,14 @@ struct nsd_index_params {
 	unsigned	 rows;			/* MinHash */
 	unsigned	 threshold;		/* MinHash, in 1/10000 */
 	size_t		 sig_bytes;		/* what each group keeps of
-						   its first record (MinHash:
-						   its signature); 0: none */
+						   its first record: the
+						   method's own (MinHash: its
+						   signature), then the
+						   sketch; 0: none */
+	size_t		 sketch_bytes;		/* of them, the sketch that
+						   confirms a match
+						   (sketch.h), or 0: an index
+						   made before sketches */
 	int		 repeats;		/* keys are added, and may
 						   repeat (SimHash's blocks),
 						   not claimed once */
@@ -217,6 +223,7 @@ struct nsd_index_report {
 	unsigned	 min_features;
 	unsigned	 ntables;
 	unsigned	 bins;		/* MinHash */
+	unsigned	 sketch_bytes;	/* of each group's sketch; 0: none */
 	unsigned	 bands;
 	unsigned	 rows;
 	unsigned	 threshold;	/* in 1/10000 */

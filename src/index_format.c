@@ -53,9 +53,11 @@ static_assert(offsetof(struct nsd_index_header, log_sum) ==
     NSD_INDEX_V4_CHECKSUM, "checks");
 static_assert(offsetof(struct nsd_index_header, last_group) == 384,
     "last group");
-static_assert(offsetof(struct nsd_index_header, checksum) == 392,
-    "checksum");
-static_assert(sizeof(struct nsd_index_header) == 400, "header size");
+static_assert(offsetof(struct nsd_index_header, checksum) ==
+    NSD_INDEX_V5_SIZE, "checksum");
+static_assert(offsetof(struct nsd_index_header, sketch_bytes) ==
+    NSD_INDEX_V5_CHECKSUM, "sketches");
+static_assert(sizeof(struct nsd_index_header) == 408, "header size");
 static_assert(sizeof(struct nsd_index_header) <= NSD_INDEX_COPY_SIZE,
     "header copy room");
 static_assert(offsetof(struct nsd_stage_header, seq) == 24, "stage seq");
@@ -181,6 +183,8 @@ header_swap(struct nsd_index_header *h)
 	h->threshold = le32toh(h->threshold);
 	h->log_sum = le64toh(h->log_sum);
 	h->last_group = le64toh(h->last_group);
+	h->sketch_bytes = le32toh(h->sketch_bytes);
+	h->reserved = le32toh(h->reserved);
 	h->checksum = le64toh(h->checksum);
 }
 
@@ -290,6 +294,13 @@ nsd_index_header_decode(const void *copy, struct nsd_index_header *h)
 		    NSD_INDEX_V4_CHECKSUM, sizeof h->checksum);
 		memset(&h->log_sum, 0, offsetof(struct nsd_index_header,
 		    checksum) - offsetof(struct nsd_index_header, log_sum));
+	} else if (le32toh(h->version) < NSD_INDEX_SKETCHED) {
+		size = NSD_INDEX_V5_SIZE;
+		memcpy(&h->checksum, (const char *)copy +
+		    NSD_INDEX_V5_CHECKSUM, sizeof h->checksum);
+		memset(&h->sketch_bytes, 0, offsetof(struct nsd_index_header,
+		    checksum) - offsetof(struct nsd_index_header,
+		    sketch_bytes));
 	}
 	sum = XXH3_64bits(copy, size - sizeof h->checksum);
 	header_swap(h);
@@ -328,7 +339,9 @@ nsd_index_header_decode(const void *copy, struct nsd_index_header *h)
 	    (h->bins == 0) != (h->bands == 0) || h->bands > h->bins ||
 	    (uint64_t)h->bands * h->rows > h->bins || h->threshold > 10000 ||
 	    (h->bins != 0 && (h->rows == 0 || h->threshold == 0 ||
-	    h->ntables != 1)))
+	    h->ntables != 1)) ||
+	    h->sketch_bytes > 4096 || h->sketch_bytes % 8 != 0 ||
+	    h->reserved != 0)
 		return (NSD_HEADER_DAMAGED);
 	for (i = 0; i < h->ntables; i++)
 		if (h->mask[i] == 0)
@@ -548,6 +561,7 @@ nsd_index_copies_agree(const struct nsd_index_header *older,
 	    newer->bins == older->bins && newer->bands == older->bands &&
 	    newer->rows == older->rows &&
 	    newer->threshold == older->threshold &&
+	    newer->sketch_bytes == older->sketch_bytes &&
 	    newer->norm_version == older->norm_version &&
 	    newer->committed_gen >= older->committed_gen &&
 	    newer->records >= older->records &&

@@ -37,10 +37,13 @@
  *   hash space and how far it has gone since the last fold, and, while
  *   the index grows, the size of PATH.next and how far the growth sweep
  *   has copied PATH into it; then MinHash's bins, bands, rows and
- *   threshold. An XXH3-64 checksum of everything before it ends the copy.
- *   Versions 1 and 2 had no stage and no growth (their fields were
- *   reserved, and zero); versions 1 to 3 ended at next_entries, with the
- *   checksum after it (NSD_INDEX_V3_SIZE).
+ *   threshold, the checks of the log and the newest group, and the bytes
+ *   of the sketch each group keeps. An XXH3-64 checksum of everything
+ *   before it ends the copy. Versions 1 and 2 had no stage and no growth
+ *   (their fields were reserved, and zero); versions 1 to 3 ended at
+ *   next_entries, with the checksum after it (NSD_INDEX_V3_SIZE); version
+ *   4 at threshold, version 5 at last_group, and their groups kept no
+ *   sketch.
  *
  * A slot is 16 bytes, in PATH, PATH.stage and PATH.next alike: the 64-bit
  * key (a fingerprint), then a word holding the generation of the run that
@@ -128,10 +131,12 @@
 #include "util.h"
 
 #define NSD_INDEX_MAGIC		"NSDINDEX"
-#define NSD_INDEX_VERSION	5
+#define NSD_INDEX_VERSION	6
 #define NSD_INDEX_OLDEST	1	/* the oldest version still read */
 #define NSD_INDEX_CHECKED	5	/* the first with checks in its slots,
 					   group records and log */
+#define NSD_INDEX_SKETCHED	6	/* the first whose groups may keep
+					   sketches */
 #define NSD_INDEX_BOM		0x0102030405060708ULL
 #define NSD_INDEX_COPY_SIZE	4096	/* room for one header copy */
 #define NSD_INDEX_TABLE_OFFSET	(2 * NSD_INDEX_COPY_SIZE)
@@ -242,15 +247,23 @@ struct nsd_index_header {
 					   these two */
 	uint64_t	 last_group;	/* the newest group (a group record's
 					   offset / 8), or 0 when none */
+	uint32_t	 sketch_bytes;	/* what each group record keeps after
+					   the signature: the sketch of its
+					   first record's text (sketch.h);
+					   0 before version 6, which had not
+					   these two */
+	uint32_t	 reserved;	/* 0 */
 	uint64_t	 checksum;	/* XXH3-64 of the bytes before it */
 };
 
 /* The size of a header copy of versions 1 to 3, and where its sum was. */
 #define NSD_INDEX_V3_SIZE	368
 #define NSD_INDEX_V3_CHECKSUM	360
-/* The same of version 4. */
+/* The same of version 4, and of version 5. */
 #define NSD_INDEX_V4_SIZE	384
 #define NSD_INDEX_V4_CHECKSUM	376
+#define NSD_INDEX_V5_SIZE	400
+#define NSD_INDEX_V5_CHECKSUM	392
 
 /* A sweep that went all round the hash space, or further. */
 #define NSD_SWEPT_ALL	UINT64_MAX
@@ -493,8 +506,8 @@ nsd_ids_record_size(size_t len)
 }
 
 /*
- * The same, with the signature a MinHash index keeps after the id (and its
- * padding): sig_bytes, a multiple of 8.
+ * The same, with what a group keeps after the id (and its padding):
+ * sig_bytes, a multiple of 8.
  */
 static inline uint64_t
 nsd_ids_record_bytes(size_t len, uint64_t sig_bytes)
@@ -502,11 +515,14 @@ nsd_ids_record_bytes(size_t len, uint64_t sig_bytes)
 	return (nsd_ids_record_size(len) + sig_bytes);
 }
 
-/* What a group record of an index with header h holds after the id. */
+/*
+ * What a group record of an index with header h holds after the id:
+ * MinHash's signature, then the sketch.
+ */
 static inline uint64_t
 nsd_ids_sig_bytes(const struct nsd_index_header *h)
 {
-	return (2 * (uint64_t)h->bins);
+	return (2 * (uint64_t)h->bins + h->sketch_bytes);
 }
 
 /*

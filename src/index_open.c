@@ -46,6 +46,7 @@ check_params(const struct file_index *fi, const struct nsd_index_params *p,
 	had.bands = h->bands;
 	had.rows = h->rows;
 	had.threshold = h->threshold;
+	had.sketch_bytes = h->sketch_bytes;
 	if (nsd_index_params_check(fi->path, &had, p, err) == -1)
 		return (-1);
 	/* Parameters choose the tables, whatever a header says. */
@@ -90,7 +91,8 @@ create_index(struct file_index *fi, const struct nsd_index_params *p,
 	h.bands = p->bands;
 	h.rows = p->rows;
 	h.threshold = p->threshold;
-	assert(p->sig_bytes == 2 * (size_t)p->bins);
+	h.sketch_bytes = p->sketch_bytes;
+	assert(p->sig_bytes == 2 * (size_t)p->bins + p->sketch_bytes);
 	assert(p->ntables >= 1 && p->ntables <= NSD_INDEX_MAX_TABLES);
 	h.ntables = p->ntables;
 	memcpy(h.mask, p->masks, p->ntables * sizeof h.mask[0]);
@@ -403,6 +405,9 @@ open_table(struct file_index *fi, const struct nsd_index_params *p,
 		    (unsigned long long)((NSD_INDEX_GROUP_MAX + 1) >> 27)));
 	/* An older version is read, and the run fingerprints by it. */
 	fi->base.params.norm_version = fi->hdr.norm_version;
+	/* Its groups keep sketches, or none (made before them). */
+	fi->base.params.sketch_bytes = fi->hdr.sketch_bytes;
+	fi->base.params.sig_bytes = nsd_ids_sig_bytes(&fi->hdr);
 	fi->main.fd = -1;
 	if (table_map(fi, &fi->main, "the table", fd, fi->path, sb.st_size,
 	    fi->hdr.nslots, err) == -1) {

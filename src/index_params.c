@@ -62,6 +62,12 @@ nsd_index_params_check(const char *name, const struct nsd_index_params *had,
 		return (nsd_error_set(err, NSD_EXIT_INDEX,
 		    "%s: the index was made with %s %llu, not %llu", name,
 		    what, was, now));
+	/* None is an index made before sketches, which runs unconfirmed. */
+	if (had->sketch_bytes != 0 && had->sketch_bytes != want->sketch_bytes)
+		return (nsd_error_set(err, NSD_EXIT_INDEX,
+		    "%s: the index keeps sketches of %zu bytes, not %zu: it "
+		    "was made by another version of nsdedup", name,
+		    had->sketch_bytes, want->sketch_bytes));
 	if ((had->compat != 0) != (want->compat != 0))
 		return (nsd_error_set(err, NSD_EXIT_INDEX,
 		    "%s: the index was made %s --compat=nshash", name,

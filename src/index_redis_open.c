@@ -31,21 +31,22 @@ params_string(const struct nsd_index_params *p, char *buf, size_t size)
 	snprintf(buf, size, "nsdedup-redis 1 method=%s sentences=%u "
 	    "min_length=%u compat=%d norm=%u seed=%" PRIu64 " distance=%u "
 	    "ngram=%u shingle=%u min_features=%u tables=%u bins=%u bands=%u "
-	    "rows=%u threshold=%u", p->method, p->sentences, p->min_length,
-	    p->compat, p->norm_version, p->seed, p->distance, p->ngram,
-	    p->shingle, p->min_features, p->ntables, p->bins, p->bands,
-	    p->rows, p->threshold);
+	    "rows=%u threshold=%u sketch=%zu", p->method, p->sentences,
+	    p->min_length, p->compat, p->norm_version, p->seed, p->distance,
+	    p->ngram, p->shingle, p->min_features, p->ntables, p->bins,
+	    p->bands, p->rows, p->threshold, p->sketch_bytes);
 }
 
 /*
  * Read the parameters an index's NS:params keeps (as params_string()
- * writes them) into *p, its method into method[16]; -1 when it is not
- * that form.
+ * writes them, or without the sketch, as before sketches) into *p, its
+ * method into method[16]; -1 when it is not that form.
  */
 static int
 params_parse(const char *had, struct nsd_index_params *p, char *method)
 {
 	unsigned long long	 seed;
+	unsigned		 sketch;
 	int			 end = 0;
 
 	memset(p, 0, sizeof *p);
@@ -55,8 +56,16 @@ params_parse(const char *had, struct nsd_index_params *p, char *method)
 	    "threshold=%u%n", method, &p->sentences, &p->min_length,
 	    &p->compat, &p->norm_version, &seed, &p->distance, &p->ngram,
 	    &p->shingle, &p->min_features, &p->ntables, &p->bins, &p->bands,
-	    &p->rows, &p->threshold, &end) != 15 || had[end] != '\0')
+	    &p->rows, &p->threshold, &end) != 15)
 		return (-1);
+	had += end;
+	if (*had != '\0') {
+		end = 0;
+		if (sscanf(had, " sketch=%u%n", &sketch, &end) != 1 ||
+		    had[end] != '\0' || sketch % 8 != 0 || sketch > 4096)
+			return (-1);
+		p->sketch_bytes = sketch;
+	}
 	p->method = method;
 	p->seed = seed;
 	return (0);
@@ -103,8 +112,13 @@ check_params(struct redis_index *ri, struct nsd_error *err)
 		else if (had.ntables != ri->base.params.ntables)
 			rc = nsd_error_set(err, NSD_EXIT_INDEX, "%s: the index "
 			    "was made by another version of nsdedup", ri->url);
-		else
+		else {
 			ri->base.params.norm_version = had.norm_version;
+			/* Made before sketches: its groups keep none. */
+			ri->base.params.sig_bytes -=
+			    ri->base.params.sketch_bytes - had.sketch_bytes;
+			ri->base.params.sketch_bytes = had.sketch_bytes;
+		}
 	}
 	freeReplyObject(r);
 	return (rc);

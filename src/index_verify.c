@@ -108,6 +108,7 @@ report_fill(const struct nsd_index_header *h, int copy,
 	r->min_features = h->min_features;
 	r->ntables = h->ntables;
 	r->bins = h->bins;
+	r->sketch_bytes = h->sketch_bytes;
 	r->bands = h->bands;
 	r->rows = h->rows;
 	r->threshold = h->threshold;

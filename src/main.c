@@ -186,6 +186,7 @@ print_stats(const struct nsd_stats *st, struct nsd_index *ix, double elapsed)
 	    "nsdedup: originals   %" PRIu64 " (%" PRIu64
 	    " with nothing to compare)\n"
 	    "nsdedup: duplicates  %" PRIu64 "\n"
+	    "nsdedup: unconfirmed %" PRIu64 " matches (--confirm)\n"
 	    "nsdedup: bad         %" PRIu64 "\n"
 	    "nsdedup: blank       %" PRIu64 "\n"
 	    "nsdedup: elapsed     %.3f s\n"
@@ -194,7 +195,7 @@ print_stats(const struct nsd_stats *st, struct nsd_index *ix, double elapsed)
 	    " groups, "
 	    "%.1f MiB of memory (%.1f MiB at peak), %.1f MiB mapped\n",
 	    st->records, st->bytes, st->originals, st->no_text, st->duplicates,
-	    st->bad, st->blank, elapsed,
+	    st->unconfirmed, st->bad, st->blank, elapsed,
 	    elapsed > 0 ? st->bytes / 1e6 / elapsed : 0.0,
 	    info.fingerprints, info.groups, info.memory / 1048576.0,
 	    info.peak / 1048576.0, info.mapped / 1048576.0);
@@ -334,6 +335,12 @@ print_report(const char *path, const struct nsd_index_report *r)
 	    r->file_size, r->ids_file_size, path, r->ids_length,
 	    r->log_records, r->log_file_size, path,
 	    nsd_index_log_limit(r->slots, r->ntables));
+	if (r->sketch_bytes != 0)
+		printf("sketches:      %u bytes a group (matches are "
+		    "confirmed)\n", r->sketch_bytes);
+	else
+		printf("sketches:      none (made before them: matches are not "
+		    "confirmed; rebuild the index to confirm them)\n");
 	if (r->stage_build == 0)
 		printf("stage:         none\n");
 	else

@@ -4,10 +4,12 @@
  */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "method.h"
+#include "pipeline.h"
 #include "text.h"
 
 /* By enum nsd_method. */
@@ -112,4 +114,55 @@ nsd_method_prefetch_keys(struct nsd_index *ix, const struct nsd_verdict *v,
 		if (v[i].has_whole)
 			nsd_index_prefetch(ix, v[i].whole_key);
 	}
+}
+
+int
+nsd_method_confirm(const struct nsd_config *cfg, struct nsd_index *ix,
+    struct nsd_verdict *v, uint64_t group, struct nsd_stats *st,
+    struct nsd_error *err)
+{
+	const struct nsd_resemblance *r = &v->ev.resemblance;
+	const unsigned char	*kept;
+	size_t			 at = ix->params.sig_bytes -
+				    ix->params.sketch_bytes;
+
+	/* Under --confirm 0, --explain still shows the figures. */
+	if (v->sketch == NULL || (cfg->confirm == 0 && !cfg->explain))
+		return (1);
+	if (nsd_index_group_signature(ix, group, &kept, err) == -1)
+		return (-1);
+	nsd_sketch_compare(v->sketch, kept + at, &v->ev.resemblance);
+	v->ev.confirmed = 1;
+	if (cfg->confirm == 0)
+		return (1);
+	/* Stories from one template share their words, not their numbers. */
+	if ((r->numbers_compared && r->numbers < NSD_SKETCH_NUMBERS_SHARE) ||
+	    (!r->too_short && r->containment < cfg->confirm)) {
+		st->unconfirmed++;
+		return (0);
+	}
+	return (1);
+}
+
+void
+nsd_method_explain(const struct nsd_method_ops *m,
+    const struct nsd_evidence *e, char *buf, size_t size)
+{
+	const struct nsd_resemblance *r = &e->resemblance;
+	size_t		 n;
+
+	m->explain(e, buf, size);
+	n = strlen(buf);
+	if (!e->confirmed || n == 0 || buf[n - 1] != '}')
+		return;
+	/* Into the method's object, before its closing brace. */
+	n += snprintf(buf + n - 1, size - (n - 1), ",\"confirm\":{"
+	    "\"containment\":%.4g,\"jaccard\":%.4g,\"sample\":%u",
+	    (double)r->containment / NSD_SKETCH_SCALE,
+	    (double)r->jaccard / NSD_SKETCH_SCALE, r->sample) - 1;
+	if (n < size && r->numbers_compared)
+		n += snprintf(buf + n, size - n, ",\"numbers\":%.4g",
+		    (double)r->numbers / NSD_SKETCH_SCALE);
+	if (n < size)
+		snprintf(buf + n, size - n, "}}");
 }

@@ -22,6 +22,7 @@
 #include "index.h"
 #include "options.h"
 #include "simhash.h"
+#include "sketch.h"
 
 struct nsd_stats;
 
@@ -29,7 +30,7 @@ struct nsd_stats;
 #define NSD_METHOD_MAX_KEYS	128
 
 /* The longest --explain evidence, its NUL included. */
-#define NSD_EVIDENCE_MAX	(128 + 4 * NSD_METHOD_MAX_KEYS)
+#define NSD_EVIDENCE_MAX	(192 + 4 * NSD_METHOD_MAX_KEYS)
 
 /* What the decision of a duplicate found, for --explain. */
 struct nsd_evidence {
@@ -43,6 +44,9 @@ struct nsd_evidence {
 	int		 exact;		/* nshash: matched by the whole text */
 	uint64_t	 keys[2];	/* minhash: the bands whose keys the
 					   group holds, a bit each */
+	/* The confirmation on the whole text, when it was asked: */
+	int		 confirmed;	/* 1: the figures below are set */
+	struct nsd_resemblance resemblance;
 };
 
 /* One record, as the operations of its method see it. */
@@ -56,6 +60,9 @@ struct nsd_verdict {
 	unsigned char	*sig;		/* what its group keeps of it, if
 					   it opens one (the index's
 					   sig_bytes), or NULL */
+	unsigned char	*sketch;	/* the sketch of its whole text,
+					   the end of sig, or NULL: the
+					   index keeps none */
 	int		 has_whole;	/* nshash: the key of the whole */
 	uint64_t	 whole_key;	/* text */
 	/* Made by decide: */
@@ -92,8 +99,9 @@ struct nsd_method_ops {
 	 * Scanning, on any thread. A scanner is one thread's state; the
 	 * record's fields are joined by the character joiner() says.
 	 * scan() fingerprints text[0..len) into v: keys (room for
-	 * max_keys()), code, sig (when the index keeps sig_bytes),
-	 * has_whole, whole_key and nkeys. No joiner: a line break.
+	 * max_keys()), code, sig (when the index keeps sig_bytes; the
+	 * method's own part), sketch (unless NULL), has_whole, whole_key
+	 * and nkeys. No joiner: a line break.
 	 */
 	unsigned	 (*max_keys)(const struct nsd_config *);
 	char		 (*joiner)(const struct nsd_config *,
@@ -108,8 +116,9 @@ struct nsd_method_ops {
 	/*
 	 * Deciding, in input order on one thread. prefetch() announces
 	 * the reads of the records v[0..n) of a batch before they are
-	 * decided. lookup() finds the oldest group v is a near copy of
-	 * (*best; 0: none) and its evidence; claim() then gives v's keys
+	 * decided. lookup() finds the oldest group v is a near copy of,
+	 * confirmed by nsd_method_confirm() (*best; 0: none), and its
+	 * evidence; claim() then gives v's keys
 	 * to group, the one v joined or opened (dup: joined), where no
 	 * other group holds them already.
 	 */
@@ -187,6 +196,25 @@ void	 nsd_method_features_free(struct nsd_method_features *);
  */
 int	 nsd_method_comparable(const struct nsd_config *,
 	    const struct nsd_method_features *, const char *, size_t, size_t);
+
+/*
+ * Whether v's whole text confirms it a near copy of group (sketch.c): 1
+ * when it does, or when there is nothing to confirm by (--confirm 0, an
+ * index made before sketches, or a text too short to sample); 0 when it
+ * does not; -1 with err. The
+ * figures go to v->ev, under --confirm 0 too when --explain asks; a match
+ * turned down is counted in st.
+ */
+int	 nsd_method_confirm(const struct nsd_config *, struct nsd_index *,
+	    struct nsd_verdict *, uint64_t, struct nsd_stats *,
+	    struct nsd_error *);
+
+/*
+ * The evidence of a duplicate as --explain writes it, a JSON object, into
+ * buf[size]: the method's, and the confirmation's figures.
+ */
+void	 nsd_method_explain(const struct nsd_method_ops *,
+	    const struct nsd_evidence *, char *, size_t);
 
 /* Announce the first limit keys (at most) of each of v[0..n). */
 void	 nsd_method_prefetch_keys(struct nsd_index *,

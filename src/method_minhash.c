@@ -101,12 +101,20 @@ minhash_scan(void *scanner, const struct nsd_config *cfg, const char *text,
 {
 	struct minhash_scanner *ms = scanner;
 	uint64_t	 min[NSD_MINHASH_BINS];
+	struct nsd_text_sketch sketch;
 
 	v->nkeys = 0;
 	if (!nsd_method_comparable(cfg, &ms->f, text, len,
-	    nsd_simhash_minima(&ms->f.simhash, text, len, min))) {
+	    nsd_simhash_minima(&ms->f.simhash, text, len, min,
+	    v->sketch == NULL ? NULL : &sketch.elements))) {
 		memset(v->sig, 0, NSD_MINHASH_SIG_BYTES);
+		if (v->sketch != NULL)
+			memset(v->sketch, 0, NSD_SKETCH_BYTES);
 		return;
+	}
+	if (v->sketch != NULL) {
+		nsd_sketch_numbers(&sketch.numbers, text, len);
+		nsd_sketch_store(&sketch, v->sketch);
 	}
 	nsd_minhash_compute(min, ms->bands, ms->rows, v->sig, v->keys);
 	v->nkeys = ms->bands;
@@ -125,7 +133,8 @@ minhash_prefetch(const struct nsd_config *cfg, struct nsd_index *ix,
 /*
  * The groups that hold v's band keys (h->held[k] for band k, or 0) are its
  * candidates, and *best is the oldest of them whose first record's
- * signature agrees with v's on enough bins for --threshold, or 0; the
+ * signature agrees with v's on enough bins for --threshold, and that
+ * nsd_method_confirm() confirms, or 0; the
  * bands that found it go to v->ev.keys, a bit each. Each candidate is
  * compared once.
  */
@@ -137,6 +146,7 @@ minhash_lookup(const struct nsd_config *cfg, struct nsd_index *ix,
 	const unsigned char	*group_sig;
 	uint64_t		 cand[NSD_MINHASH_MAX_BANDS];
 	unsigned		 k, n = 0, i, j, agree;
+	int			 confirmed;
 
 	*best = 0;
 	v->ev.usable = v->nkeys;
@@ -163,7 +173,12 @@ minhash_lookup(const struct nsd_config *cfg, struct nsd_index *ix,
 		    err) == -1)
 			return (-1);
 		agree = nsd_minhash_agree(v->sig, group_sig);
-		if (nsd_minhash_similar(agree, cfg->threshold)) {
+		if (!nsd_minhash_similar(agree, cfg->threshold))
+			continue;
+		if ((confirmed = nsd_method_confirm(cfg, ix, v, cand[i], st,
+		    err)) == -1)
+			return (-1);
+		if (confirmed) {
 			*best = cand[i];
 			v->ev.evidence = agree;
 			for (k = 0; k < v->nkeys; k++)

@@ -22,7 +22,7 @@ static const char *const nshash_options[] = {
 /* The sentences fingerprinted per one of --sentences, but with --compat. */
 #define NSD_SPARE_FACTOR	3
 
-/* The reference has neither rule against boilerplate. */
+/* The reference has no rule against boilerplate, and no confirmation. */
 static void
 nshash_defaults(struct nsd_config *cfg)
 {
@@ -30,6 +30,8 @@ nshash_defaults(struct nsd_config *cfg)
 		cfg->min_match = 1;
 	if (cfg->compat && !cfg->common_given)
 		cfg->common = 0;
+	if (cfg->compat && !cfg->confirm_given)
+		cfg->confirm = 0;
 }
 
 static void
@@ -104,9 +106,12 @@ nshash_scan(void *scanner, const struct nsd_config *cfg, const char *text,
     size_t len, struct nsd_verdict *v)
 {
 	struct nsd_nshash	*h = scanner;
+	struct nsd_text_sketch	 sketch;
 
 	v->nkeys = nsd_nshash_compute(h, text, len, v->keys,
-	    cfg->compat ? NULL : v->code);
+	    cfg->compat ? NULL : v->code, v->sketch == NULL ? NULL : &sketch);
+	if (v->sketch != NULL)
+		nsd_sketch_store(&sketch, v->sketch);
 	if (cfg->compat)
 		memset(v->code, 0, v->nkeys);
 	v->has_whole = h->has_whole;
@@ -291,22 +296,63 @@ nshash_prefetch(const struct nsd_config *cfg, struct nsd_index *ix,
 }
 
 /*
+ * The fingerprints v must share with a group: --min-match, or as many as
+ * it has among its first --sentences (passing over code), if fewer.
+ */
+static unsigned
+matches_needed(const struct nsd_config *cfg, const struct nsd_verdict *v)
+{
+	unsigned	 k, own = 0;
+	int		 prose = has_prose(v);
+
+	for (k = 0; k < v->nkeys && own < cfg->sentences; k++)
+		own += !(v->code[k] && prose);
+	if (own == 0)
+		own = 1;
+	return (cfg->min_match < own ? cfg->min_match : own);
+}
+
+/*
+ * The oldest group, after those up to floor, that holds need of the n
+ * fingerprints compared (held[]), or 0; its count into *count.
+ */
+static uint64_t
+next_holder(const uint64_t *held, unsigned n, unsigned need, uint64_t floor,
+    unsigned *count)
+{
+	uint64_t	 best = 0;
+	unsigned	 i, j, c;
+
+	for (i = 0; i < n; i++) {
+		if (held[i] <= floor || (best != 0 && held[i] >= best))
+			continue;
+		for (j = 0, c = 0; j < n; j++)
+			c += held[j] == held[i];
+		if (c >= need)
+			best = held[i], *count = c;
+	}
+	return (best);
+}
+
+/*
  * Look v's fingerprints up, longest first, passing over boilerplate, until
  * it has --sentences of them; they go to h->use[0..v->ev.usable), and the
- * groups that hold them to h->held[]. *best is the oldest group that holds
- * enough of them, or 0: --min-match, or as many as v has among its first
- * --sentences fingerprints, if fewer.
+ * groups that hold them to h->held[]. *best is the group of v's whole text
+ * when it was seen before; else the oldest group that holds enough of them
+ * and that nsd_method_confirm() confirms, or 0. Enough is --min-match, or
+ * as many as v has among its first --sentences, if fewer: sentences passed
+ * over as common count as v's, so that a record whose sentences are most
+ * of them boilerplate needs as many matches as any other.
  */
 static int
 nshash_lookup(const struct nsd_config *cfg, struct nsd_index *ix,
     struct nsd_verdict *v, struct nsd_held *h, uint64_t *best,
     struct nsd_stats *st, struct nsd_error *err)
 {
-	unsigned	 k, i, j, n = 0, need, count, top = 0;
-	int		 common, prose;
-	uint64_t	 exact = 0;
+	unsigned	 k, i, n = 0, need, count;
+	int		 common, prose, confirmed;
+	uint64_t	 exact = 0, g;
 
-	(void)st;
 	if (v->has_whole &&
 	    nsd_index_lookup(ix, v->whole_key, &exact, err) == -1)
 		return (-1);
@@ -331,45 +377,37 @@ nshash_lookup(const struct nsd_config *cfg, struct nsd_index *ix,
 			}
 		}
 		h->use[n++] = v->keys[k];
-		top += k < cfg->sentences;
 	}
 	v->ev.usable = n;
-	/*
-	 * Spares were never claimed for an earlier record: count only the
-	 * fingerprints that it would have had too, so that a record seen
-	 * again after some of its sentences became common still matches.
-	 */
-	need = cfg->min_match;
-	if (need > top)
-		need = top > 0 ? top : 1;
-	if (need > n)
-		need = n;
 	*best = 0;
-	for (i = 0; i < n; i++) {
-		if (h->held[i] == 0 || (*best != 0 && h->held[i] >= *best))
-			continue;
-		for (j = 0, count = 0; j < n; j++)
-			count += h->held[j] == h->held[i];
-		if (count >= need)
-			*best = h->held[i], v->ev.evidence = count;
-	}
-	/*
-	 * A text seen before joins the group of its first record, unless
-	 * it has nothing left to compare (a page of nothing but a footer).
-	 */
-	v->ev.exact = exact != 0 && n > 0;
+	/* A text seen before joins the group of its first record. */
+	v->ev.exact = exact != 0;
 	if (v->ev.exact) {
 		for (i = 0, count = 0; i < n; i++)
 			count += h->held[i] == exact;
 		*best = exact;
 		v->ev.evidence = count;
+		return (0);
+	}
+	need = matches_needed(cfg, v);
+	/* A group that is not confirmed makes way for the next oldest. */
+	for (g = 0; (g = next_holder(h->held, n, need, g, &count)) != 0;) {
+		if ((confirmed = nsd_method_confirm(cfg, ix, v, g, st,
+		    err)) == -1)
+			return (-1);
+		if (confirmed) {
+			*best = g;
+			v->ev.evidence = count;
+			break;
+		}
 	}
 	return (0);
 }
 
 /*
- * The whole text, unless it matched as such, and the fingerprints
- * compared; a group new to a fingerprint another holds presents it.
+ * The whole text, unless it matched as such (even when nothing was left to
+ * compare: a copy of it is a copy), and the fingerprints compared; a group
+ * new to a fingerprint another holds presents it.
  */
 static int
 nshash_claim(const struct nsd_config *cfg, struct nsd_index *ix,
@@ -379,7 +417,7 @@ nshash_claim(const struct nsd_config *cfg, struct nsd_index *ix,
 	unsigned	 k;
 
 	(void)dup;
-	if (v->has_whole && !v->ev.exact && v->ev.usable > 0 &&
+	if (v->has_whole && !v->ev.exact &&
 	    nsd_index_claim(ix, v->whole_key, group, NULL, err) == -1)
 		return (-1);
 	for (k = 0; k < v->ev.usable; k++) {
@@ -419,9 +457,9 @@ nshash_near(const struct nsd_config *cfg, struct nsd_index *ix,
 			return (-1);
 		count += held == c->theirs;
 	}
-	need = cfg->min_match < v->ev.usable ? cfg->min_match : v->ev.usable;
+	need = matches_needed(cfg, v);
 	*evidence = count;
-	return (count > 0 && count >= need);
+	return (count >= need);
 }
 
 static void

@@ -71,9 +71,15 @@ simhash_scan(void *scanner, const struct nsd_config *cfg, const char *text,
     size_t len, struct nsd_verdict *v)
 {
 	struct nsd_method_features *f = scanner;
+	struct nsd_text_sketch	 sketch;
 
 	v->nkeys = nsd_method_comparable(cfg, f, text, len,
-	    nsd_simhash_compute(&f->simhash, text, len, &v->keys[0]));
+	    nsd_simhash_compute(&f->simhash, text, len, &v->keys[0],
+	    v->sketch == NULL ? NULL : &sketch.elements));
+	if (v->sketch != NULL) {
+		nsd_sketch_numbers(&sketch.numbers, text, len);
+		nsd_sketch_store(&sketch, v->sketch);
+	}
 }
 
 static int
@@ -92,6 +98,7 @@ simhash_lookup(const struct nsd_config *cfg, struct nsd_index *ix,
     struct nsd_stats *st, struct nsd_error *err)
 {
 	struct nsd_index_near near;
+	int		 confirmed = 1;
 
 	(void)h;
 	*best = 0;
@@ -100,10 +107,14 @@ simhash_lookup(const struct nsd_config *cfg, struct nsd_index *ix,
 		return (0);
 	if (nsd_index_near(ix, v->keys[0], cfg->distance, &near, err) == -1)
 		return (-1);
-	*best = near.group;
-	v->ev.evidence = near.distance;
 	st->lookups++;
 	st->candidates += near.candidates;
+	/* Only the oldest within the distance is known, and confirmed. */
+	if (near.group != 0 && (confirmed = nsd_method_confirm(cfg, ix, v,
+	    near.group, st, err)) == -1)
+		return (-1);
+	*best = confirmed ? near.group : 0;
+	v->ev.evidence = near.distance;
 	return (0);
 }
 

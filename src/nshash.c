@@ -32,6 +32,14 @@
  * keeps it under a key of its own, so that a text seen again is found in
  * its group whatever --min-match and --common say of its sentences.
  *
+ * The sketch (sketch.c), that confirms a match on the whole text, is of
+ * windows of the text as its sentences are cut from (white space dropped
+ * from version 2 on): 16 bytes from each anchor (sketch_text()), about 3
+ * English words or 5 Chinese characters. Sentences would be cheaper but
+ * too coarse: a reply that quotes two sentences of a short post shares a
+ * third of its sentences, and a copy with a word changed in each of a
+ * few sentences shares few.
+ *
  * Version 1, which indexes made before version 2 keep: the same, except
  * that step 1 leaves tags as they are, step 2 also splits at every line
  * break, step 3 keeps a piece's inner spaces (the piece itself is the
@@ -57,6 +65,9 @@
 #include <xxhash.h>
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
+#endif
+#ifdef __SSE2__
+#include <emmintrin.h>
 #endif
 
 #include "cpu.h"
@@ -164,6 +175,70 @@ code_like(const char *s, size_t len, size_t cps)
 	return (count * NSD_CODE_RATIO >= cps);
 }
 
+/*
+ * The elements of the sketch of s[0..len): the NSD_NSHASH_WINDOW bytes
+ * from each anchor, a byte whose low four bits are 3. Anchors are about
+ * one byte in 10 of English text (c, s, C, S, 3, #) and one in 20 to 45
+ * of Chinese (one UTF-8 continuation byte in 16, and the punctuation
+ * U+3000 to U+303F), and an edit moves none but its own: two texts that
+ * share a passage share its windows, wherever it starts.
+ */
+static void
+sketch_windows(struct nsd_sketch *sketch, const char *s, size_t len,
+    uint64_t expected, uint64_t seed)
+{
+	size_t		 i = 0, end;
+#ifdef __SSE2__
+	const __m128i	 low = _mm_set1_epi8(0x0F), three = _mm_set1_epi8(3);
+	unsigned	 m;
+#endif
+
+	/* A bound for about expected anchors (0: none). */
+	nsd_sketch_clear(sketch, expected);
+	if (len < NSD_NSHASH_WINDOW)
+		return;
+	end = len - NSD_NSHASH_WINDOW + 1;	/* the anchors are before */
+#ifdef __SSE2__
+	for (; i + 16 <= end; i += 16) {
+		m = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(
+		    _mm_loadu_si128((const __m128i *)(s + i)), low), three));
+		for (; m != 0; m &= m - 1)
+			nsd_sketch_add(sketch, XXH3_64bits_withSeed(s + i +
+			    __builtin_ctz(m), NSD_NSHASH_WINDOW, seed));
+	}
+#endif
+	for (; i < end; i++)
+		if ((s[i] & 0x0F) == 3)
+			nsd_sketch_add(sketch, XXH3_64bits_withSeed(s + i,
+			    NSD_NSHASH_WINDOW, seed));
+}
+
+/*
+ * The sketch of s[0..len): its windows, made again without a bound when it
+ * left too few values, and its numbers.
+ */
+static void
+sketch_text(struct nsd_text_sketch *sketch, const char *s, size_t len,
+    uint64_t seed)
+{
+	sketch_windows(&sketch->elements, s, len, len / 16, seed);
+	if (nsd_sketch_thin(&sketch->elements))
+		sketch_windows(&sketch->elements, s, len, 0, seed);
+	nsd_sketch_numbers(&sketch->numbers, s, len);
+}
+
+/*
+ * A text with fingerprints and no window (a short text, fingerprinted
+ * whole) is one element: its first fingerprint. Returns n.
+ */
+static size_t
+sketch_whole(struct nsd_text_sketch *sketch, const uint64_t *fps, size_t n)
+{
+	if (sketch != NULL && sketch->elements.n == 0 && n > 0)
+		nsd_sketch_add(&sketch->elements, fps[0]);
+	return (n);
+}
+
 struct candidate {
 	const char	*s;
 	size_t		 len;
@@ -173,7 +248,7 @@ struct candidate {
 
 size_t
 nsd_nshash_compute(struct nsd_nshash *h, const char *text, size_t len,
-    uint64_t *fps, unsigned char *code)
+    uint64_t *fps, unsigned char *code, struct nsd_text_sketch *sketch)
 {
 	struct candidate best[NSD_NSHASH_MAX_SENTENCES], c;
 	const char	*s = text;
@@ -205,6 +280,8 @@ nsd_nshash_compute(struct nsd_nshash *h, const char *text, size_t len,
 	 * ties go to the earlier sentence. A piece's code points are at most
 	 * its bytes, which lets most short pieces be passed over uncounted.
 	 */
+	if (sketch != NULL)
+		sketch_text(sketch, s, len, h->p.seed);
 	for (i = 0; i < npieces; i++) {
 		c.s = s + h->pieces[i].start;
 		c.len = h->pieces[i].len;
@@ -242,7 +319,7 @@ nsd_nshash_compute(struct nsd_nshash *h, const char *text, size_t len,
 		nbest = 1;
 	}
 	if (compat)
-		return (nbest);
+		return (sketch_whole(sketch, fps, nbest));
 
 	if (nbest == 0) {
 		if (code != NULL)
@@ -256,7 +333,7 @@ nsd_nshash_compute(struct nsd_nshash *h, const char *text, size_t len,
 		h->whole = XXH3_64bits_withSeed(s, len, h->p.seed);
 		h->has_whole = 1;
 	}
-	return (nbest);
+	return (sketch_whole(sketch, fps, nbest));
 }
 
 uint64_t

@@ -16,10 +16,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sketch.h"
 #include "text.h"
 #include "util.h"
 
 #define NSD_NSHASH_MAX_SENTENCES 64
+/* The bytes of an element of the sketch of a text (nshash.c). */
+#define NSD_NSHASH_WINDOW	16
 
 struct nsd_nshash_params {
 	unsigned	 sentences;	/* how many longest sentences (1..64) */
@@ -56,9 +59,11 @@ void	 nsd_nshash_free(struct nsd_nshash *);
  * (h->has_whole, h->whole). Unless code is NULL,
  * code[i] says whether the sentence of fps[i] looks like program code or
  * markup (one in eight of its code points an ASCII symbol such as { } = ;).
+ * Unless sketch is NULL, it is made the sketch of the whole text (see
+ * "Confirmation" in nshash.c).
  */
 size_t	 nsd_nshash_compute(struct nsd_nshash *, const char *, size_t,
-	    uint64_t *, unsigned char *);
+	    uint64_t *, unsigned char *, struct nsd_text_sketch *);
 
 /*
  * The key under which the index keeps the group of a whole text (version

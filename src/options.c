@@ -354,6 +354,11 @@ static const struct option_spec specs[] = {
 	  0, 1, 100000, 0,
 	  "simhash, minhash: fewer features is nothing to\n"
 	  "compare (default 8)" },
+	{ NULL, "confirm", 0, "C", KIND_FRACTION, FIELD(confirm),
+	  0, 0, 10000, 0,
+	  "confirm each match on the whole texts: the smaller\n"
+	  "shares at least C of its text with the other, and\n"
+	  "enough of its numbers (default 0.7; 0: off)" },
 
 	{ "Output", "output", 'o', "FILE", KIND_STRING, FIELD(output),
 	  0, 0, 0, 0,
@@ -601,6 +606,7 @@ config_defaults(struct nsd_config *cfg)
 	cfg->threshold = NSD_MINHASH_DEFAULT_THRESHOLD;
 	cfg->min_match = NSD_DEFAULT_MIN_MATCH;
 	cfg->common = NSD_DEFAULT_COMMON;
+	cfg->confirm = NSD_DEFAULT_CONFIRM;
 	cfg->field_name = "similar_id";
 	cfg->dup_field = "is_dup";
 	cfg->on_error = NSD_ON_ERROR_PASS;
@@ -816,6 +822,7 @@ nsd_options_parse(int argc, char **argv, struct nsd_config *cfg,
 	cfg->id_field_given = given[spec_index("id-field")];
 	cfg->min_match_given = given[spec_index("min-match")];
 	cfg->common_given = given[spec_index("common")];
+	cfg->confirm_given = given[spec_index("confirm")];
 	cfg->ngram_given = given[spec_index("ngram")];
 	cfg->shingle_given = given[spec_index("shingle")];
 	if (nsd_method_of(cfg->method)->defaults != NULL)

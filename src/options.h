@@ -41,6 +41,8 @@ enum nsd_progress {
 /* Chosen from bench/QUALITY.md; see FINGERPRINTS in nsdedup(1). */
 #define NSD_DEFAULT_MIN_MATCH	2
 #define NSD_DEFAULT_COMMON	3
+/* Chosen from bench/QUALITY.md; see CONFIRMATION in nsdedup(1). */
+#define NSD_DEFAULT_CONFIRM	7000	/* in 1/10000 */
 /* MinHash's defaults, chosen from bench/QUALITY.md likewise. */
 #define NSD_MINHASH_DEFAULT_THRESHOLD	5000	/* in 1/10000 */
 #define NSD_MINHASH_DEFAULT_NGRAM	3
@@ -69,6 +71,9 @@ struct nsd_config {
 	int			 min_match_given;
 	unsigned		 common;		/* nshash; 0: off */
 	int			 common_given;
+	unsigned		 confirm;		/* of a match, in
+							   1/10000; 0: off */
+	int			 confirm_given;
 	int			 explain;
 	unsigned		 min_length;
 	int			 compat;

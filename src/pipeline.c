@@ -70,6 +70,7 @@ struct nsd_worker {
 	unsigned		 max_keys;	/* a record's, at most */
 	size_t			 sig_bytes;	/* a record's, if it opens a
 						   group */
+	size_t			 sketch_bytes;	/* the end of them */
 };
 
 static int
@@ -82,6 +83,7 @@ worker_init(struct nsd_worker *w, const struct nsd_config *cfg,
 	w->method = m;
 	w->max_keys = m->max_keys(cfg);
 	w->sig_bytes = ix->params.sig_bytes;
+	w->sketch_bytes = ix->params.sketch_bytes;
 	if (nsd_record_scanner_init(&w->rs, cfg, m->joiner == NULL ? '\n' :
 	    m->joiner(cfg, &ix->params), err) == -1)
 		return (-1);
@@ -250,6 +252,8 @@ stage_scan(const struct nsd_config *cfg, struct nsd_worker *w,
 		v->keys = wk->keys + wk->nkeys;
 		v->code = wk->code + wk->nkeys;
 		v->sig = w->sig_bytes == 0 ? NULL : wk->sigs + i * w->sig_bytes;
+		v->sketch = w->sketch_bytes == 0 ? NULL :
+		    v->sig + w->sig_bytes - w->sketch_bytes;
 		w->method->scan(w->scanner, cfg, w->rs.text.data,
 		    w->rs.text.len, v);
 		wk->nkeys += v->nkeys;
@@ -430,6 +434,9 @@ settle_batch(const struct nsd_config *cfg, struct nsd_index *ix,
 		if ((near = m->near(cfg, ix, &wk->verdicts[r - wk->recs], c,
 		    n, &c[i], &ev, err)) == -1)
 			goto out;
+		if (near && (near = nsd_method_confirm(cfg, ix,
+		    &wk->verdicts[r - wk->recs], c[i].theirs, st, err)) == -1)
+			goto out;
 		if (!near)
 			continue;
 		/* One arbitration per group: with the oldest it met. */
@@ -528,7 +535,7 @@ write_judged(const struct nsd_config *cfg, struct nsd_writer *wr,
 	a.group = r->number;
 	a.dup = r->dup;
 	if (cfg->explain && r->dup) {
-		nsd_method_of(cfg->method)->explain(
+		nsd_method_explain(nsd_method_of(cfg->method),
 		    &wk->verdicts[r - wk->recs].ev, evidence, sizeof evidence);
 		a.explain = evidence;
 	}
@@ -1031,6 +1038,8 @@ nsd_pipeline_index_params(const struct nsd_config *cfg,
 	ip->method = method->name;
 	ip->repeats = method->keys_repeat;
 	method->index_params(cfg, ip);
+	ip->sketch_bytes = NSD_SKETCH_BYTES;
+	ip->sig_bytes += ip->sketch_bytes;
 }
 
 int

@@ -36,6 +36,8 @@ struct nsd_stats {
 					   headers */
 	uint64_t	 originals;
 	uint64_t	 duplicates;
+	uint64_t	 unconfirmed;	/* matches the whole texts did not
+					   confirm (--confirm) */
 	uint64_t	 no_text;	/* originals with nothing to compare */
 	uint64_t	 bad;
 	uint64_t	 blank;

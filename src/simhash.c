@@ -414,15 +414,28 @@ struct cutter {
 	struct votes	 v;		/* SimHash: the features' votes */
 	uint64_t	*min;		/* or MinHash's bins (minhash.h) */
 	size_t		 binned;	/* and how many went into them */
+	struct nsd_sketch *sketch;	/* and the sketch, or NULL */
+	uint32_t	 below;		/* after cut(): the sketch's bound
+					   (0: no sketch) */
+	int		 unbounded;	/* the sketch has no bound set
+					   beforehand */
 	uint64_t	 window[SHINGLE_RING];	/* the last word hashes */
 	uint64_t	 x;		/* the last shingle, unmixed */
 	size_t		 words;		/* words so far */
 };
 
-/* A feature occurrence: a vote, or into MinHash's bins, never stored. */
+/*
+ * A feature occurrence: a vote, or into MinHash's bins, and into the
+ * sketch when its value is at most *below, the sketch's bound that cut()
+ * keeps in a register (0 without a sketch: values are odd); never stored.
+ */
 static inline void
-emit(struct cutter *c, uint64_t h, int binning)
+emit(struct cutter *c, uint64_t h, int binning, uint32_t *below)
 {
+	uint32_t	 v = nsd_sketch_value(h);
+
+	if (v <= *below)
+		*below = nsd_sketch_insert(c->sketch, v);
 	if (!binning) {
 		vote(&c->v, h);
 		return;
@@ -545,12 +558,18 @@ cut(const struct nsd_simhash_params *p, struct cutter *c,
 	size_t		 i = 0, start, cl, chars, first;
 	size_t		 ring[NSD_SIMHASH_MAX_NGRAM];
 	enum kind	 k;
+	uint32_t	 below = 0;
 
 	if (binning) {
 		nsd_minhash_clear(c->min);
 		c->binned = 0;
 	} else
 		votes_init(&c->v);
+	/* About a feature in 3 (Han) to 6 (English) bytes: n / 4. */
+	if (c->sketch != NULL) {
+		nsd_sketch_clear(c->sketch, c->unbounded ? 0 : n / 4);
+		below = c->sketch->below;
+	}
 	c->x = 0;
 	c->words = 0;
 	while (i < n) {
@@ -573,7 +592,7 @@ cut(const struct nsd_simhash_params *p, struct cutter *c,
 			if (c->words >= p->shingle)
 				emit(c, p->shingle == 1 ?
 				    c->window[(c->words - 1) % SHINGLE_RING] :
-				    nsd_fmix64(c->x), binning);
+				    nsd_fmix64(c->x), binning, &below);
 		} else {
 			/* Each code point completes an n-gram. */
 			chars = 0;
@@ -585,16 +604,17 @@ cut(const struct nsd_simhash_params *p, struct cutter *c,
 					    NSD_SIMHASH_MAX_NGRAM];
 					emit(c, XXH3_64bits_withSeed(
 					    s + first, i - first, p->seed),
-					    binning);
+					    binning, &below);
 				}
 			} while (kind_at(s + i, &cl) == KIND_CJK);
 			if (chars < p->ngram)
 				emit(c, XXH3_64bits_withSeed(s + start,
-				    i - start, p->seed), binning);
+				    i - start, p->seed), binning, &below);
 		}
 		if (!run_ends(s, i))
 			return (0);
 	}
+	c->below = below;
 	return (1);
 }
 
@@ -625,27 +645,37 @@ cut_text(struct nsd_simhash *sh, struct cutter *c, const char *text,
 		    const unsigned char *, size_t) =
 		    binning ? cut_binning : cut_voting;
 
+	size_t	 n = len;
+
 	pthread_once(&tables_once, tables_init);
+	c->unbounded = 0;
 	lower_copy(text, len, &sh->lower);
 	if (!cutf(&sh->p, c, (unsigned char *)sh->lower.data, len)) {
 		nsd_text_normalize(text, len, &sh->norm);
 		lower_copy(sh->norm.data, sh->norm.len, &sh->lower);
-		if (!cutf(&sh->p, c, (unsigned char *)sh->lower.data,
-		    sh->norm.len))
+		n = sh->norm.len;
+		if (!cutf(&sh->p, c, (unsigned char *)sh->lower.data, n))
 			assert(!"normalized text is cut whole");
+	}
+	/* Rare: a text of few features for its length, cut again. */
+	if (c->sketch != NULL && nsd_sketch_thin(c->sketch)) {
+		c->unbounded = 1;
+		if (!cutf(&sh->p, c, (unsigned char *)sh->lower.data, n))
+			assert(!"a text is cut as it was");
 	}
 	if (c->words > 0 && c->words < sh->p.shingle)
 		emit(c, c->words == 1 ? c->window[0] : nsd_fmix64(c->x),
-		    binning);
+		    binning, &c->below);
 }
 
 size_t
 nsd_simhash_compute(struct nsd_simhash *sh, const char *text, size_t len,
-    uint64_t *fp)
+    uint64_t *fp, struct nsd_sketch *sketch)
 {
 	struct cutter	 c;
 	size_t		 n;
 
+	c.sketch = sketch;
 	cut_text(sh, &c, text, len, 0);
 	if ((n = votes_total(&c.v)) == 0 || n < sh->p.min_features)
 		return (n);
@@ -655,11 +685,12 @@ nsd_simhash_compute(struct nsd_simhash *sh, const char *text, size_t len,
 
 size_t
 nsd_simhash_minima(struct nsd_simhash *sh, const char *text, size_t len,
-    uint64_t *min)
+    uint64_t *min, struct nsd_sketch *sketch)
 {
 	struct cutter	 c;
 
 	c.min = min;
+	c.sketch = sketch;
 	cut_text(sh, &c, text, len, 1);
 	return (c.binned);
 }

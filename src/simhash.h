@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sketch.h"
 #include "util.h"
 
 #define NSD_SIMHASH_MAX_DISTANCE	8
@@ -47,18 +48,20 @@ void	 nsd_simhash_free(struct nsd_simhash *);
 /*
  * The SimHash of text[0..len) (valid UTF-8) into *fp. Returns the number
  * of features it was made of; below p.min_features, *fp is not set and the
- * text has nothing to compare.
+ * text has nothing to compare. Unless sketch is NULL, it is made the
+ * sketch of the features (sketch.h).
  */
 size_t	 nsd_simhash_compute(struct nsd_simhash *, const char *, size_t,
-	    uint64_t *);
+	    uint64_t *, struct nsd_sketch *);
 
 /*
  * The features of text[0..len) (valid UTF-8), each occurrence of one the
  * hash that SimHash votes with, put into MinHash's bins min[0..
- * NSD_MINHASH_BINS) (minhash.h) instead. Returns how many occurrences.
+ * NSD_MINHASH_BINS) (minhash.h) instead, and into the sketch likewise.
+ * Returns how many occurrences.
  */
 size_t	 nsd_simhash_minima(struct nsd_simhash *, const char *, size_t,
-	    uint64_t *);
+	    uint64_t *, struct nsd_sketch *);
 
 /*
  * The block tables for distance k: masks over the 64 bits such that two

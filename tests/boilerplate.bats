@@ -45,7 +45,7 @@ footed_stories() {
 
 @test "with the reference's rules a shared footer makes every story a copy" {
 	footed_stories 4
-	run_nsd --min-match=1 --common=0 in.jsonl
+	run_nsd --min-match=1 --common=0 --confirm=0 in.jsonl
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	expect_eq "$(groups_of "$output")" "$(printf 's1 s1\ns2 s1\ns3 s1\ns4 s1')"
@@ -76,7 +76,8 @@ footed_stories() {
 @test "the footer becomes common at the --common-th group, not before" {
 	# Records of the footer alone: one fingerprint, so --min-match needs
 	# only it. Before the footer is common the first such record joins
-	# s1; once it is common there is nothing left to compare.
+	# s1; once it is common there is nothing left to compare, but for
+	# the whole text: f2, the same text as f1, is its exact copy.
 	footed_stories 2
 	record f1 "$FOOTER" >>in.jsonl
 	run_nsd --common=3 --stats in.jsonl
@@ -88,9 +89,9 @@ footed_stories() {
 	record f2 "$FOOTER" >>in.jsonl
 	run_nsd --common=3 --stats in.jsonl
 	[ "$status" -eq 0 ]
-	expect_eq "$(groups_of "$output" | tail -n 2)" "$(printf 'f1 f1\nf2 f2')"
-	[[ "$stderr" == *'originals   5 (2 with nothing to compare)'* ]]
-	[[ "$stderr" == *'duplicates  0'* ]]
+	expect_eq "$(groups_of "$output" | tail -n 2)" "$(printf 'f1 f1\nf2 f1')"
+	[[ "$stderr" == *'originals   4 (1 with nothing to compare)'* ]]
+	[[ "$stderr" == *'duplicates  1'* ]]
 }
 
 @test "the counts of --common last in the index, and --no-update reads them" {
@@ -136,14 +137,15 @@ footed_stories() {
 	record a "$(story 1 '')" >in.jsonl
 	record b "$(line 1 1) $(line 2 1) $(line 2 2) $(line 2 3) $(line 2 4)" >>in.jsonl
 	record c "$(line 1 1) $(line 1 2) $(line 3 1) $(line 3 2) $(line 3 3)" >>in.jsonl
-	run_nsd --common=0 --min-match=2 in.jsonl
+	# Unconfirmed: c shares two of its five sentences with a, no more.
+	run_nsd --common=0 --min-match=2 --confirm=0 in.jsonl
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	expect_eq "$(groups_of "$output")" "$(printf 'a a\nb b\nc a')"
-	run_nsd --common=0 --min-match=1 in.jsonl
+	run_nsd --common=0 --min-match=1 --confirm=0 in.jsonl
 	[ "$status" -eq 0 ]
 	expect_eq "$(groups_of "$output")" "$(printf 'a a\nb a\nc a')"
-	run_nsd --common=0 --min-match=3 in.jsonl
+	run_nsd --common=0 --min-match=3 --confirm=0 in.jsonl
 	[ "$status" -eq 0 ]
 	expect_eq "$(groups_of "$output")" "$(printf 'a a\nb b\nc c')"
 }
@@ -156,7 +158,7 @@ footed_stories() {
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	expect_eq "$(groups_of "$output")" "$(printf 'a a\none a\ntwo two')"
-	[[ "${lines[1]}" == *'"matched":1,"fingerprints":1,"common":0,"exact":false}}' ]]
+	[[ "${lines[1]}" == *'"matched":1,"fingerprints":1,"common":0,"exact":false,'* ]]
 }
 
 @test "sentences that look like code are passed over" {

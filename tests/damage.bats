@@ -194,7 +194,9 @@ HEADER_FIELDS="8 4 version
 368 4 rows
 372 4 threshold
 376 8 log_sum
-384 8 last_group"
+384 8 last_group
+392 4 sketch_bytes
+396 4 reserved"
 
 @test "header fields given values no run writes, with a valid checksum: refused or answered right" {
 	local off width name cur value result bad="" n=0 refused=0 same=0

@@ -194,3 +194,18 @@ if [ -n "$asan_lib" ]; then
 	    sh -c 'LD_PRELOAD="$0 $LD_PRELOAD" exec "$@"' "$asan_lib"
 	    "$NSDEDUP")
 fi
+
+# $1 with the confirmation's figures taken out of --explain's evidence
+# (tests/confirm.bats checks them).
+unconfirmed() {
+	printf '%s\n' "$1" | sed 's/,"confirm":{[^}]*}//g'
+}
+
+# run_nsd, the confirmation's figures taken out of the output: for the
+# tests of a method's own evidence.
+run_nsd_evidence() {
+	run_nsd "$@"
+	output=$(unconfirmed "$output")
+	lines=()
+	[ -z "$output" ] || mapfile -t lines <<< "$output"
+}

@@ -315,7 +315,7 @@ EOF
 	    "$(sentence 1)" "$(sentence 1)" > in.jsonl
 	run_nsd --explain in.jsonl
 	[ "$status" -eq 0 ]
-	[[ "${lines[1]}" == *'"exact":false}}' ]]
+	[[ "${lines[1]}" == *'"exact":false,"confirm":{"containment":'*'}}}' ]]
 }
 
 @test "NUL: a raw byte makes the record bad, \\u0000 is a character" {
@@ -336,7 +336,7 @@ EOF
 	run_nsd --explain in.jsonl
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
-	[[ "${lines[1]}" == *'"similar_id":1,"is_dup":true,'*'"exact":false}}' ]]
+	[[ "${lines[1]}" == *'"similar_id":1,"is_dup":true,'*'"exact":false,"confirm":{"containment":'*'}}}' ]]
 	[[ "${lines[2]}" == *'"similar_id":3,"is_dup":false}' ]]
 	[[ "${lines[3]}" == *'"similar_id":4,"is_dup":false}' ]]
 	[[ "${lines[4]}" == *'"similar_id":5,"is_dup":false}' ]]

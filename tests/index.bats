@@ -355,7 +355,7 @@ size_of() {
 	[ "$(printf '%s\n' "$output" | grep -c '"is_dup":false')" -eq 0 ]
 }
 
-@test "a version-1 index gets a log at its first commit, and version 5" {
+@test "a version-1 index gets a log at its first commit, and version 6" {
 	cp "$FIXTURE/news.nsd" "$FIXTURE/news.nsd.ids" .
 	chmod u+w news.nsd news.nsd.ids
 	chmod 640 news.nsd
@@ -365,7 +365,7 @@ size_of() {
 	[ -f news.nsd.log ]
 	[ "$(stat -c %a news.nsd.log)" = 640 ]
 	run_nsd --db news.nsd --db-info
-	[[ "${lines[1]}" == "format:        version 5 "* ]]
+	[[ "${lines[1]}" == "format:        version 6 "* ]]
 	# Back to version 1 in every other way: its size, its checksum's place.
 	"$NSD_INDEX_DUMP" --set-u32 12 368 news.nsd
 	"$NSD_INDEX_DUMP" --set-u32 8 1 news.nsd
@@ -411,7 +411,8 @@ old_version_round_trip() {
 		expect_eq "$(cat after)" "$(cat before)"
 		run_nsd --db "$name.nsd" --db-verify
 		[ "$status" -eq 0 ]
-		[[ "${lines[1]}" == "format:        version 5 "* ]]
+		# Version 5 needs no upgrade: the next commit makes it 6.
+		[[ "${lines[1]}" == "format:        version $((version < 5 ? 6 : version)) "* ]]
 		[ "${lines[-1]}" = "verified:      no problems found" ]
 		[ "$(info_field stage)" = none ]
 		[ ! -e "$name.nsd.stage" ] && [ ! -e "$name.nsd.next" ]
@@ -421,17 +422,17 @@ old_version_round_trip() {
 		expect_eq "$output" "$(cat "$dir/$name.expected.jsonl")"
 		run_nsd --db "$name.nsd" --db-verify
 		[ "$status" -eq 0 ]
-		[[ "${lines[1]}" == "format:        version 5 "* ]]
+		[[ "${lines[1]}" == "format:        version 6 "* ]]
 		[ "${lines[-1]}" = "verified:      no problems found" ]
 		expect_eq "$(info_field records)" $((records + 40))
 	done
 }
 
-@test "version-2 indexes give the same answers, and become version 5 when written" {
+@test "version-2 indexes give the same answers, and become version 6 when written" {
 	old_version_round_trip 2
 }
 
-@test "version-3 indexes with a stage give the same answers, and become version 5" {
+@test "version-3 indexes with a stage give the same answers, and become version 6" {
 	for name in news simhash; do
 		cp "$TOP_SRCDIR/tests/data/index-v3/$name".nsd* .
 		run_nsd --db "$name.nsd" --db-info
@@ -442,7 +443,7 @@ old_version_round_trip() {
 	old_version_round_trip 3
 }
 
-@test "version-4 indexes, MinHash and a growth under way among them, give the same answers, and become version 5" {
+@test "version-4 indexes, MinHash and a growth under way among them, give the same answers, and become version 6" {
 	cp "$TOP_SRCDIR/tests/data/index-v4/growing".nsd* .
 	run_nsd --db growing.nsd --db-info
 	[ "$status" -eq 0 ]
@@ -452,6 +453,14 @@ old_version_round_trip() {
 	rm growing.nsd*
 	old_version_round_trip 4 news: simhash:-m,simhash minhash:-m,minhash \
 	    growing:-m,minhash,--threshold,0.2
+}
+
+@test "version-5 indexes give the same answers, unconfirmed, and become version 6" {
+	old_version_round_trip 5 news: simhash:-m,simhash minhash:-m,minhash
+	# Their groups keep no sketch, and cannot: --db-info says so.
+	run_nsd --db news.nsd --db-info
+	[ "$status" -eq 0 ]
+	expect_eq "$(info_field sketches)" "none (made before them: matches are not confirmed; rebuild the index to confirm them)"
 }
 
 @test "a log that is missing, truncated or another index's: status 7" {
@@ -544,7 +553,7 @@ old_version_round_trip() {
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	[ "${lines[0]}" = "index:         x" ]
-	[[ "${lines[1]}" =~ ^format:\ +version\ 5\ \(header\ copy\ [AB]\ in\ use\)$ ]]
+	[[ "${lines[1]}" =~ ^format:\ +version\ 6\ \(header\ copy\ [AB]\ in\ use\)$ ]]
 	expect_eq "$(info_field parameters)" \
 	    "--method nshash --sentences 4 --min-length 25, normalization 2"
 	expect_eq "$(info_field records)" 40
@@ -553,9 +562,12 @@ old_version_round_trip() {
 	    "0 in the table, 0 in the stage, $fps in the log"
 	expect_eq "$(info_field load)" \
 	    "$(awk -v n="$fps" 'BEGIN { printf "%.1f", 100 * n / 4096 }')% of 4096 slots (grows past 62.5%)"
-	# Every id is a JSON string of 10 bytes: 12 + 10, padded to 24.
+	# Every id is a JSON string of 10 bytes: 12 + 10, padded to 24, then
+	# the group's sketch of 160.
 	expect_eq "$(info_field 'file size')" \
-	    "$(stat -c %s x) bytes, and $(stat -c %s x.ids) in x.ids ($((16 + 24 * groups)) committed)"
+	    "$(stat -c %s x) bytes, and $(stat -c %s x.ids) in x.ids ($((16 + (24 + 160) * groups)) committed)"
+	expect_eq "$(info_field sketches)" \
+	    "160 bytes a group (matches are confirmed)"
 	[ "$(stat -c %s x)" -eq $((8192 + 4096 * 16)) ]
 	expect_eq "$(info_field generation)" "2 (runs that added to it)"
 	for f in created 'last commit'; do
@@ -572,7 +584,7 @@ old_version_round_trip() {
 	pct=$(awk -v n="$fps" 'BEGIN { printf "%.1f", 100 * n / 1024 }')
 	expect_eq "$(info_field sweep)" \
 	    "at $pct% of the hash space, $pct% of it since the last fold"
-	[ "${#lines[@]}" -eq 14 ]
+	[ "${#lines[@]}" -eq 15 ]
 }
 
 @test "--db-info shows --compat=nshash, reads no FILE and changes nothing" {
@@ -964,23 +976,23 @@ refused_everywhere() {
 @test "an index of a newer format version is refused, saying so" {
 	cp "$FIXTURE/news.nsd" "$FIXTURE/news.nsd.ids" .
 	chmod u+w news.nsd news.nsd.ids
-	dump --set-u32 8 6 news.nsd
-	refused_everywhere "nsdedup: news.nsd: index format version 6 is newer than this nsdedup reads (5); use a newer nsdedup"
+	dump --set-u32 8 7 news.nsd
+	refused_everywhere "nsdedup: news.nsd: index format version 7 is newer than this nsdedup reads (6); use a newer nsdedup"
 }
 
 @test "a version field changed without its checksum: newer, or damaged" {
 	cp "$FIXTURE/news.nsd" "$FIXTURE/news.nsd.ids" .
 	chmod u+w news.nsd news.nsd.ids
-	put_bytes news.nsd 8 '\006\000\000\000'
-	put_bytes news.nsd 4104 '\006\000\000\000'
-	refused_everywhere "nsdedup: news.nsd: index format version 6 is newer than this nsdedup reads (5), or the index is damaged"
+	put_bytes news.nsd 8 '\007\000\000\000'
+	put_bytes news.nsd 4104 '\007\000\000\000'
+	refused_everywhere "nsdedup: news.nsd: index format version 7 is newer than this nsdedup reads (6), or the index is damaged"
 }
 
 @test "one copy's version field damaged: the other copy is used" {
 	news_halves
 	"$NSDEDUP" --db x day1.jsonl > /dev/null
 	"$NSDEDUP" --db x --no-update day2.jsonl > expected.jsonl
-	put_bytes x "$(header_byte in-use 8)" '\006\000\000\000'
+	put_bytes x "$(header_byte in-use 8)" '\007\000\000\000'
 	run_nsd --db x --no-update day2.jsonl
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]

@@ -45,11 +45,11 @@ index_mib() {
 	[[ "$stderr" == *"nsdedup: index       540000 entries, 54000 groups, "* ]]
 	[[ "$stderr" != *"stayed in memory"* ]]
 	# The table (16 MiB) is in the file; what is left in memory is the
-	# groups, the ids and, at the peak, the 8 MiB table the file's
-	# replaced.
+	# groups, the ids with each group's sketch (128 bytes: 7 MiB here)
+	# and, at the peak, the 8 MiB table the file's replaced.
 	mapped=$(index_mib mapped "$stderr")
 	peak=$(index_mib peak "$stderr")
-	awk -v m="$mapped" -v p="$peak" 'BEGIN { exit !(m >= 16 && p < 16) }'
+	awk -v m="$mapped" -v p="$peak" 'BEGIN { exit !(m >= 16 && p < 20) }'
 	# Unlinked as it was made: nothing is left in TMPDIR.
 	[ -z "$(ls -A spill)" ]
 
@@ -97,7 +97,7 @@ anon_at_end() {
 	wait "$pid"
 }
 
-@test "a run whose index takes 64 MiB or more holds under 32 MiB of anonymous memory" {
+@test "a run whose index takes 64 MiB or more holds under 40 MiB of anonymous memory" {
 	[ -r /proc/self/status ] || skip "no /proc/PID/status to read RssAnon"
 	grep -q '^RssAnon:' /proc/self/status || skip "no RssAnon in /proc"
 	# ASan's shadow and its quarantine of freed blocks are anonymous too.
@@ -106,7 +106,9 @@ anon_at_end() {
 	kib=$(anon_at_end 200000 "$PWD/spill")
 	[ ! -s err ]
 	echo "RssAnon with the file: $kib KiB"
-	[ "$kib" -lt $((32 << 10)) ]
+	# Each of the table, the groups and the ids (with each group's
+	# sketch) is anonymous up to 8 MiB, then moves into a file.
+	[ "$kib" -lt $((40 << 10)) ]
 	# The file was mapped from TMPDIR, and is already unlinked.
 	[ -z "$(ls -A spill)" ]
 	# The same run without a file does take the memory: the test can fail.

@@ -82,7 +82,7 @@ b b"
 
 @test "--explain gives the estimate and the bands that matched" {
 	{ record a "$(words 0)"; record b "$(words 20)"; record c "$(words 0)"; } > in.jsonl
-	run_nsd -m minhash --explain -D in.jsonl
+	run_nsd_evidence -m minhash --explain -D in.jsonl
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	[ "${#lines[@]}" -eq 2 ]
@@ -96,7 +96,7 @@ b b"
 @test "--explain in TSV: the evidence column" {
 	printf 'id\ttext\n' > in.tsv
 	printf 'a\t%s\nb\t%s\n' "$(words 0)" "$(words 20)" >> in.tsv
-	run_nsd -m minhash --explain in.tsv
+	run_nsd_evidence -m minhash --explain in.tsv
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	expect_eq "${lines[0]}" "id	text	similar_id	is_dup	explain"
@@ -127,22 +127,22 @@ b b"
 	"$GENCORPUS" --size 5M --seed 3 > all.jsonl
 	head -n 700 all.jsonl > day1.jsonl
 	tail -n +701 all.jsonl > day2.jsonl
-	run_nsd -m minhash --explain -j1 all.jsonl
+	run_nsd_evidence -m minhash --explain -j1 all.jsonl
 	[ "$status" -eq 0 ]
 	printf '%s\n' "$output" > want.out
 	grep -q '"method":"minhash"' want.out
 	for j in 1 2 8; do
 		rm -f db db.*
-		run_nsd -m minhash --explain -j"$j" --db db day1.jsonl
+		run_nsd_evidence -m minhash --explain -j"$j" --db db day1.jsonl
 		[ "$status" -eq 0 ]
 		[ -z "$stderr" ]
 		printf '%s\n' "$output" > got.out
-		run_nsd -m minhash --explain -j"$j" --db db day2.jsonl
+		run_nsd_evidence -m minhash --explain -j"$j" --db db day2.jsonl
 		[ "$status" -eq 0 ]
 		[ -z "$stderr" ]
 		printf '%s\n' "$output" >> got.out
 		cmp got.out want.out
-		run_nsd -m minhash --explain -j"$j" all.jsonl
+		run_nsd_evidence -m minhash --explain -j"$j" all.jsonl
 		printf '%s\n' "$output" | cmp - want.out
 	done
 	run_nsd --db db --db-verify
@@ -157,13 +157,13 @@ b b"
 	run_nsd -m minhash --db db day1.jsonl
 	[ "$status" -eq 0 ]
 	dump db > before.dump
-	run_nsd -m minhash --no-update --explain --db db all.jsonl
+	run_nsd_evidence -m minhash --no-update --explain --db db all.jsonl
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	printf '%s\n' "$output" | tail -n 150 > got.out
 	dump db | cmp - before.dump
 	# What an updating run over the same state writes.
-	run_nsd -m minhash --explain --db db all.jsonl
+	run_nsd_evidence -m minhash --explain --db db all.jsonl
 	printf '%s\n' "$output" | tail -n 150 | cmp - got.out
 }
 
@@ -173,14 +173,14 @@ b b"
 	[ "$status" -eq 0 ]
 	# b is new: its group lives in the run's memory, with its signature.
 	{ record b "$(words 0)"; record c "$(words 20)"; record d "$(han 50)"; } > day2.jsonl
-	run_nsd -m minhash --no-update --explain --db db day2.jsonl
+	run_nsd_evidence -m minhash --no-update --explain --db db day2.jsonl
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	expect_eq "$(groups_of "$output")" "b b
 c b
 d a"
 	[[ "${lines[1]}" == *'"explain":{"method":"minhash","jaccard":0.8671875,"agree":111,'* ]]
-	run_nsd -m minhash --explain day2.jsonl
+	run_nsd_evidence -m minhash --explain day2.jsonl
 	[[ "${lines[1]}" == *'"explain":{"method":"minhash","jaccard":0.8671875,"agree":111,'* ]]
 }
 
@@ -215,7 +215,7 @@ d a"
 	run_nsd --db db --db-info
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
-	expect_eq "${lines[1]%% (*}" "format:        version 5"
+	expect_eq "${lines[1]%% (*}" "format:        version 6"
 	expect_eq "${lines[2]}" "parameters:    --method minhash --threshold 0.8 --ngram 3 --shingle 2 --min-features 8 (128 bins, 21 bands of 6), normalization 2"
 	expect_eq "${lines[4]}" "groups:        1"
 }

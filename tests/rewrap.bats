@@ -30,7 +30,7 @@ chinese() {
 		record y "$(chinese '\n')"
 		record x "$(chinese '　')"
 	} >in.jsonl
-	run_nsd --explain in.jsonl
+	run_nsd_evidence --explain in.jsonl
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	expect_eq "$(groups_of "$output")" "$(printf '%s\n' 'a a' 'b a' 'c a' \
@@ -55,7 +55,7 @@ chinese() {
 		record z "$(chinese '')"
 		record y "$br"
 	} >in.jsonl
-	run_nsd --explain in.jsonl
+	run_nsd_evidence --explain in.jsonl
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	expect_eq "$(groups_of "$output")" "$(printf '%s\n' 'a a' 'h a' 'z z' \
@@ -68,7 +68,7 @@ chinese() {
 		record a "$(english '\n')"
 		record b "$(english ' ') Thanks to all who came."
 	} >in.jsonl
-	run_nsd --explain in.jsonl
+	run_nsd_evidence --explain in.jsonl
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	[[ "${lines[1]}" == *'"similar_id":"a","is_dup":true,"explain":{"method":"nshash","matched":4,"fingerprints":4,"common":0,"exact":false}}' ]]
@@ -87,7 +87,7 @@ chinese() {
 		record x "$s1. $s2. $s3."
 		record x2 "$s1.  $s2.\\n$s3."
 	} >in.jsonl
-	run_nsd --explain in.jsonl
+	run_nsd_evidence --explain in.jsonl
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	expect_eq "$(groups_of "$output")" "$(printf '%s\n' 'a a' 'b b' 'x x' \

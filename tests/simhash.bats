@@ -55,7 +55,7 @@ info_field() {
 	for k in 0 1 3 5 8; do
 		for d in 0 1 2 3 4 5 6 7 8 9; do
 			{ record a "$BASE"; record b "$(near "$d")"; } > in.jsonl
-			run_nsd -m simhash --distance "$k" --explain in.jsonl
+			run_nsd_evidence -m simhash --distance "$k" --explain in.jsonl
 			[ "$status" -eq 0 ]
 			[ -z "$stderr" ]
 			if [ "$d" -le "$k" ]; then
@@ -91,7 +91,7 @@ info_field() {
 		record c "$(near 0)"
 		record d "$(near 1)"
 	} > in.jsonl
-	run_nsd -m simhash --distance=0 --explain in.jsonl
+	run_nsd_evidence -m simhash --distance=0 --explain in.jsonl
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	[ "${#lines[@]}" -eq 4 ]
@@ -104,7 +104,7 @@ info_field() {
 	for d in 0 3 4; do
 		printf 'id\ttext\n%s\t%s\n%s\t%s\n' a "$BASE" b "$(near "$d")" \
 		    > in.tsv
-		run_nsd -m simhash --explain in.tsv
+		run_nsd_evidence -m simhash --explain in.tsv
 		[ "$status" -eq 0 ]
 		[ -z "$stderr" ]
 		expect_eq "${lines[0]}" "$(printf 'id\ttext\tsimilar_id\tis_dup\texplain')"
@@ -127,7 +127,7 @@ info_field() {
 	b="$y river market"
 	{ record a "$BASE"; record b "$b"; record x "$x"; record y "$y"; } \
 	    > in.jsonl
-	run_nsd -m simhash --explain in.jsonl
+	run_nsd_evidence -m simhash --explain in.jsonl
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	expect_eq "$output" "$(judged a "$BASE"; judged b "$b"; \
@@ -144,7 +144,7 @@ info_field() {
 		record d "too short to compare"
 		record e "too short to compare"
 	} > in.jsonl
-	run_nsd -m simhash --explain in.jsonl
+	run_nsd_evidence -m simhash --explain in.jsonl
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	# c is 3 bits from a, but 1 from b: the distance is to the nearest
@@ -153,13 +153,13 @@ info_field() {
 	    printf '{"text":"%s","id":"c","similar_id":"a","n":1,"is_dup":true,"explain":{"method":"simhash","distance":1}}\n' "$(near 3)"
 	    judged d "too short to compare"; judged e "too short to compare")"
 	# Review mode keeps it; --dup-field= leaves is_dup out, not explain.
-	run_nsd -m simhash --explain -D --dup-field= in.jsonl
+	run_nsd_evidence -m simhash --explain -D --dup-field= in.jsonl
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	expect_eq "${lines[0]}" "{\"id\":\"b\",\"text\":\"$(near 2)\",\"similar_id\":\"a\",\"explain\":{\"method\":\"simhash\",\"distance\":2}}"
 	[ "${#lines[@]}" -eq 2 ]
 	# Drop mode writes originals as they were read.
-	run_nsd -m simhash --explain -d in.jsonl
+	run_nsd_evidence -m simhash --explain -d in.jsonl
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	expect_eq "$output" "$(sed -n '1p;4,5p' in.jsonl)"
@@ -172,7 +172,7 @@ info_field() {
 @test "--explain, simhash, TSV: a last column, empty for originals" {
 	printf 'id\ttext\n' > in.tsv
 	printf '%s\t%s\n' a "$BASE" b "$(near 1)" c short >> in.tsv
-	run_nsd -m simhash --explain --field-name=dup_of in.tsv
+	run_nsd_evidence -m simhash --explain --field-name=dup_of in.tsv
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	expect_eq "$output" "$(printf '%s\n' \
@@ -181,7 +181,7 @@ info_field() {
 	    "b	$(near 1)	a	true	{\"method\":\"simhash\",\"distance\":1}" \
 	    'c	short	c	false	')"
 	tail -n +2 in.tsv > rows.tsv
-	run_nsd -m simhash --explain -H -k 2 --id-field=1 rows.tsv
+	run_nsd_evidence -m simhash --explain -H -k 2 --id-field=1 rows.tsv
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	expect_eq "${lines[1]}" "b	$(near 1)	a	true	{\"method\":\"simhash\",\"distance\":1}"
@@ -199,7 +199,7 @@ info_field() {
 		record d "$s2! $s1?"
 		record e "$s1.\\n  $s2."
 	} > in.jsonl
-	run_nsd --explain --min-match=1 in.jsonl
+	run_nsd_evidence --explain --min-match=1 in.jsonl
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	expect_eq "$output" "$(printf '%s\n' \
@@ -210,7 +210,7 @@ info_field() {
 	    "{\"id\":\"e\",\"text\":\"$s1.\\n  $s2.\",\"similar_id\":\"a\",\"is_dup\":true,\"explain\":{\"method\":\"nshash\",\"matched\":2,\"fingerprints\":2,\"common\":0,\"exact\":true}}")"
 	printf 'id\ttext\n' > in.tsv
 	printf '%s\t%s\n' a "$s1. $s2." b "$s3. $s1." c "short" >> in.tsv
-	run_nsd --explain --min-match=1 in.tsv
+	run_nsd_evidence --explain --min-match=1 in.tsv
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	expect_eq "$output" "$(printf '%s\n' \
@@ -297,7 +297,8 @@ info_field() {
 	printf '%s\n' "$output" >> got.jsonl
 	cmp got.jsonl want.jsonl
 	# Day 2 found near-copies of day 1, at distances above 0.
-	tail -n 1 got.jsonl | grep -q '"similar_id":"n0","is_dup":true,"explain":{"method":"simhash","distance":2}}$'
+	unconfirmed "$(tail -n 1 got.jsonl)" |
+	    grep -q '"similar_id":"n0","is_dup":true,"explain":{"method":"simhash","distance":2}}$'
 	ids1=$(grep -o '^{"id":"[^"]*"' day1.jsonl | sed 's/^{"id"://' |
 	    tr '\n' '|')
 	printf '%s\n' "$output" |
@@ -327,7 +328,8 @@ info_field() {
 	cmp got.tsv want.tsv
 	# Each is at most 3 bits from the nearest fingerprint of base's group
 	# that came before it (r0 is not added: it equals base's).
-	expect_eq "$(cut -f 1,3- got.tsv | tail -n +2 | tr '\n\t' '  ')" \
+	expect_eq "$(unconfirmed "$(cut -f 1,3- got.tsv | tail -n +2)" |
+	    tr '\n\t' '  ')" \
 	    'base base false  r0 base true {"method":"simhash","distance":0} r1 base true {"method":"simhash","distance":1} r2 base true {"method":"simhash","distance":2} r3 base true {"method":"simhash","distance":1} r4 base true {"method":"simhash","distance":2} r5 base true {"method":"simhash","distance":3} '
 }
 
@@ -337,7 +339,7 @@ info_field() {
 	run_nsd --db x --db-info
 	expect_eq "$(info_field entries)" "0 in the table, 0 in the stage, 10 in the log"
 	{ record b "$BASE"; record c "$(near 0)"; } > b.jsonl
-	run_nsd -m simhash --explain --db x b.jsonl
+	run_nsd_evidence -m simhash --explain --db x b.jsonl
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	expect_eq "$output" "$(judged b "$BASE" a 0; judged c "$(near 0)" a 0)"
@@ -383,8 +385,8 @@ info_field() {
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	# f is a copy of c, which only this run has seen.
-	[[ "${lines[3]}" == '{"id":"f",'*'"similar_id":"c","is_dup":true,"explain":{"method":"simhash","distance":0}}' ]]
-	[[ "${lines[1]}" == '{"id":"d",'*'"similar_id":"a","is_dup":true,"explain":{"method":"simhash","distance":3}}' ]]
+	[[ "$(unconfirmed "${lines[3]}")" == '{"id":"f",'*'"similar_id":"c","is_dup":true,"explain":{"method":"simhash","distance":0}}' ]]
+	[[ "$(unconfirmed "${lines[1]}")" == '{"id":"d",'*'"similar_id":"a","is_dup":true,"explain":{"method":"simhash","distance":3}}' ]]
 	dump x | cmp - before.txt
 	cksum x x.ids x.log | cmp - before.sum
 	expect_eq "$output" "$("$NSDEDUP" -m simhash --explain --db y day2.jsonl)"
@@ -408,8 +410,9 @@ info_field() {
 	cp w.ids w2.ids
 	cp w.log w2.log
 	want=$(judged x "$x" a 2; judged y "$y" a 3)
-	expect_eq "$("$NSDEDUP" -m simhash --explain --db w2 day2.jsonl)" "$want"
-	run_nsd -m simhash --explain --db w --no-update day2.jsonl
+	expect_eq "$(unconfirmed "$("$NSDEDUP" -m simhash --explain --db w2 \
+	    day2.jsonl)")" "$want"
+	run_nsd_evidence -m simhash --explain --db w --no-update day2.jsonl
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	expect_eq "$output" "$want"
@@ -682,18 +685,18 @@ check_recovered() {
 @test "--explain replaces an explain member or column the input had" {
 	s=$(sentence 1)
 	printf '{"id":1,"text":"%s","explain":"old"}\n{"id":2,"explain":5,"text":"%s"}\n' "$s" "$s" > in.jsonl
-	run_nsd --explain in.jsonl
+	run_nsd_evidence --explain in.jsonl
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	expect_eq "$output" "$(printf '%s\n' \
 	    "{\"id\":1,\"text\":\"$s\",\"explain\":null,\"similar_id\":1,\"is_dup\":false}" \
 	    "{\"id\":2,\"explain\":{\"method\":\"nshash\",\"matched\":1,\"fingerprints\":1,\"common\":0,\"exact\":true},\"text\":\"$s\",\"similar_id\":1,\"is_dup\":true}")"
 	printf 'id\ttext\texplain\n1\t%s\told\n2\t%s\told\n' "$s" "$s" > in.tsv
-	run_nsd --explain -f tsv in.tsv
+	run_nsd_evidence --explain -f tsv in.tsv
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	expect_eq "$output" "$(printf 'id\ttext\texplain\tsimilar_id\tis_dup\n1\t%s\t\t1\tfalse\n2\t%s\t{"method":"nshash","matched":1,"fingerprints":1,"common":0,"exact":true}\t1\ttrue' "$s" "$s")"
-	run_nsd --explain --field-name explain in.jsonl
+	run_nsd_evidence --explain --field-name explain in.jsonl
 	[ "$status" -eq 2 ]
 	[[ "$stderr" == *"--explain writes the member 'explain'"* ]]
 }

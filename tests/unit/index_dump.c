@@ -268,6 +268,7 @@ set_field(const char *path, int width, size_t off, uint64_t value, int only)
 		version = nsd_le32(copy + 8);
 		sum = version < 4 ? NSD_INDEX_V3_CHECKSUM :
 		    version < NSD_INDEX_CHECKED ? NSD_INDEX_V4_CHECKSUM :
+		    version < NSD_INDEX_SKETCHED ? NSD_INDEX_V5_CHECKSUM :
 		    offsetof(struct nsd_index_header, checksum);
 		nsd_put_le64(copy + sum, XXH3_64bits(copy, sum));
 		if (pwrite(fd, copy, sizeof copy, i * sizeof copy) !=

@@ -179,7 +179,7 @@ main(int argc, char **argv)
 	nsd_minhash_layout(6000, &bands, &rows);
 	for (i = 0; i < sizeof goldens / sizeof goldens[0]; i++) {
 		n = nsd_simhash_minima(&sh, goldens[i].text,
-		    strlen(goldens[i].text), min);
+		    strlen(goldens[i].text), min, NULL);
 		nsd_minhash_compute(min, bands, rows, sig, keys);
 		if (argc > 1) {
 			printf("0x%016" PRIx64 "ULL, 0x%016" PRIx64 "ULL\n",

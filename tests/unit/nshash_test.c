@@ -62,7 +62,7 @@ fingerprint(const char *text, unsigned n, unsigned min, int compat,
 	nsd_nshash_free(&nh);
 	if (nsd_nshash_init(&nh, &p, &err) == -1)
 		return ((size_t)-1);
-	return (nsd_nshash_compute(&nh, text, strlen(text), fps, NULL));
+	return (nsd_nshash_compute(&nh, text, strlen(text), fps, NULL, NULL));
 }
 
 static void
@@ -221,7 +221,7 @@ check_code_like(void)
 		return;
 	}
 	memset(code, 7, sizeof code);
-	n = nsd_nshash_compute(&nh, text, strlen(text), fps, code);
+	n = nsd_nshash_compute(&nh, text, strlen(text), fps, code, NULL);
 	tap_ok(n == 3 && code[0] == 1 && code[1] == 0 && code[2] == 0,
 	    "a line of script is flagged as code, prose is not");
 	tap_ok(n == 3 && fps[0] == h("window.ad_slot_1=(window.ad_slot_1||"

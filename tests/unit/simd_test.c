@@ -408,7 +408,8 @@ check_code_like(void)
 		for (k = 0, count = 0; k < text.len; k++)
 			count += is_symbol((unsigned char)text.data[k]);
 		cps = nsd_utf8_count(text.data, text.len);
-		if (nsd_nshash_compute(&h, text.data, text.len, fps, code) != 1)
+		if (nsd_nshash_compute(&h, text.data, text.len, fps, code,
+		    NULL) != 1)
 			continue;
 		tried++;
 		flagged += code[0];

@@ -223,7 +223,7 @@ simhash(const char *text, unsigned ngram, unsigned shingle, unsigned min,
 	nsd_simhash_free(&sh);
 	nsd_simhash_init(&sh, &p);
 	*fp = UNSET;
-	return (nsd_simhash_compute(&sh, text, strlen(text), fp));
+	return (nsd_simhash_compute(&sh, text, strlen(text), fp, NULL));
 }
 
 /* Whether the reference agrees with nsd_simhash_compute() on text. */

@@ -1,0 +1,232 @@
+/*
+ * sketch.c: the sketch of a whole text (sketch.h), and how two compare.
+ *
+ * Confirmation. Each method finds candidates by a few keys: nshash by a
+ * couple of long sentences, SimHash by 64 bits that a shared template can
+ * sway, MinHash by bands. Different articles that share background
+ * paragraphs, a quoted post, boilerplate or a template meet that way, and
+ * under --drop-dups a match deletes a record for good. So every group
+ * keeps a sketch of its first record, and a record joins a group only
+ * when the two texts, compared by their sketches, share enough of the
+ * smaller one (--confirm, nsdedup(1)).
+ *
+ * Why the containment of the smaller text: a copy may add a block of
+ * boilerplate (an ad script, a footer, a title line) or drop a paragraph,
+ * or be an excerpt, and then the larger text holds most of the smaller,
+ * while its Jaccard similarity can be low; two articles that share a few
+ * paragraphs share little of either. bench/QUALITY.md measures both.
+ *
+ * The estimate is coordinated sampling: each sketch keeps every value of
+ * its text's elements up to its bound, and no more than k of them (bottom-
+ * k). Take t, the smaller of the two bounds; the elements of each text up
+ * to t are then a sample of that text drawn by one rule, and the figures
+ * are those of the two samples. A text of at most k elements is kept
+ * whole (no bound), and two such texts compare exactly: a news story has
+ * about 5 to 40 sentences.
+ *
+ * Why a bound set beforehand: keeping the k least of n values one by one
+ * takes about k (1 + ln(n / k)) inserts, each a shift of the array; a
+ * text of thousands of features would pay that on every record. A bound
+ * from the text's length that leaves about 2k of them costs k (1 + ln 2).
+ */
+#include "config.h"
+
+#include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+#include <xxhash.h>
+
+#include "index_format.h"	/* nsd_le32(), nsd_put_le32() */
+#include "sketch.h"
+
+/* Start s, of at most slots values, bounded for about expected of them. */
+static void
+start(struct nsd_sketch *s, unsigned slots, uint64_t expected)
+{
+	uint64_t	 room = 2 * (uint64_t)slots;
+
+	s->n = 0;
+	s->slots = slots;
+	s->bound = expected <= room ? UINT32_MAX :
+	    (uint32_t)(UINT32_MAX / expected * room);
+	s->below = s->bound;
+}
+
+void
+nsd_sketch_clear(struct nsd_sketch *s, uint64_t expected)
+{
+	start(s, NSD_SKETCH_SLOTS, expected);
+}
+
+uint32_t
+nsd_sketch_insert(struct nsd_sketch *s, uint32_t v)
+{
+	unsigned	 i;
+
+	for (i = s->n; i > 0 && s->v[i - 1] > v; i--)
+		continue;
+	if (i > 0 && s->v[i - 1] == v)
+		return (s->below);	/* an element seen before */
+	if (s->n < s->slots)
+		s->n++;
+	memmove(s->v + i + 1, s->v + i, (s->n - 1 - i) * sizeof s->v[0]);
+	s->v[i] = v;
+	/* Values are odd: under the largest is at most one less. */
+	if (s->n == s->slots)
+		s->below = s->v[s->slots - 1] - 1;
+	return (s->below);
+}
+
+int
+nsd_sketch_thin(const struct nsd_sketch *s)
+{
+	return (s->bound != UINT32_MAX && s->n < s->slots / 2);
+}
+
+/* The number of the digits at s[0..len), up to the first that is not. */
+static size_t
+digits(const char *s, size_t len)
+{
+	size_t	 i = 0;
+
+	while (i < len && s[i] >= '0' && s[i] <= '9')
+		i++;
+	return (i);
+}
+
+/*
+ * The runs of ASCII digits, found 16 bytes at a time: a byte is a digit
+ * when, less '0', it is at most 9 unsigned.
+ */
+void
+nsd_sketch_numbers(struct nsd_sketch *s, const char *text, size_t len)
+{
+	size_t		 i = 0, run;
+#ifdef __SSE2__
+	const __m128i	 zero = _mm_set1_epi8('0'), nine = _mm_set1_epi8(9);
+	__m128i		 d;
+	unsigned	 m;
+#endif
+
+	start(s, NSD_SKETCH_NUMBERS, 0);
+	while (i < len) {
+#ifdef __SSE2__
+		for (; i + 16 <= len; i += 16) {
+			d = _mm_sub_epi8(_mm_loadu_si128(
+			    (const __m128i *)(text + i)), zero);
+			m = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(
+			    _mm_min_epu8(d, nine), d));
+			if (m != 0) {
+				i += (size_t)__builtin_ctz(m);
+				break;
+			}
+		}
+#endif
+		for (; i < len && (text[i] < '0' || text[i] > '9'); i++)
+			continue;
+		if (i == len)
+			break;
+		run = digits(text + i, len - i);
+		nsd_sketch_add(s, XXH3_64bits(text + i, run));
+		i += run;
+	}
+}
+
+/* One part of a stored sketch, of slots values, at out. */
+static void
+store_part(const struct nsd_sketch *s, unsigned char *out)
+{
+	unsigned	 i;
+
+	memset(out, 0, NSD_SKETCH_PART(s->slots));
+	/* Full, it holds every value up to its largest, and no more. */
+	nsd_put_le32(out, s->n == s->slots ? s->v[s->slots - 1] : s->bound);
+	for (i = 0; i < s->n; i++)
+		nsd_put_le32(out + 4 * (i + 1), s->v[i]);
+}
+
+void
+nsd_sketch_store(const struct nsd_text_sketch *ts, unsigned char *out)
+{
+	store_part(&ts->elements, out);
+	store_part(&ts->numbers, out + NSD_SKETCH_PART(NSD_SKETCH_SLOTS));
+}
+
+/* A part of a stored sketch: its bound, and how many values it holds. */
+struct part {
+	uint32_t	 v[NSD_SKETCH_SLOTS];
+	unsigned	 n;
+	uint32_t	 bound;
+};
+
+static void
+load(const unsigned char *in, unsigned slots, struct part *p)
+{
+	p->bound = nsd_le32(in);
+	for (p->n = 0; p->n < slots; p->n++)
+		if ((p->v[p->n] = nsd_le32(in + 4 * (p->n + 1))) == 0)
+			break;
+}
+
+/*
+ * The samples of a and b under the smaller bound: their sizes into *sa and
+ * *sb, and how many values they share.
+ */
+static unsigned
+samples(const struct part *a, const struct part *b, unsigned *sa,
+    unsigned *sb)
+{
+	uint32_t	 t = a->bound < b->bound ? a->bound : b->bound;
+	unsigned	 na = a->n, nb = b->n, i = 0, j = 0, shared = 0;
+
+	while (na > 0 && a->v[na - 1] > t)
+		na--;
+	while (nb > 0 && b->v[nb - 1] > t)
+		nb--;
+	while (i < na && j < nb) {
+		if (a->v[i] == b->v[j])
+			shared++, i++, j++;
+		else if (a->v[i] < b->v[j])
+			i++;
+		else
+			j++;
+	}
+	*sa = na;
+	*sb = nb;
+	return (shared);
+}
+
+/* shared of n, in 1/NSD_SKETCH_SCALE, rounded; 0 of 0 is 0. */
+static unsigned
+share(unsigned shared, unsigned n)
+{
+	return (n == 0 ? 0 : (shared * NSD_SKETCH_SCALE + n / 2) / n);
+}
+
+void
+nsd_sketch_compare(const unsigned char *a, const unsigned char *b,
+    struct nsd_resemblance *r)
+{
+	struct part	 pa, pb;
+	unsigned	 na, nb, shared;
+	size_t		 at = NSD_SKETCH_PART(NSD_SKETCH_SLOTS);
+
+	load(a, NSD_SKETCH_SLOTS, &pa);
+	load(b, NSD_SKETCH_SLOTS, &pb);
+	/* A sketch without a bound holds its whole text. */
+	r->too_short = (pa.bound == UINT32_MAX &&
+	    pa.n < NSD_SKETCH_MIN_ELEMENTS) || (pb.bound == UINT32_MAX &&
+	    pb.n < NSD_SKETCH_MIN_ELEMENTS);
+	shared = samples(&pa, &pb, &na, &nb);
+	r->sample = na < nb ? na : nb;
+	r->containment = share(shared, r->sample);
+	r->jaccard = share(shared, na + nb - shared);
+
+	load(a + at, NSD_SKETCH_NUMBERS, &pa);
+	load(b + at, NSD_SKETCH_NUMBERS, &pb);
+	shared = samples(&pa, &pb, &na, &nb);
+	r->numbers_compared = pa.n >= NSD_SKETCH_MIN_NUMBERS &&
+	    pb.n >= NSD_SKETCH_MIN_NUMBERS && na > 0 && nb > 0;
+	r->numbers = share(shared, na < nb ? na : nb);
+}

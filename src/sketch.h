@@ -1,0 +1,133 @@
+/*
+ * sketch.h: what a group keeps of its first record's whole text, so that
+ * a match found by a few fingerprints is confirmed on the whole text
+ * before a record is called a duplicate (see "Confirmation" in sketch.c
+ * and CONFIRMATION in nsdedup(1)).
+ *
+ * An element's value is the high 32 bits of its 64-bit hash with the
+ * lowest bit set (nshash's elements are its sentences; SimHash's and
+ * MinHash's their features). A sketch holds a bound and every distinct
+ * value of the text's elements up to it, at most NSD_SKETCH_SLOTS: the
+ * least of them. Stored, it is NSD_SKETCH_SLOTS + 1 little-endian 32-bit
+ * words: the bound, then the values ascending, the rest 0. Two sketches
+ * tell how much of the smaller text the other has (its containment) and
+ * their Jaccard similarity: exactly for texts of up to NSD_SKETCH_SLOTS
+ * elements, by a sample otherwise.
+ *
+ * Beside it, a sketch of the text's numbers (its runs of ASCII digits)
+ * made alike, of at most NSD_SKETCH_NUMBERS values: two stories written
+ * from one template (a company's results, a match report) share most of
+ * their words and few of their numbers, where a copy keeps them.
+ *
+ * Memory: a struct nsd_sketch is a value, built on the caller's stack or
+ * in a scanner; nothing is allocated.
+ */
+#ifndef NSD_SKETCH_H
+#define NSD_SKETCH_H
+
+#include <stdint.h>
+
+#define NSD_SKETCH_SLOTS	31	/* values of elements, at most */
+#define NSD_SKETCH_NUMBERS	7	/* values of numbers, at most */
+/* A part of a stored sketch: its bound, then its values. */
+#define NSD_SKETCH_PART(slots)	(4 * ((slots) + 1))
+#define NSD_SKETCH_BYTES	(NSD_SKETCH_PART(NSD_SKETCH_SLOTS) + \
+				    NSD_SKETCH_PART(NSD_SKETCH_NUMBERS))
+/* Figures are in 1/NSD_SKETCH_SCALE, like --threshold. */
+#define NSD_SKETCH_SCALE	10000
+/*
+ * A text of fewer elements is too short to judge by its sketch: a
+ * sentence or two, which the match that found it covers anyway.
+ */
+#define NSD_SKETCH_MIN_ELEMENTS	8
+/*
+ * Two texts of at least NSD_SKETCH_MIN_NUMBERS numbers each that share
+ * less than NSD_SKETCH_NUMBERS_SHARE of the smaller's are no copies: in
+ * bench/QUALITY.md that is 1 in 4770 labelled reposts of real news, and 3
+ * in 4 stories made from another's template.
+ */
+#define NSD_SKETCH_MIN_NUMBERS	3
+#define NSD_SKETCH_NUMBERS_SHARE 3000
+
+/* A sketch being built: of elements, or of numbers. */
+struct nsd_sketch {
+	uint32_t	 v[NSD_SKETCH_SLOTS];	/* ascending, n of them */
+	unsigned	 n;
+	unsigned	 slots;		/* at most */
+	uint32_t	 bound;		/* while there is room */
+	uint32_t	 below;		/* a value is kept only when it is at
+					   most this: the bound while there is
+					   room, then under the largest */
+};
+
+/* A text's sketch: of its elements and of its numbers. */
+struct nsd_text_sketch {
+	struct nsd_sketch	 elements;
+	struct nsd_sketch	 numbers;
+};
+
+/* How two texts compare by their sketches. */
+struct nsd_resemblance {
+	unsigned	 containment;	/* of the smaller in the other */
+	unsigned	 jaccard;	/* both in 1/NSD_SKETCH_SCALE */
+	unsigned	 sample;	/* the elements of the smaller the
+				   figures are drawn from (0: a text had
+				   none, and both figures are 0) */
+	int		 too_short;	/* a text has fewer than
+				   NSD_SKETCH_MIN_ELEMENTS elements in
+				   all */
+	int		 numbers_compared; /* both texts have
+				   NSD_SKETCH_MIN_NUMBERS numbers */
+	unsigned	 numbers;	/* then the share of the smaller's
+				   that the other has */
+};
+
+/*
+ * Start a sketch of a text of about expected elements: its bound leaves
+ * about twice NSD_SKETCH_SLOTS of them, so that few are kept only to make
+ * way for less ones (0: no bound but the least NSD_SKETCH_SLOTS).
+ */
+void	 nsd_sketch_clear(struct nsd_sketch *, uint64_t);
+
+/* Make s the sketch of the numbers of text[0..len). */
+void	 nsd_sketch_numbers(struct nsd_sketch *, const char *, size_t);
+
+/* The value of the element whose 64-bit hash is h: odd, never 0. */
+static inline uint32_t
+nsd_sketch_value(uint64_t h)
+{
+	return ((uint32_t)(h >> 32) | 1);
+}
+
+/*
+ * Keep value v, which is at most s->below (again is no change); returns
+ * s->below as it is then, for a caller that keeps it in a register.
+ */
+uint32_t nsd_sketch_insert(struct nsd_sketch *, uint32_t);
+
+/* Add the element whose 64-bit hash is h. */
+static inline void
+nsd_sketch_add(struct nsd_sketch *s, uint64_t h)
+{
+	uint32_t	 v = nsd_sketch_value(h);
+
+	/* Almost every element of a long text stops here. */
+	if (v <= s->below)
+		nsd_sketch_insert(s, v);
+}
+
+/*
+ * Whether the bound set beforehand left s too few values (a text that
+ * repeats a few words over and over has far fewer elements than its
+ * length says): it is to be made again without one.
+ */
+int	 nsd_sketch_thin(const struct nsd_sketch *);
+
+/* Write a text's sketch as a group keeps it, into out[NSD_SKETCH_BYTES]. */
+void	 nsd_sketch_store(const struct nsd_text_sketch *, unsigned char *);
+
+/* Compare two stored sketches. */
+void	 nsd_sketch_compare(const unsigned char *, const unsigned char *,
+	    struct nsd_resemblance *);
+
+#endif /* NSD_SKETCH_H */
