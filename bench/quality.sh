@@ -53,13 +53,33 @@
 # corpus's exact repeats (same text once white space is removed, at least
 # 50 characters) each method finds; and on the labelled same-story pairs,
 # how many pairs each method calls near-duplicates (same story in other
-# words should not be).  It writes the results as Markdown.  make
-# bench-quality runs it; make bench runs it too.
+# words should not be).
+#
+# Last, of the records each configuration of mostly_configs (each method
+# at its defaults) judges duplicates on the shared corpora, how many are
+# mostly different from the record their similar_id names: the unique
+# articles --drop-dups would lose.  bench/mostly-different measures each
+# pair by its own features, words or Han characters (see its header).
+# With --only mostly-different, only this part runs (under a minute), and
+# only its section of the report is replaced.
+#
+# And hard negatives: per language, originals of the shared corpora and
+# look-alikes made by nsd-repost --negatives, other articles that share
+# background sentences, a quoted passage or a template (numbers and names
+# changed) with one of them.  No record is a copy, so each configuration
+# of negatives_configs is scored by what it flags: look-alikes judged
+# duplicates of their original, by kind, and any other record.  With
+# --only negatives, only this part runs (under a minute), and only its
+# section of the report is replaced.
+#
+# It writes the results as Markdown.  make bench-quality runs it; make
+# bench runs it too.
 #
 # Run it from the top of the build tree:
 #
 #     bench/quality.sh [--size 32M] [--seed 1] [--originals 3000]
-#         [--only touched] [--out bench/QUALITY.md]
+#         [--only touched|mostly-different|negatives]
+#         [--out bench/QUALITY.md]
 #
 # e.g. make quality BENCH_QUALITY_FLAGS='--only touched'.
 #
@@ -70,10 +90,13 @@
 #     NSD_SHARED_DATA  folder of *.jsonl.gz corpora and labeled_dev/
 #                      (default: shared/data beside the source tree);
 #                      the parts that need it are skipped when absent
+#     PYTHON3          python3, for bench/mostly-different (default
+#                      python3); that part is skipped without it
 #     TMPDIR           where the corpora go (default /tmp)
 #
-# Needs bash, jq (1.6 or later), awk and GNU coreutils.  Exits 0 when every
-# command ran (whatever the scores), 1 when one failed, 2 on a usage error.
+# Needs bash, jq (1.6 or later), awk and GNU coreutils, and python3 for
+# the mostly different pairs.  Exits 0 when every command ran (whatever
+# the scores), 1 when one failed, 2 on a usage error.
 
 # The report's Markdown puts commands in backquotes inside single quotes.
 # shellcheck disable=SC2016
@@ -91,7 +114,8 @@ shingles=(1 2 3)
 ngrams=(2 3)
 usage() {
 	cat <<EOF
-usage: $prog [--size SIZE] [--seed N] [--originals N] [--only touched]
+usage: $prog [--size SIZE] [--seed N] [--originals N]
+                       [--only touched|mostly-different|negatives]
                        [--out FILE]
 
   --size SIZE      size of each generated corpus, K/M/G suffixes
@@ -101,6 +125,12 @@ usage: $prog [--size SIZE] [--seed N] [--originals N] [--only touched]
                    reposts and the touched copies (default 3000)
   --only touched   run only the copies with every sentence touched, and
                    replace only their section of the report
+  --only mostly-different
+                   run only the count of flagged pairs that are mostly
+                   different, and replace only its section of the report
+  --only negatives run only the hard negatives (look-alikes that share a
+                   passage or a template, no copies), and replace only
+                   their section of the report
   --out FILE       where to write the Markdown report
                    (default bench/QUALITY.md)
 EOF
@@ -137,8 +167,11 @@ done
 [[ $real_originals =~ ^[1-9][0-9]*$ ]] ||
 	usage_error "invalid --originals '$real_originals'"
 [ -n "$out" ] || usage_error "empty --out"
-[ -z "$only" ] || [ "$only" = touched ] ||
-	usage_error "invalid --only '$only' (valid: touched)"
+case $only in
+''|touched|mostly-different|negatives) ;;
+*) usage_error "invalid --only '$only' (valid: touched, mostly-different," \
+    "negatives)" ;;
+esac
 
 script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 src_top=$(dirname "$script_dir")
@@ -146,6 +179,7 @@ NSDEDUP=${NSDEDUP:-./src/nsdedup}
 GENCORPUS=${GENCORPUS:-./bench/nsd-gencorpus}
 NSD_REPOST=${NSD_REPOST:-./bench/nsd-repost}
 NSD_SHARED_DATA=${NSD_SHARED_DATA:-$src_top/../shared/data}
+PYTHON3=${PYTHON3:-python3}
 tmproot=${TMPDIR:-/tmp}
 
 command -v jq >/dev/null 2>&1 || die "jq not found"
@@ -445,6 +479,399 @@ kept_note() {
 	printf '<!-- end note -->\n\n'
 }
 
+# Put section file $1 in the report in place of the section with the same
+# heading (its first line), or when there is none, before the first line
+# of the report that is one of $2 ("|" between them), or at the end.
+splice_section() {
+	local head has=0
+	head=$(head -n 1 "$1")
+	if [ ! -f "$out" ]; then
+		cp "$1" "$out"
+		return
+	fi
+	! grep -qxF "$head" "$out" || has=1
+	awk -v head="$head" -v sec="$1" -v has="$has" -v before="$2" '
+	function put(    l) {
+		while ((getline l < sec) > 0)
+			print l
+		done = 1
+	}
+	BEGIN { n = split(before, b, "|")
+		for (i = 1; i <= n; i++)
+			at[b[i]] = 1 }
+	has && $0 == head { put(); skip = 1; next }
+	skip && (/^## / || $0 == "<!-- quality: findings -->") { skip = 0 }
+	skip { next }
+	!has && !done && ($0 in at) { put() }
+	{ print }
+	END { if (!done) put() }' "$out" >"$out.tmp"
+	mv "$out.tmp" "$out"
+}
+
+# --- Flagged pairs that are mostly different -----------------------------
+
+# The configurations whose matches on the shared corpora are read by
+# bench/mostly-different: "label|nsdedup arguments", one a line; add a
+# line to add a column.  "-m METHOD" alone is that method's defaults.  One
+# that the program under test refuses (an option it does not have yet) is
+# left out, with a note in the report.
+mostly_configs=(
+	"nshash|-m nshash"
+	"simhash|-m simhash"
+	"minhash|-m minhash"
+)
+MOSTLY_DIFFERENT=$script_dir/mostly-different
+
+# "P% of N" for M ($1) mostly different pairs of N ($2) eligible, N with
+# its thousands set off by commas.
+mostly_cell() {
+	awk -v m="$1" -v n="$2" '
+	function commas(x,    s, r) {
+		s = x ""
+		while (length(s) > 3) {
+			r = "," substr(s, length(s) - 2) r
+			s = substr(s, 1, length(s) - 3)
+		}
+		return s r
+	}
+	BEGIN { if (n > 0)
+			printf "%.1f%% of %s\n", 100 * m / n, commas(n)
+		else
+			printf "- of 0\n" }'
+}
+
+# The configurations "label|options" $4... that the program takes (tried
+# on an empty input) into the array named $1, the others with its message
+# ("label|options|message") into the array named $2, each said in a note
+# of the part named $3.
+probe_configs() {
+	local -n takes=$1 refuses=$2
+	local part=$3 cf
+	shift 3
+	: >"$tmp/empty.jsonl"
+	for cf in "$@"; do
+		# shellcheck disable=SC2086
+		if "$NSDEDUP" ${cf#*|} --only-dups "$tmp/empty.jsonl" \
+		    >/dev/null 2>"$tmp/probe"; then
+			takes+=("$cf")
+		else
+			refuses+=("$cf|$(head -n 1 "$tmp/probe")")
+			note "$part: nsdedup refuses ${cf#*|}; left out"
+		fi
+	done
+}
+
+# Rows of the table, one per shared corpus, into mostly_rows; the first
+# few mostly different pairs of the first configuration, "corpus|pairs",
+# into mostly_examples; why the section is empty, if it is, in
+# mostly_skip.  Run unless --only asks for another part.
+mostly_rows=()
+mostly_examples=()
+mostly_ok=()
+mostly_refused=()
+mostly_skip=""
+mostly_runs=0
+mostly_start=$SECONDS
+if [ -n "$only" ] && [ "$only" != mostly-different ]; then
+	:
+elif [ ! -d "$NSD_SHARED_DATA" ]; then
+	mostly_skip="no shared corpora at $NSD_SHARED_DATA"
+elif ! command -v "$PYTHON3" >/dev/null 2>&1; then
+	mostly_skip="no $PYTHON3 (set PYTHON3) to run bench/mostly-different"
+else
+	probe_configs mostly_ok mostly_refused "mostly different pairs" \
+	    "${mostly_configs[@]}"
+	for gz in "$NSD_SHARED_DATA"/*.jsonl.gz; do
+		[ -e "$gz" ] || continue
+		base=$(basename "$gz" .jsonl.gz)
+		f=$tmp/$base.jsonl
+		gzip -dc "$gz" >"$f" || die "cannot decompress $gz"
+		row="| $base"
+		for cf in "${mostly_ok[@]}"; do
+			note "mostly different pairs, $base: ${cf%%|*}"
+			st=0
+			# shellcheck disable=SC2086
+			"$NSDEDUP" ${cf#*|} --only-dups --on-error=skip -q "$f" \
+			    >"$tmp/mostly.dups" 2>"$tmp/mostly.err" || st=$?
+			# 1: some records were bad, and skipped.
+			[ "$st" -le 1 ] || die "nsdedup ${cf#*|} $f failed" \
+			    "(status $st): $(tail -n 1 "$tmp/mostly.err")"
+			"$PYTHON3" "$MOSTLY_DIFFERENT" --list "$f" \
+			    "$tmp/mostly.dups" >"$tmp/mostly.out" ||
+				die "bench/mostly-different failed on $base"
+			mostly_runs=$((mostly_runs + 1))
+			read -r _ m _ n < <(tail -n 1 "$tmp/mostly.out")
+			[[ $m =~ ^[0-9]+$ && $n =~ ^[0-9]+$ ]] ||
+				die "bench/mostly-different: no count for $base"
+			row="$row | $(mostly_cell "$m" "$n")"
+			[ "$cf" = "${mostly_ok[0]}" ] || continue
+			mostly_examples+=("$base|$(awk -F '\t' 'NF == 4 && k < 3 {
+			    printf "%s%s → %s (%s, %s)", (k++ ? "; " : ""),
+				$1, $2, $3, $4 }' "$tmp/mostly.out")")
+		done
+		mostly_rows+=("$row |")
+		rm -f "$f" "$tmp/mostly.dups" "$tmp/mostly.out"
+	done
+	[ ${#mostly_rows[@]} -gt 0 ] ||
+		mostly_skip="no *.jsonl.gz corpora at $NSD_SHARED_DATA"
+fi
+[ -z "$mostly_skip" ] ||
+	note "mostly different pairs: $mostly_skip; skipping them"
+mostly_secs=$((SECONDS - mostly_start))
+
+# The section, as Markdown, into $tmp/mostly.md.
+mostly_section() {
+	local cf e p
+	printf '## Flagged pairs that are mostly different\n\n'
+	if [ -n "$mostly_skip" ]; then
+		printf 'Skipped: %s.\n\n' "$mostly_skip"
+		return
+	fi
+	printf 'Written by `bench/quality.sh%s` (`--only mostly-different` ' \
+	    "${only:+ --only $only}"
+	printf 'writes this section alone) on %s with `%s` (sha256 %s...): ' \
+	    "$(date -u '+%Y-%m-%d %H:%M UTC')" "$nsd_version" "$nsd_sum"
+	printf '%s runs, %s s in all.\n\n' "$mostly_runs" "$mostly_secs"
+	printf 'Under `--drop-dups` a record judged a duplicate is dropped; '
+	printf 'when it is no copy of the record its `similar_id` names, a '
+	printf 'unique article is lost. The shared corpora have no truth, so '
+	printf 'this counts the matches no reader would call copies, by a '
+	printf 'measure of its own that shares nothing with the methods'"'"' '
+	printf 'fingerprints (`bench/mostly-different`). Each record of '
+	printf '`nsdedup ARGS --only-dups --on-error=skip -q CORPUS` whose '
+	printf 'text and whose `similar_id` record'"'"'s text are both at '
+	printf 'least 400 code points is an eligible pair. Its two texts are '
+	printf 'cut into features: in Latin text the lower-cased words (runs '
+	printf 'of `%s`) three at a time, in Han text the characters five at ' \
+	    '\w'
+	printf 'a time once white space is removed (a pair is Han when either '
+	printf 'text has a CJK ideograph, U+4E00 to U+9FFF). The pair is '
+	printf '*mostly different* when the Jaccard similarity of the two '
+	printf 'sets is below 0.3 and less than 80%% of the smaller set is in '
+	printf 'the larger (so that a copy cut short, or wrapped in a '
+	printf 'site'"'"'s furniture, is still a copy). Each cell: the share of '
+	printf 'the eligible pairs that are mostly different, "of" how many '
+	printf 'were eligible. Configurations (`mostly_configs` in '
+	printf '`bench/quality.sh`): %s.\n\n' "$(for cf in "${mostly_ok[@]}"; do
+	    printf '*%s* `%s`, ' "${cf%%|*}" "${cf#*|}"; done | sed 's/, $//')"
+	printf '| corpus'
+	for cf in "${mostly_ok[@]}"; do
+		printf ' | %s' "${cf%%|*}"
+	done
+	printf ' |\n|---'
+	for cf in "${mostly_ok[@]}"; do
+		printf '|---:'
+	done
+	printf '|\n'
+	printf '%s\n' "${mostly_rows[@]}"
+	printf '\n'
+	if [ ${#mostly_refused[@]} -gt 0 ]; then
+		printf 'Not measured, refused by this nsdedup: %s (it said ' \
+		    "$(for cf in "${mostly_refused[@]}"; do
+			printf '*%s* `%s`, ' "${cf%%|*}" \
+			    "$(cut -d '|' -f 2 <<<"$cf")"
+		    done | sed 's/, $//')"
+		printf '"%s" to the first).\n\n' \
+		    "$(cut -d '|' -f 3- <<<"${mostly_refused[0]}")"
+	fi
+	if [ ${#mostly_ok[@]} -gt 0 ]; then
+		printf 'The first mostly different pairs of *%s* in each ' \
+		    "${mostly_ok[0]%%|*}"
+		printf 'corpus, id → `similar_id` (Jaccard, containment), to '
+		printf 'read with `--explain`:\n\n'
+		for e in "${mostly_examples[@]}"; do
+			p=${e#*|}
+			printf -- '- %s: %s\n' "${e%%|*}" "${p:-none}"
+		done
+		printf '\n'
+	fi
+	kept_note mostly-different
+}
+
+mostly_section >"$tmp/mostly.md"
+if [ "$only" = mostly-different ]; then
+	mkdir -p "$(dirname "$out")"
+	splice_section "$tmp/mostly.md" "<!-- quality: findings -->"
+	note "wrote the mostly different pairs' section of $out"
+	exit 0
+fi
+
+# --- Hard negatives ------------------------------------------------------
+
+# The configurations run on the look-alike sets: "label|nsdedup arguments",
+# one a line; add a line to add rows.  One that the program under test
+# refuses (an option it does not have yet) is left out, with a note in
+# the report.
+negatives_configs=(
+	"nshash|-m nshash"
+	"simhash|-m simhash"
+	"minhash|-m minhash"
+	"nshash confirm=0|-m nshash --confirm 0"
+)
+negatives_kinds=(background quote template)
+# Originals per language: each gets about one look-alike.
+negatives_originals=1000
+
+# For each language, a set made by nsd-repost --negatives: originals of
+# the shared corpora, and after them look-alikes, other documents that
+# share a passage or a template with one of them (see nsd-repost --help).
+# No record is a copy of another, so every record judged a duplicate is a
+# false positive.  Rows of the table into negatives_rows; why the section
+# is empty, if it is, in negatives_skip.  Run unless --only asks for
+# another part.
+negatives_rows=()
+negatives_ok=()
+negatives_refused=()
+negatives_skip=""
+negatives_missing=""
+negatives_runs=0
+declare -A NEG_LOG
+negatives_start=$SECONDS
+if [ -n "$only" ] && [ "$only" != negatives ]; then
+	:
+elif [ ! -d "$NSD_SHARED_DATA" ]; then
+	negatives_skip="no shared corpora at $NSD_SHARED_DATA"
+else
+	probe_configs negatives_ok negatives_refused "hard negatives" \
+	    "${negatives_configs[@]}"
+	mkdir "$tmp/negatives"
+	for lang in "${real_langs[@]}"; do
+		if ! real_inputs "$tmp/negatives" "$lang"; then
+			negatives_missing+=" $lang ($real_missing missing)"
+			continue
+		fi
+		set=$tmp/negatives/$lang
+		note "hard negatives: generating the $lang set"
+		"$NSD_REPOST" --negatives --seed "$seed" \
+		    --originals "$negatives_originals" --truth "$set.truth" \
+		    --verbose "${inputs[@]}" >"$set.jsonl" 2>"$set.gen" ||
+			die "nsd-repost failed: $(cat "$set.gen")"
+		rm -f "${inputs[@]}"
+		NEG_LOG[$lang]=$(sed 's/.* eligible; //' "$set.gen")
+		records=$(wc -l <"$set.jsonl")
+		for cf in "${negatives_ok[@]}"; do
+			note "hard negatives, $lang set: ${cf%%|*}"
+			# shellcheck disable=SC2086
+			judge "$set.jsonl" ${cf#*|}
+			negatives_runs=$((negatives_runs + 1))
+			# A look-alike named a duplicate of the original it
+			# was made from counts under its kind; any other
+			# record judged a duplicate under "other".
+			negatives_rows+=("$(awk -F '\t' -v truth="$set.truth" \
+			    -v kinds="${negatives_kinds[*]}" -v set="$lang" \
+			    -v label="${cf%%|*}" -v records="$records" '
+			function cell(a, b) {
+				return sprintf("%d (%.1f%%)", a, b > 0 ? \
+				    100 * a / b : 0)
+			}
+			BEGIN {
+				while ((getline l < truth) > 0) {
+					split(l, f, "\t")
+					src[f[1]] = f[2]
+					kind[f[1]] = f[3]
+					n[f[3]]++
+				}
+			}
+			(($1 in src) && $2 == src[$1]) { hit[kind[$1]]++; next }
+			{ other++ }
+			END {
+				nk = split(kinds, k, " ")
+				row = "| " set " | " label " | "
+				for (i = 1; i <= nk; i++)
+					row = row (i > 1 ? " / " : "") \
+					    n[k[i]] + 0
+				for (i = 1; i <= nk; i++)
+					row = row " | " cell(hit[k[i]], n[k[i]])
+				print row " | " cell(other, records) " |"
+			}' "$tmp/dups")")
+		done
+		rm -f "$set.jsonl"
+	done
+	[ ${#negatives_rows[@]} -gt 0 ] ||
+		negatives_skip="no set's corpora at $NSD_SHARED_DATA:"
+		negatives_skip+="$negatives_missing"
+fi
+[ -z "$negatives_skip" ] ||
+	note "hard negatives: $negatives_skip; skipping them"
+negatives_secs=$((SECONDS - negatives_start))
+
+# The section, as Markdown, into $tmp/negatives.md.
+negatives_section() {
+	local cf l
+	printf '## Hard negatives\n\n'
+	if [ -n "$negatives_skip" ]; then
+		printf 'Skipped: %s.\n\n' "$negatives_skip"
+		return
+	fi
+	[ -z "$negatives_missing" ] ||
+		printf 'Skipped:%s.\n\n' "$negatives_missing"
+	printf 'Written by `bench/quality.sh%s --seed %s` ' \
+	    "${only:+ --only $only}" "$seed"
+	printf '(`--only negatives` writes this section alone) on %s with `%s` (sha256 %s...): ' \
+	    "$(date -u '+%Y-%m-%d %H:%M UTC')" "$nsd_version" "$nsd_sum"
+	printf '%s nsdedup runs, %s s in all.\n\n' "$negatives_runs" \
+	    "$negatives_secs"
+	printf 'Different articles that share text without being copies: '
+	printf 'every record nsdedup judges a duplicate here is a false '
+	printf 'positive, a unique article `--drop-dups` would lose. For each '
+	printf 'language, %s originals of the shared corpora of the real ' \
+	    "$negatives_originals"
+	printf 'sets above (the same seed: the same documents in the same '
+	printf 'order), and after them, about one for each original, '
+	printf '*look-alikes* made by `nsd-repost --negatives` (see '
+	printf '`nsd-repost --help`) from other documents of the corpora, '
+	printf 'each used once: *background*, 2 to 4 consecutive sentences '
+	printf 'of the original put in another article as a paragraph, as '
+	printf 'news stories repeat background; *quote*, another article '
+	printf 'after 2 to 4 sentences of the original quoted as a reply '
+	printf 'quotes them (an attribution line, `> ` before each line); '
+	printf '*template*, the original with every run of digits replaced '
+	printf 'by another of the same length and, in English, its '
+	printf 'capitalised words that begin no sentence by names of another '
+	printf 'article: the same form about other people and figures. The '
+	printf 'sets, as `nsd-repost --verbose` counts them:\n\n'
+	for l in "${real_langs[@]}"; do
+		[ -z "${NEG_LOG[$l]:-}" ] ||
+			printf -- '- %s: %s.\n' "$l" "${NEG_LOG[$l]}"
+	done
+	printf '\nEach run is `nsdedup ARGS --only-dups --stats SET`. '
+	printf '"Flagged" counts the look-alikes of a kind judged duplicates '
+	printf 'of the original they were made from, and their share of that '
+	printf 'kind; "other records flagged" every other record judged a '
+	printf 'duplicate (an original, or a look-alike matched to another '
+	printf 'record, e.g. two templates of one original), and its share '
+	printf 'of the set'"'"'s records. Configurations (`negatives_configs` '
+	printf 'in `bench/quality.sh`): %s.\n\n' "$(for cf in \
+	    "${negatives_ok[@]}"; do printf '*%s* `%s`, ' "${cf%%|*}" \
+	    "${cf#*|}"; done | sed 's/, $//')"
+	printf '| set | configuration | look-alikes (%s) ' \
+	    "$(printf '%s / ' "${negatives_kinds[@]}" | sed 's| / $||')"
+	printf '| flagged: %s ' "${negatives_kinds[@]}"
+	printf '| other records flagged |\n|---|---|---:'
+	printf '|---:%.0s' "${negatives_kinds[@]}"
+	printf '|---:|\n'
+	printf '%s\n' "${negatives_rows[@]}"
+	printf '\n'
+	if [ ${#negatives_refused[@]} -gt 0 ]; then
+		printf 'Not measured, refused by this nsdedup: %s (it said ' \
+		    "$(for cf in "${negatives_refused[@]}"; do
+			printf '*%s* `%s`, ' "${cf%%|*}" \
+			    "$(cut -d '|' -f 2 <<<"$cf")"
+		    done | sed 's/, $//')"
+		printf '"%s" to the first).\n\n' \
+		    "$(cut -d '|' -f 3- <<<"${negatives_refused[0]}")"
+	fi
+	kept_note negatives
+}
+
+negatives_section >"$tmp/negatives.md"
+if [ "$only" = negatives ]; then
+	mkdir -p "$(dirname "$out")"
+	splice_section "$tmp/negatives.md" "<!-- quality: findings -->"
+	note "wrote the hard negatives' section of $out"
+	exit 0
+fi
+
 # --- Copies with every sentence touched ----------------------------------
 
 # The sets: for each language and touch, the originals of the real sets
@@ -481,20 +908,10 @@ best_precision=99.0
 
 touched_start=$SECONDS
 touched_runs=0
-# The configurations the program takes, tried on an empty input.
 touched_ok=()
 touched_refused=()
-: >"$tmp/empty.jsonl"
-for cf in "${touched_configs[@]}"; do
-	# shellcheck disable=SC2086
-	if "$NSDEDUP" ${cf#*|} --only-dups "$tmp/empty.jsonl" >/dev/null \
-	    2>"$tmp/probe"; then
-		touched_ok+=("$cf")
-	else
-		touched_refused+=("$cf|$(head -n 1 "$tmp/probe")")
-		note "touched copies: nsdedup refuses ${cf#*|}; left out"
-	fi
-done
+probe_configs touched_ok touched_refused "touched copies" \
+    "${touched_configs[@]}"
 
 # Rows: lang|touch|label|tagged line of real_score or held_pairs, into
 # $tmp/touched.rows.  The record info gives a copy its source's length,
@@ -739,37 +1156,11 @@ touched_section() {
 	kept_note touched
 }
 
-# Put section file $1 in the report in place of the section with the same
-# heading (its first line), or when there is none, before the shared
-# corpora's section, the findings or the end.
-splice_section() {
-	local head has=0
-	head=$(head -n 1 "$1")
-	if [ ! -f "$out" ]; then
-		cp "$1" "$out"
-		return
-	fi
-	! grep -qxF "$head" "$out" || has=1
-	awk -v head="$head" -v sec="$1" -v has="$has" '
-	function put(    l) {
-		while ((getline l < sec) > 0)
-			print l
-		done = 1
-	}
-	has && $0 == head { put(); skip = 1; next }
-	skip && (/^## / || $0 == "<!-- quality: findings -->") { skip = 0 }
-	skip { next }
-	!has && !done && ($0 == "## Shared real corpora" ||
-	    $0 == "<!-- quality: findings -->") { put() }
-	{ print }
-	END { if (!done) put() }' "$out" >"$out.tmp"
-	mv "$out.tmp" "$out"
-}
-
 touched_section >"$tmp/touched.md"
 if [ "$only" = touched ]; then
 	mkdir -p "$(dirname "$out")"
-	splice_section "$tmp/touched.md"
+	splice_section "$tmp/touched.md" \
+	    "## Shared real corpora|<!-- quality: findings -->"
 	note "wrote the touched copies' section of $out"
 	exit 0
 fi
@@ -1715,6 +2106,8 @@ mkdir -p "$(dirname "$out")"
 			printf '\n'
 		fi
 	fi
+	cat "$tmp/mostly.md"
+	cat "$tmp/negatives.md"
 	printf '<!-- quality: findings -->\n'
 	# The findings are written by hand below this line and kept.
 	if [ -f "$out" ]; then

@@ -97,6 +97,40 @@
  * block and from which site is drawn from a PRNG of its own, so a set made
  * with a block differs from the one made without only by the blocks.
  *
+ * Look-alikes.  With --negatives, the originals are followed by
+ * look-alikes in place of copies, as many and placed as copies are (0 to
+ * --max-copies, --copy-rate on average, up to --max-gap originals later):
+ * each is a different article that shares something with an earlier
+ * original, so that a match of one is a false positive, a unique article
+ * that --drop-dups would lose.  Each is made from a document of the input
+ * of the same language (English or Chinese) that is no original and
+ * goes to no other look-alike, so that no two records hold the same
+ * text; its id is that document's followed by "#nN", and --truth FILE
+ * gets "look-alike-id TAB original-id TAB kind" lines.  The originals are
+ * those the same seed and --originals draw without --negatives (so it
+ * wants fewer originals than eligible documents; a look-alike with no
+ * document left is not made).  The kinds, one drawn for each:
+ *
+ *   background     2 to 4 consecutive sentences of the original inserted
+ *                  as a paragraph between two sentences of the other
+ *                  document, as news stories repeat background paragraphs
+ *   quote          the other document preceded by a passage of the
+ *                  original quoted as a Usenet or mail reply quotes it:
+ *                  an attribution line ("In article <...>, NAME writes:",
+ *                  or its Chinese form), the passage's 2 to 4 sentences
+ *                  with "> " before each of their lines, a blank line
+ *   template       the original itself with each run of ASCII digits
+ *                  replaced by another random run of the same length and,
+ *                  in English, each capitalised word that begins no
+ *                  sentence (names, mostly) by one of the other
+ *                  document's, the same word always by the same one: the
+ *                  same template, about other people and other figures
+ *
+ * An original with no digit and no such name makes a background in
+ * place of a template, which would be a copy.  A look-alike's lang is the
+ * other document's, the original's for a template.  --touch and
+ * --boilerplate-rate are refused with --negatives.
+ *
  * The output depends only on the input, the seed and the options (the
  * PRNG is splitmix64).  Memory holds every eligible document.
  *
@@ -206,7 +240,7 @@ struct doc {
 	char		*text;
 	size_t		 len;
 	enum lang	 lang;
-	int		 chosen;	/* an original of the output */
+	int		 chosen;	/* 1: an original, 2: a look-alike's */
 	int		 site;		/* boilerplate block, or -1 */
 };
 
@@ -229,7 +263,8 @@ struct pending {
 	struct nsd_buf	 text;
 	enum lang	 lang;
 	char		 edits[160];
-	unsigned	 mask;		/* 1 << enum edit, for each edit */
+	unsigned	 mask;		/* 1 << enum edit, for each edit; */
+					/* 1 << enum kind, a look-alike's */
 	size_t		 src;
 };
 
@@ -246,6 +281,7 @@ struct options {
 	int		 verbose;
 	double		 touch[T_COUNT];	/* share P, 1 for paragraphs */
 	int		 touched;	/* --touch given */
+	int		 negatives;	/* --negatives */
 	int		 rate_given;	/* --copy-rate or --max-copies */
 	char		 touch_spec[96];	/* for the truth file */
 };
@@ -1692,6 +1728,257 @@ make_touched(struct pending *p, size_t src, const struct options *o,
 	p->src = src;
 }
 
+/* --- Look-alikes (--negatives) ----------------------------------------- */
+
+enum kind {
+	K_BACKGROUND,
+	K_QUOTE,
+	K_TEMPLATE,
+	K_COUNT
+};
+
+static const char *const kind_names[K_COUNT] = {
+	"background", "quote", "template"
+};
+
+/* Who a quote is from, for its attribution line. */
+static const char *const quote_names[] = {
+	"jsmith@cs.example.edu (John Smith)", "mary@world.example.com",
+	"Dave Brown <dbrown@example.org>", "wilson@eng.example.com"
+};
+
+/*
+ * A document for a look-alike of docs[src]: one of the same language
+ * (English, or Chinese in either script) that is no original and was
+ * given to no other look-alike, so that no two records share it.  The
+ * others are order[norig..ndocs); the scan starts at a random one.
+ * Returns NULL when none is left.
+ */
+static struct doc *
+unused_doc(size_t src, const size_t *order, size_t norig)
+{
+	size_t n = ndocs - norig, start, k;
+	struct doc *d;
+	int zh = docs[src].lang != LANG_EN;
+
+	if (n == 0)
+		return (NULL);
+	start = rng_below(n);
+	for (k = 0; k < n; k++) {
+		d = &docs[order[norig + (start + k) % n]];
+		if (!d->chosen && (d->lang != LANG_EN) == zh) {
+			d->chosen = 2;
+			return (d);
+		}
+	}
+	return (NULL);
+}
+
+/*
+ * 2 to 4 consecutive sentences of d (all of them when it has fewer), as
+ * the bytes [*a, *b) of its text, white space trimmed at both ends.
+ */
+static void
+pick_passage(const struct doc *d, struct spans *sp, size_t *a, size_t *b)
+{
+	size_t n, first;
+
+	split_sentences(d->text, d->len, d->lang, sp);
+	n = 2 + rng_below(3);
+	if (n > sp->n)
+		n = sp->n;
+	first = rng_below(sp->n - n + 1);
+	*a = sp->v[first].start;
+	*b = sp->v[first + n - 1].end;
+	while (*b > *a && is_blank(d->text[*b - 1]))
+		(*b)--;
+	while (*a < *b && is_blank(d->text[*a]))
+		(*a)++;
+}
+
+/*
+ * Every run of ASCII digits of t replaced by another random run of the
+ * same length (its last digit changed when the draw gave the same run).
+ */
+static void
+renumber(struct nsd_buf *t)
+{
+	size_t i, j, k;
+	int same;
+
+	for (i = 0; i < t->len; i = j) {
+		j = i + 1;
+		if (t->data[i] < '0' || t->data[i] > '9')
+			continue;
+		while (j < t->len && t->data[j] >= '0' && t->data[j] <= '9')
+			j++;
+		for (k = i, same = 1; k < j; k++) {
+			char c = (char)('0' + rng_below(10));
+
+			same &= c == t->data[k];
+			t->data[k] = c;
+		}
+		if (same)
+			t->data[j - 1] = (char)('0' + (t->data[j - 1] - '0' +
+			    1 + rng_below(9)) % 10);
+	}
+}
+
+/*
+ * The capitalised words of s that do not begin a sentence, into w: runs
+ * of ASCII letters of two or more, a capital then a small letter (names,
+ * mostly; not the acronyms of all capitals).
+ */
+static void
+cap_words(const char *s, size_t len, enum lang lang, struct spans *w)
+{
+	struct spans sp = { NULL, 0, 0 };
+	size_t k, i, j;
+	int first;
+
+	w->n = 0;
+	split_sentences(s, len, lang, &sp);
+	for (k = 0; k < sp.n; k++) {
+		first = 1;
+		for (i = sp.v[k].start; i < sp.v[k].end; i = j) {
+			j = i + 1;
+			if (!is_alpha((unsigned char)s[i]))
+				continue;
+			while (j < sp.v[k].end && is_alpha((unsigned char)s[j]))
+				j++;
+			if (!first && j - i >= 2 && s[i] >= 'A' &&
+			    s[i] <= 'Z' && s[i + 1] >= 'a' && s[i + 1] <= 'z')
+				spans_add(w, i, j);
+			first = 0;
+		}
+	}
+	free(sp.v);
+}
+
+/*
+ * The capitalised words of t that begin no sentence replaced by those of
+ * other, drawn at random: the same word each time by the same other one,
+ * so that a name stays one name.
+ */
+static void
+rename_words(struct nsd_buf *t, enum lang lang, const struct doc *other)
+{
+	struct spans w = { NULL, 0, 0 }, pool = { NULL, 0, 0 };
+	struct nsd_buf out = { NULL, 0, 0 };
+	size_t *to, i, j, at = 0;
+	const struct span *p;
+
+	cap_words(other->text, other->len, other->lang, &pool);
+	cap_words(t->data, t->len, lang, &w);
+	if (pool.n == 0 || w.n == 0) {
+		free(pool.v);
+		free(w.v);
+		return;
+	}
+	to = xreallocarray(NULL, w.n, sizeof *to);
+	for (i = 0; i < w.n; i++) {
+		for (j = 0; j < i; j++)
+			if (w.v[j].end - w.v[j].start == w.v[i].end -
+			    w.v[i].start && memcmp(t->data + w.v[j].start,
+			    t->data + w.v[i].start, w.v[i].end -
+			    w.v[i].start) == 0)
+				break;
+		to[i] = j < i ? to[j] : rng_below(pool.n);
+		p = &pool.v[to[i]];
+		nsd_buf_append(&out, t->data + at, w.v[i].start - at);
+		nsd_buf_append(&out, other->text + p->start, p->end - p->start);
+		at = w.v[i].end;
+	}
+	nsd_buf_append(&out, t->data + at, t->len - at);
+	t->len = 0;
+	nsd_buf_append(t, out.data, out.len);
+	nsd_buf_free(&out);
+	free(to);
+	free(pool.v);
+	free(w.v);
+}
+
+/*
+ * t, which holds other's text, preceded by s[0..len) quoted as a reply
+ * quotes it: an attribution line, then each line "> "-prefixed (its
+ * leading white space dropped), then a blank line.
+ */
+static void
+quote_before(struct nsd_buf *t, const char *s, size_t len, enum lang lang)
+{
+	struct nsd_buf q = { NULL, 0, 0 };
+	char line[160];
+	size_t i = 0, j;
+
+	if (lang == LANG_EN)
+		snprintf(line, sizeof line, "In article <%zu@news.example.com>"
+		    ", %s writes:\n", 1000 + rng_below(90000),
+		    quote_names[rng_below(NELEMS(quote_names))]);
+	else
+		snprintf(line, sizeof line, lang == LANG_HANT ?
+		    "引用網友 %zu 的發言：\n" : "引用网友 %zu 的发言：\n",
+		    1000 + rng_below(90000));
+	buf_puts(&q, line);
+	while (i < len) {
+		while (i < len && is_blank(s[i]))
+			i++;
+		if (i == len)
+			break;
+		for (j = i; j < len && s[j] != '\n'; j++)
+			;
+		buf_puts(&q, "> ");
+		nsd_buf_append(&q, s + i, j - i);
+		nsd_buf_putc(&q, '\n');
+		i = j;
+	}
+	nsd_buf_putc(&q, '\n');
+	splice(t, 0, 0, q.data, q.len);
+	nsd_buf_free(&q);
+}
+
+/*
+ * Make into p a look-alike of docs[src] of kind k from other, a document
+ * no other record holds: other's text with a passage of docs[src] put in
+ * it (background) or quoted before it (quote), or docs[src]'s text with
+ * its numbers and names changed (template; a background when it has
+ * neither).
+ */
+static void
+make_lookalike(struct pending *p, size_t src, const struct doc *other,
+    enum kind k)
+{
+	const struct doc *d = &docs[src];
+	struct nsd_buf *t = &p->text;
+	size_t a, b;
+
+	t->len = 0;
+	if (k == K_TEMPLATE) {
+		nsd_buf_append(t, d->text, d->len);
+		renumber(t);
+		if (d->lang == LANG_EN)
+			rename_words(t, d->lang, other);
+		p->lang = d->lang;
+		/* No digit and no name: that would be a copy. */
+		if (t->len == d->len && memcmp(t->data, d->text, d->len) == 0) {
+			k = K_BACKGROUND;
+			t->len = 0;
+		}
+	}
+	if (k != K_TEMPLATE) {
+		pick_passage(d, &scratch, &a, &b);
+		nsd_buf_append(t, other->text, other->len);
+		if (k == K_BACKGROUND)
+			insert_between(t, &scratch, d->text + a, b - a, 1,
+			    other->lang);
+		else
+			quote_before(t, d->text + a, b - a, other->lang);
+		p->lang = other->lang;
+	}
+	(void)snprintf(p->edits, sizeof p->edits, "%s", kind_names[k]);
+	p->mask = 1U << k;
+	p->src = src;
+}
+
 /* A hash of the text with its white space removed, for exact repeats. */
 static uint64_t
 text_key(const char *s, size_t len)
@@ -1941,7 +2228,8 @@ usage(int status)
 	    "[--boilerplate footer|script]\n"
 	    "                  [--boilerplate-rate F] [--touch SPEC[,SPEC...]]"
 	    "\n"
-	    "                  [--truth FILE] [--verbose] [FILE]...\n",
+	    "                  [--negatives] [--truth FILE] [--verbose] "
+	    "[FILE]...\n",
 	    progname);
 	if (status != 0) {
 		fprintf(f, "Try '%s --help'.\n", progname);
@@ -1981,6 +2269,12 @@ usage(int status)
 	    "                    touches named instead of 1 to 3 edits (no "
 	    "--copy-rate\n"
 	    "                    or --max-copies then)\n"
+	    "  --negatives       look-alikes in place of copies: other "
+	    "documents that\n"
+	    "                    share a passage or a template with an "
+	    "original\n"
+	    "                    (see below; no --touch or --boilerplate-rate"
+	    ")\n"
 	    "  --truth FILE      write \"copy-id TAB source-id TAB edits\" "
 	    "lines\n"
 	    "  --verbose         print counts to standard error\n"
@@ -1995,6 +2289,29 @@ usage(int status)
 	for (i = 0; i < T_COUNT; i++)
 		fprintf(f, "  %-15s %s\n", i == T_PARAS ? touch_names[i] :
 		    i == T_WORDS ? "words:P" : "chars:P", touch_help[i]);
+	fprintf(f, "\nWith --negatives, each original gets 0 to --max-copies "
+	    "look-alikes\n(--copy-rate on average, up to --max-gap originals "
+	    "later): each a\ndocument of the input that is no original and "
+	    "is used once, its id\nfollowed by #nN, of one kind drawn at "
+	    "random.  The truth file gets\n\"look-alike-id TAB original-id "
+	    "TAB kind\" lines.  No look-alike is a\ncopy: a match of one is "
+	    "a false positive.  The kinds:\n\n"
+	    "  background      2 to 4 consecutive sentences of the original "
+	    "put in\n"
+	    "                  the other document as a paragraph\n"
+	    "  quote           the other document after a quoted passage "
+	    "of the\n"
+	    "                  original: an attribution line, 2 to 4 "
+	    "sentences\n"
+	    "                  with \"> \" before each line, a blank line\n"
+	    "  template        the original with every run of digits "
+	    "replaced by\n"
+	    "                  another of the same length and, in English, "
+	    "its\n"
+	    "                  capitalised words that begin no sentence by "
+	    "those\n"
+	    "                  of the other document (one name stays one "
+	    "name)\n");
 	fprintf(f, "\nExit status: 0, 1 when bad input lines were skipped, 2 "
 	    "on a usage\nerror, 3 when a file cannot be read or written.\n");
 	exit(0);
@@ -2093,6 +2410,8 @@ parse_args(int argc, char **argv, struct options *o)
 			break;
 		if (bench_args_flag(&a, "--help", "-h"))
 			usage(0);
+		else if (bench_args_flag(&a, "--negatives", NULL))
+			o->negatives = 1;
 		else if (bench_args_flag(&a, "--verbose", "-v"))
 			o->verbose = 1;
 		else if ((v = bench_args_value(&a, "--seed", NULL)) != NULL)
@@ -2144,6 +2463,9 @@ parse_args(int argc, char **argv, struct options *o)
 	if (o->touched && o->rate_given)
 		bench_args_fail(&a, "--touch makes one copy of each original: "
 		    "no --copy-rate or --max-copies with it");
+	if (o->negatives && (o->touched || o->bp_rate > 0))
+		bench_args_fail(&a, "--negatives makes look-alikes, not "
+		    "copies: no --touch or --boilerplate-rate with it");
 	if (o->copy_rate > o->max_copies)
 		bench_args_fail(&a, "--copy-rate is above --max-copies");
 	return (a.i);
@@ -2159,7 +2481,7 @@ main(int argc, char **argv)
 	struct pending *pend = NULL;
 	size_t npend = 0, pend_cap = 0, *order = NULL, norig, i, j, k, m;
 	size_t ncopies = 0;
-	size_t per_edit[E_COUNT] = { 0 }, with_block = 0;
+	size_t per_edit[E_COUNT] = { 0 }, with_block = 0; /* or per kind */
 	struct touch_stats ts;
 	FILE *truth = NULL;
 	int first, status = 0;
@@ -2229,8 +2551,12 @@ main(int argc, char **argv)
 			m = 1;
 		for (k = 1; k <= m; k++) {
 			struct pending *pe;
+			struct doc *other = NULL;
 			size_t idcap;
 
+			if (o.negatives && (other = unused_doc(order[i], order,
+			    norig)) == NULL)
+				break;
 			if (npend == pend_cap) {
 				pend_cap = pend_cap ? 2 * pend_cap : 64;
 				pend = xreallocarray(pend, pend_cap,
@@ -2239,6 +2565,15 @@ main(int argc, char **argv)
 			pe = &pend[npend++];
 			memset(pe, 0, sizeof *pe);
 			pe->due = i + rng_below(o.max_gap + 1);
+			if (o.negatives) {
+				idcap = other->idlen + 24;
+				pe->id = xmalloc(idcap);
+				snprintf(pe->id, idcap, "%s#n%zu", other->id,
+				    k);
+				make_lookalike(pe, order[i], other,
+				    (enum kind)rng_below(K_COUNT));
+				continue;
+			}
 			idcap = d->idlen + 24;
 			pe->id = xmalloc(idcap);
 			snprintf(pe->id, idcap, "%s#r%zu", d->id, k);
@@ -2293,9 +2628,15 @@ main(int argc, char **argv)
 	if (o.verbose) {
 		fprintf(stderr, "%s: %zu lines, %zu bad, %zu short, %zu exact "
 		    "repeats, %zu eligible; %zu originals (%zu with a block), "
-		    "%zu copies;", progname, c.lines, c.bad, c.shorter,
-		    c.repeats, ndocs, norig, with_block, ncopies);
-		if (o.touched)
+		    "%zu %s;", progname, c.lines, c.bad, c.shorter,
+		    c.repeats, ndocs, norig, with_block, ncopies,
+		    o.negatives ? "look-alikes" : "copies");
+		if (o.negatives) {
+			fprintf(stderr, " kinds:");
+			for (m = 0; m < K_COUNT; m++)
+				fprintf(stderr, " %s %zu", kind_names[m],
+				    per_edit[m]);
+		} else if (o.touched)
 			touch_report(&o, &ts, ncopies);
 		else {
 			fprintf(stderr, " edits:");
