@@ -34,7 +34,7 @@ _nsdedup_value()
 	-k | --key | -n | --sentences | --distance | --dup-field | \
 	--field-name | --id-field | --max-line | --min-features | \
 	--min-length | --min-match | --common | --ngram | --shingle | --wait | \
-	--threshold | --ttl | -j | --jobs)
+	--threshold | --confirm | --ttl | -j | --jobs)
 		COMPREPLY=()
 		return 0 ;;
 	*)
@@ -73,8 +73,8 @@ _nsdedup()
 
 	if [[ $cur == -* ]]; then
 		opts='-a -d -D -f -H -h -j -k -m -n -o -q -V
-		    --annotate --common= --compat= --db= --db-info --db-verify
-		    --distance=
+		    --annotate --common= --compat= --confirm= --db= --db-info
+		    --db-verify --distance=
 		    --drop-dups --dup-field= --explain --field-name= --format=
 		    --help --id-field= --jobs= --key= --max-line= --method=
 		    --min-features= --min-length= --min-match= --ngram=

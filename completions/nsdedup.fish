@@ -4,6 +4,8 @@ complete -c nsdedup -s a -l annotate \
     -d 'Write every record, annotated (default)'
 complete -c nsdedup -l compat -x -a nshash \
     -d 'Split and select sentences as the reference does'
+complete -c nsdedup -l confirm -x \
+    -d 'Least share of the smaller text that the other holds (default 0.7)'
 complete -c nsdedup -l db -r -F \
     -d 'Remember fingerprints in this index file, or redis://HOST:PORT/NS'
 complete -c nsdedup -l db-info \
