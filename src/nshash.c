@@ -177,20 +177,61 @@ code_like(const char *s, size_t len, size_t cps)
 
 /*
  * The elements of the sketch of s[0..len): the NSD_NSHASH_WINDOW bytes
- * from each anchor, a byte whose low four bits are 3. Anchors are about
- * one byte in 10 of English text (c, s, C, S, 3, #) and one in 20 to 45
- * of Chinese (one UTF-8 continuation byte in 16, and the punctuation
- * U+3000 to U+303F), and an edit moves none but its own: two texts that
- * share a passage share its windows, wherever it starts.
+ * from each anchor (is_anchor()). Anchors are about one byte in 16 of
+ * English text and one in 20 to 45 of Chinese, and an edit moves none but
+ * its own: two texts that share a passage share its windows, wherever it
+ * starts.
  */
+
+/*
+ * An anchor is an ASCII byte whose low five bits are 0x13 (s, S, 3 and a
+ * control character), or a byte from 0x80 whose low four bits are 3 (one
+ * UTF-8 continuation byte in 16, and the lead byte of U+3000 to U+3FFF,
+ * CJK punctuation among them).
+ */
+static int
+is_anchor(unsigned char b)
+{
+	return ((b & 0x9F) == 0x13 || (b & 0x8F) == 0x83);
+}
+
+#ifdef __SSE2__
+/* The anchors among the 16 bytes at s, a bit each. */
+static inline uint64_t
+anchors16(const char *s)
+{
+	const __m128i	 ascii = _mm_set1_epi8((char)0x9F);
+	const __m128i	 ascii_anchor = _mm_set1_epi8(0x13);
+	const __m128i	 other = _mm_set1_epi8((char)0x8F);
+	const __m128i	 other_anchor = _mm_set1_epi8((char)0x83);
+	__m128i		 b = _mm_loadu_si128((const __m128i *)s);
+
+	return ((unsigned)_mm_movemask_epi8(_mm_or_si128(
+	    _mm_cmpeq_epi8(_mm_and_si128(b, ascii), ascii_anchor),
+	    _mm_cmpeq_epi8(_mm_and_si128(b, other), other_anchor))));
+}
+#endif
+
+/* The windows at s + at[0..n) into sketch. */
+static void
+add_windows(struct nsd_sketch *sketch, const char *s, const uint32_t *at,
+    size_t n)
+{
+	size_t	 k;
+
+	for (k = 0; k < n; k++)
+		nsd_sketch_add(sketch, nsd_sketch_hash16(s + at[k]));
+}
+
 static void
 sketch_windows(struct nsd_sketch *sketch, const char *s, size_t len,
-    uint64_t expected, uint64_t seed)
+    uint64_t expected)
 {
 	size_t		 i = 0, end;
 #ifdef __SSE2__
-	const __m128i	 low = _mm_set1_epi8(0x0F), three = _mm_set1_epi8(3);
-	unsigned	 m;
+	uint32_t	 at[NSD_SKETCH_POSITIONS + 64];
+	size_t		 n = 0;
+	uint64_t	 m;
 #endif
 
 	/* A bound for about expected anchors (0: none). */
@@ -199,18 +240,25 @@ sketch_windows(struct nsd_sketch *sketch, const char *s, size_t len,
 		return;
 	end = len - NSD_NSHASH_WINDOW + 1;	/* the anchors are before */
 #ifdef __SSE2__
-	for (; i + 16 <= end; i += 16) {
-		m = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(
-		    _mm_loadu_si128((const __m128i *)(s + i)), low), three));
-		for (; m != 0; m &= m - 1)
-			nsd_sketch_add(sketch, XXH3_64bits_withSeed(s + i +
-			    __builtin_ctz(m), NSD_NSHASH_WINDOW, seed));
+	/* Positions are offsets from s: a record is less than 4 GiB. */
+	for (; i + 64 <= end; i += 64) {
+		m = anchors16(s + i) | anchors16(s + i + 16) << 16 |
+		    anchors16(s + i + 32) << 32 | anchors16(s + i + 48) << 48;
+		n = nsd_sketch_flatten(at, n, (uint32_t)i, m);
+		if (n >= NSD_SKETCH_POSITIONS) {
+			add_windows(sketch, s, at, n);
+			n = 0;
+		}
 	}
+	add_windows(sketch, s, at, n);
+	for (; i + 16 <= end; i += 16)
+		for (m = anchors16(s + i); m != 0; m &= m - 1)
+			nsd_sketch_add(sketch, nsd_sketch_hash16(s + i +
+			    __builtin_ctzll(m)));
 #endif
 	for (; i < end; i++)
-		if ((s[i] & 0x0F) == 3)
-			nsd_sketch_add(sketch, XXH3_64bits_withSeed(s + i,
-			    NSD_NSHASH_WINDOW, seed));
+		if (is_anchor((unsigned char)s[i]))
+			nsd_sketch_add(sketch, nsd_sketch_hash16(s + i));
 }
 
 /*
@@ -218,12 +266,11 @@ sketch_windows(struct nsd_sketch *sketch, const char *s, size_t len,
  * left too few values, and its numbers.
  */
 static void
-sketch_text(struct nsd_text_sketch *sketch, const char *s, size_t len,
-    uint64_t seed)
+sketch_text(struct nsd_text_sketch *sketch, const char *s, size_t len)
 {
-	sketch_windows(&sketch->elements, s, len, len / 16, seed);
+	sketch_windows(&sketch->elements, s, len, len / 20);
 	if (nsd_sketch_thin(&sketch->elements))
-		sketch_windows(&sketch->elements, s, len, 0, seed);
+		sketch_windows(&sketch->elements, s, len, 0);
 	nsd_sketch_numbers(&sketch->numbers, s, len);
 }
 
@@ -281,7 +328,7 @@ nsd_nshash_compute(struct nsd_nshash *h, const char *text, size_t len,
 	 * its bytes, which lets most short pieces be passed over uncounted.
 	 */
 	if (sketch != NULL)
-		sketch_text(sketch, s, len, h->p.seed);
+		sketch_text(sketch, s, len);
 	for (i = 0; i < npieces; i++) {
 		c.s = s + h->pieces[i].start;
 		c.len = h->pieces[i].len;

@@ -21,7 +21,10 @@
 #include "util.h"
 
 #define NSD_NSHASH_MAX_SENTENCES 64
-/* The bytes of an element of the sketch of a text (nshash.c). */
+/*
+ * The bytes of an element of the sketch of a text (nshash.c), hashed by
+ * nsd_sketch_hash16().
+ */
 #define NSD_NSHASH_WINDOW	16
 
 struct nsd_nshash_params {

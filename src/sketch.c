@@ -21,13 +21,14 @@
  * k). Take t, the smaller of the two bounds; the elements of each text up
  * to t are then a sample of that text drawn by one rule, and the figures
  * are those of the two samples. A text of at most k elements is kept
- * whole (no bound), and two such texts compare exactly: a news story has
- * about 5 to 40 sentences.
+ * whole (no bound), and two such texts compare exactly.
  *
  * Why a bound set beforehand: keeping the k least of n values one by one
- * takes about k (1 + ln(n / k)) inserts, each a shift of the array; a
- * text of thousands of features would pay that on every record. A bound
- * from the text's length that leaves about 2k of them costs k (1 + ln 2).
+ * takes about k (1 + ln(n / k)) inserts, each a shift of the array and a
+ * branch mispredicted; a text of thousands of features would pay that on
+ * every record. A bound from the text's length that leaves about 5k / 4
+ * of them costs k (1 + ln 5/4), and a text whose length misled it (one
+ * that repeats a few words) is sketched again without (nsd_sketch_thin()).
  */
 #include "config.h"
 
@@ -44,7 +45,7 @@
 static void
 start(struct nsd_sketch *s, unsigned slots, uint64_t expected)
 {
-	uint64_t	 room = 2 * (uint64_t)slots;
+	uint64_t	 room = slots + slots / 4;
 
 	s->n = 0;
 	s->slots = slots;
@@ -62,16 +63,25 @@ nsd_sketch_clear(struct nsd_sketch *s, uint64_t expected)
 uint32_t
 nsd_sketch_insert(struct nsd_sketch *s, uint32_t v)
 {
-	unsigned	 i;
+	unsigned	 i, last = s->n < s->slots ? s->n : s->slots - 1;
+	uint32_t	 dropped = s->v[last];	/* full: the largest */
 
-	for (i = s->n; i > 0 && s->v[i - 1] > v; i--)
-		continue;
-	if (i > 0 && s->v[i - 1] == v)
-		return (s->below);	/* an element seen before */
+	/*
+	 * Up from the end, each larger value one place on (over the largest
+	 * when full: v is less), then v where it stops; an element seen
+	 * before puts them back, which is rare but for texts that repeat.
+	 */
+	for (i = last; i > 0 && s->v[i - 1] > v; i--)
+		s->v[i] = s->v[i - 1];
+	if (i > 0 && s->v[i - 1] == v) {
+		for (; i < last; i++)
+			s->v[i] = s->v[i + 1];
+		s->v[last] = dropped;
+		return (s->below);
+	}
+	s->v[i] = v;
 	if (s->n < s->slots)
 		s->n++;
-	memmove(s->v + i + 1, s->v + i, (s->n - 1 - i) * sizeof s->v[0]);
-	s->v[i] = v;
 	/* Values are odd: under the largest is at most one less. */
 	if (s->n == s->slots)
 		s->below = s->v[s->slots - 1] - 1;
@@ -84,53 +94,97 @@ nsd_sketch_thin(const struct nsd_sketch *s)
 	return (s->bound != UINT32_MAX && s->n < s->slots / 2);
 }
 
-/* The number of the digits at s[0..len), up to the first that is not. */
-static size_t
-digits(const char *s, size_t len)
+static int
+is_digit(char c)
 {
-	size_t	 i = 0;
+	return (c >= '0' && c <= '9');
+}
 
-	while (i < len && s[i] >= '0' && s[i] <= '9')
-		i++;
+/*
+ * The number that starts at text[i] (a digit after none) into s, hashed as
+ * fmix64() of x, where each digit d makes x = 11 x + d + 1: no two runs of
+ * up to 18 digits ("7" and "007" among them) give the same x. Returns
+ * where it ends.
+ */
+static size_t
+add_number(struct nsd_sketch *s, const char *text, size_t i, size_t len)
+{
+	uint64_t	 x = 0;
+	size_t		 from = i;
+
+	for (; i < len && is_digit(text[i]); i++)
+		x = x * 11 + (uint64_t)(text[i] - '0') + 1;
+	if (i - from >= 2)
+		nsd_sketch_add(s, nsd_fmix64(x));
 	return (i);
 }
 
 /*
- * The runs of ASCII digits, found 16 bytes at a time: a byte is a digit
- * when, less '0', it is at most 9 unsigned.
+ * The numbers of text are its runs of two or more ASCII digits (a single
+ * digit, a day or a count, tells stories apart less and is most of them).
+ * They are found 64 bytes at a time: a byte is a digit when, less '0', it
+ * is at most 9 unsigned, and a run starts at a digit whose byte before is
+ * none.
  */
+#ifdef __SSE2__
+/* The digits among the 16 bytes at s, a bit each. */
+static inline uint64_t
+digits16(const char *s)
+{
+	const __m128i	 zero = _mm_set1_epi8('0'), nine = _mm_set1_epi8(9);
+	__m128i		 d = _mm_sub_epi8(_mm_loadu_si128((const __m128i *)s),
+			    zero);
+
+	return ((unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(d,
+	    nine), d)));
+}
+#endif
+
+static void
+numbers(struct nsd_sketch *s, const char *text, size_t len,
+    uint64_t expected)
+{
+	size_t		 i = 0, n = 0, k;
+#ifdef __SSE2__
+	uint32_t	 at[NSD_SKETCH_POSITIONS + 64];
+	uint64_t	 m, before = 0;
+#endif
+
+	start(s, NSD_SKETCH_NUMBERS, expected);
+#ifdef __SSE2__
+	for (; i + 64 <= len; i += 64) {
+		m = digits16(text + i) | digits16(text + i + 16) << 16 |
+		    digits16(text + i + 32) << 32 |
+		    digits16(text + i + 48) << 48;
+		n = nsd_sketch_flatten(at, n, (uint32_t)i,
+		    m & ~(m << 1 | before));
+		before = m >> 63;
+		if (n >= NSD_SKETCH_POSITIONS || i + 128 > len) {
+			for (k = 0; k < n; k++)
+				(void)add_number(s, text, at[k], len);
+			n = 0;
+		}
+	}
+	/* The rest starts after a run that the blocks may have ended. */
+	if (i > 0 && before)
+		while (i < len && is_digit(text[i]))
+			i++;
+#endif
+	while (i < len) {
+		if (is_digit(text[i]))
+			i = add_number(s, text, i, len);
+		else
+			i++;
+	}
+}
+
+/* News has a number in about every 128 bytes, or fewer. */
 void
 nsd_sketch_numbers(struct nsd_sketch *s, const char *text, size_t len)
 {
-	size_t		 i = 0, run;
-#ifdef __SSE2__
-	const __m128i	 zero = _mm_set1_epi8('0'), nine = _mm_set1_epi8(9);
-	__m128i		 d;
-	unsigned	 m;
-#endif
-
-	start(s, NSD_SKETCH_NUMBERS, 0);
-	while (i < len) {
-#ifdef __SSE2__
-		for (; i + 16 <= len; i += 16) {
-			d = _mm_sub_epi8(_mm_loadu_si128(
-			    (const __m128i *)(text + i)), zero);
-			m = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(
-			    _mm_min_epu8(d, nine), d));
-			if (m != 0) {
-				i += (size_t)__builtin_ctz(m);
-				break;
-			}
-		}
-#endif
-		for (; i < len && (text[i] < '0' || text[i] > '9'); i++)
-			continue;
-		if (i == len)
-			break;
-		run = digits(text + i, len - i);
-		nsd_sketch_add(s, XXH3_64bits(text + i, run));
-		i += run;
-	}
+	numbers(s, text, len, len / 128);
+	if (nsd_sketch_thin(s))
+		numbers(s, text, len, 0);
 }
 
 /* One part of a stored sketch, of slots values, at out. */

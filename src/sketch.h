@@ -25,7 +25,11 @@
 #ifndef NSD_SKETCH_H
 #define NSD_SKETCH_H
 
+#include <endian.h>
 #include <stdint.h>
+#include <string.h>
+
+#include "util.h"
 
 #define NSD_SKETCH_SLOTS	31	/* values of elements, at most */
 #define NSD_SKETCH_NUMBERS	7	/* values of numbers, at most */
@@ -84,8 +88,9 @@ struct nsd_resemblance {
 
 /*
  * Start a sketch of a text of about expected elements: its bound leaves
- * about twice NSD_SKETCH_SLOTS of them, so that few are kept only to make
- * way for less ones (0: no bound but the least NSD_SKETCH_SLOTS).
+ * about a quarter more than NSD_SKETCH_SLOTS of them, so that few are kept
+ * only to make way for less ones (0: no bound but the least
+ * NSD_SKETCH_SLOTS).
  */
 void	 nsd_sketch_clear(struct nsd_sketch *, uint64_t);
 
@@ -104,6 +109,52 @@ nsd_sketch_value(uint64_t h)
  * s->below as it is then, for a caller that keeps it in a register.
  */
 uint32_t nsd_sketch_insert(struct nsd_sketch *, uint32_t);
+
+/*
+ * The hash of the 16 bytes at s, two little-endian words a and b:
+ * a K1 ^ b K2 (mod 2^64), with K1 = 2^64 / phi and K2 MurmurHash3's
+ * 0xC2B2AE3D27D4EB4F. Only its high 32 bits are a value, and each of them
+ * depends on every bit of a and b. For the many windows of a sketch,
+ * where XXH3, or a finalizer, would cost more than the rest of their
+ * work.
+ */
+static inline uint64_t
+nsd_sketch_hash16(const char *s)
+{
+	uint64_t	 a, b;
+
+	memcpy(&a, s, sizeof a);
+	memcpy(&b, s + 8, sizeof b);
+	return (le64toh(a) * 0x9E3779B97F4A7C15ULL ^
+	    le64toh(b) * 0xC2B2AE3D27D4EB4FULL);
+}
+
+/* The positions a scan collects before it adds what starts there. */
+#define NSD_SKETCH_POSITIONS	1024
+
+/*
+ * The positions of the bits of m (of the 64 bytes from base) into
+ * at[n...], returning the new n. The first 8 are written whatever m holds,
+ * without a branch (a bit past the block stands in for the ones m lacks,
+ * and n counts only the true ones): a loop over a block's bits would end
+ * in a mispredicted branch about once a block, which cost more than all
+ * the rest of a sketch. at has room for n + 64.
+ */
+static inline size_t
+nsd_sketch_flatten(uint32_t *at, size_t n, uint32_t base, uint64_t m)
+{
+	unsigned	 count = (unsigned)__builtin_popcountll(m), k;
+
+	for (k = 0; k < 8; k++) {
+		at[n + k] = base + (uint32_t)__builtin_ctzll(m | 1ULL << 63);
+		m &= m - 1;
+	}
+	for (k = 8; k < count; k++) {
+		at[n + k] = base + (uint32_t)__builtin_ctzll(m);
+		m &= m - 1;
+	}
+	return (n + count);
+}
 
 /* Add the element whose 64-bit hash is h. */
 static inline void

@@ -9,32 +9,6 @@
 
 load helpers
 
-# $2 sentences of made-up prose, different for every seed $1: 9 to 14
-# words a sentence, each of 2 or 3 syllables of 20 (8400 words), drawn by
-# awk's generator.
-prose() {
-	awk -v seed="$1" -v n="$2" 'BEGIN {
-		split("ka to mi ra ne su lo ve di po sha gu re fa ni bo te " \
-		    "xi lu ma", syl, " ")
-		srand(seed)
-		for (s = 0; s < n; s++) {
-			k = 9 + int(rand() * 6)
-			line = ""
-			for (i = 0; i < k; i++) {
-				word = ""
-				for (j = 2 + int(rand() * 2); j > 0; j--)
-					word = word syl[1 + int(rand() * 20)]
-				line = line (i ? " " : "") word
-			}
-			printf "%s%s. ", toupper(substr(line, 1, 1)), substr(line, 2)
-		}
-	}'
-}
-
-# Background sentences that two stories of one affair repeat: longer than
-# any sentence of prose, so nshash fingerprints them first.
-BACKGROUND='The regional water authority was placed under special administration in March after auditors found that most of its reserves had been spent on consultants. Its former chairman denies every charge and says that the accounts were approved by the ministry each year. Three engineering firms that worked for the authority are being investigated by prosecutors in two provinces. The national audit office has asked for the complete contracts of the last eleven years, which the authority says were lost in a flood.'
-
 @test "two stories that share background sentences are not duplicates" {
 	record a "$(prose 1 12) $BACKGROUND" > in.jsonl
 	record b "$(prose 2 12) $BACKGROUND" >> in.jsonl
@@ -123,7 +97,7 @@ q3b q3b" --confirm 0.5
 	groups_by_method "nshash minhash" "q3 q3
 q3b q3" --confirm 0
 	run_nsd --confirm 0 --explain --only-dups in.jsonl
-	[[ "$output" =~ \"containment\":0\.5[0-9]*,.*,\"numbers\":0\.[0-2][0-9]*\}\}\}$ ]]
+	[[ "$output" =~ \"containment\":0\.[56][0-9]*,.*,\"numbers\":0\.[0-2][0-9]*\}\}\}$ ]]
 }
 
 @test "--explain shows the confirmation's figures with every method" {
@@ -134,7 +108,7 @@ q3b q3" --confirm 0
 		run_nsd -m "$m" --explain --only-dups in.jsonl
 		[ "$status" -eq 0 ]
 		[ -z "$stderr" ]
-		[[ "$output" =~ ,\"confirm\":\{\"containment\":1,\"jaccard\":(1|0\.9[0-9]*),\"sample\":(2[4-9]|3[01])\}\}\}$ ]]
+		[[ "$output" =~ ,\"confirm\":\{\"containment\":1,\"jaccard\":(1|0\.9[0-9]*),\"sample\":(1[0-9]|2[0-9]|3[01])\}\}\}$ ]]
 	done
 }
 

@@ -29,6 +29,33 @@ record() {
 	printf '{"id":"%s","text":"%s"}\n' "$1" "$2"
 }
 
+# $2 sentences of made-up prose, different for every seed $1: 9 to 14
+# words a sentence, each of 2 or 3 syllables of 20 (8400 words), drawn by
+# awk's generator.
+prose() {
+	awk -v seed="$1" -v n="$2" 'BEGIN {
+		split("ka to mi ra ne su lo ve di po sha gu re fa ni bo te " \
+		    "xi lu ma", syl, " ")
+		srand(seed)
+		for (s = 0; s < n; s++) {
+			k = 9 + int(rand() * 6)
+			line = ""
+			for (i = 0; i < k; i++) {
+				word = ""
+				for (j = 2 + int(rand() * 2); j > 0; j--)
+					word = word syl[1 + int(rand() * 20)]
+				line = line (i ? " " : "") word
+			}
+			printf "%s%s. ", toupper(substr(line, 1, 1)), substr(line, 2)
+		}
+	}'
+}
+
+# Background sentences that two stories of one affair repeat: longer than
+# any sentence of prose, so nshash fingerprints them first.
+# shellcheck disable=SC2034 # for the tests that load this file
+BACKGROUND='The regional water authority was placed under special administration in March after auditors found that most of its reserves had been spent on consultants. Its former chairman denies every charge and says that the accounts were approved by the ministry each year. Three engineering firms that worked for the authority are being investigated by prosecutors in two provinces. The national audit office has asked for the complete contracts of the last eleven years, which the authority says were lost in a flood.'
+
 # The ids and similar_ids of nsdedup's JSON output $1, one pair a line.
 groups_of() {
 	printf '%s\n' "$1" |
@@ -203,6 +230,7 @@ unconfirmed() {
 
 # run_nsd, the confirmation's figures taken out of the output: for the
 # tests of a method's own evidence.
+# shellcheck disable=SC2034 # lines: bats's, for the test to read
 run_nsd_evidence() {
 	run_nsd "$@"
 	output=$(unconfirmed "$output")

@@ -693,6 +693,32 @@ ttls() {
 	[ ! -e x ]
 }
 
+@test "a namespace made before sketches is used, its matches unconfirmed" {
+	url=$(single_url presketch)
+	nsd_to out --db "$(single_url sketched)" /dev/null
+	ran_clean
+	# NS:params as nsdedup wrote it before groups kept sketches.
+	params=$(redis_cli "$SINGLE_PORT" GET sketched:params)
+	[[ "$params" == *" sketch=160" ]]
+	redis_cli "$SINGLE_PORT" SET presketch:params "${params% sketch=160}" \
+	    > /dev/null
+	record a "$(prose 1 12) $BACKGROUND" > in.jsonl
+	record b "$(prose 2 12) $BACKGROUND" >> in.jsonl
+	# Confirmed, b is no copy; unconfirmed, its shared sentences make it
+	# one, and --explain has no figures to give.
+	nsd_to out --db "$(single_url sketched)" --explain in.jsonl
+	ran_clean
+	expect_eq "$(groups_of "$(cat out)")" "a a
+b b"
+	nsd_to out --db "$url" --explain in.jsonl
+	ran_clean
+	expect_eq "$(groups_of "$(cat out)")" "a a
+b a"
+	grep -q '"exact":false}}$' out
+	expect_eq "$(redis_cli "$SINGLE_PORT" GET presketch:params)" \
+	    "${params% sketch=160}"
+}
+
 @test "a namespace made with other parameters is refused, and left as it was" {
 	url=$(single_url params)
 	nsd_to out -m nshash --db "$url" part1.jsonl
