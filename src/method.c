@@ -135,9 +135,13 @@ nsd_method_confirm(const struct nsd_config *cfg, struct nsd_index *ix,
 	v->ev.confirmed = 1;
 	if (cfg->confirm == 0)
 		return (1);
-	/* Stories from one template share their words, not their numbers. */
+	/*
+	 * Stories from one template share their words, not their numbers.
+	 * A method that measures the whole texts itself has its own bar.
+	 */
 	if ((r->numbers_compared && r->numbers < NSD_SKETCH_NUMBERS_SHARE) ||
-	    (!r->too_short && r->containment < cfg->confirm)) {
+	    (!r->too_short && !nsd_method_of(cfg->method)->whole_text &&
+	    r->containment < cfg->confirm)) {
 		st->unconfirmed++;
 		return (0);
 	}

@@ -83,6 +83,10 @@ struct nsd_method_ops {
 	int		 keys_repeat;	/* its index adds keys, which may
 					   repeat, rather than claim them
 					   once (nsd_index_params.repeats) */
+	int		 whole_text;	/* its own rule measures the whole
+					   texts (MinHash's Jaccard): its
+					   matches are confirmed by their
+					   numbers alone */
 	/* Its defaults that differ from the other methods' (or NULL). */
 	void		 (*defaults)(struct nsd_config *);
 	/*

@@ -242,6 +242,7 @@ minhash_explain(const struct nsd_evidence *e, char *buf, size_t size)
 
 const struct nsd_method_ops nsd_method_minhash = {
 	.name = "minhash",
+	.whole_text = 1,
 	.options = minhash_options,
 	.defaults = minhash_defaults,
 	.index_params = minhash_index_params,

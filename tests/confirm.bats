@@ -181,5 +181,5 @@ b b"
 c a"
 	run_nsd --db x.nsd --db-info
 	[ "$status" -eq 0 ]
-	[[ "$output" == *$'\nsketches:      160 bytes a group (matches are confirmed)\n'* ]]
+	[[ "$output" == *$'\nsketches:      192 bytes a group (matches are confirmed)\n'* ]]
 }

@@ -563,11 +563,11 @@ old_version_round_trip() {
 	expect_eq "$(info_field load)" \
 	    "$(awk -v n="$fps" 'BEGIN { printf "%.1f", 100 * n / 4096 }')% of 4096 slots (grows past 62.5%)"
 	# Every id is a JSON string of 10 bytes: 12 + 10, padded to 24, then
-	# the group's sketch of 160.
+	# the group's sketch of 192.
 	expect_eq "$(info_field 'file size')" \
-	    "$(stat -c %s x) bytes, and $(stat -c %s x.ids) in x.ids ($((16 + (24 + 160) * groups)) committed)"
+	    "$(stat -c %s x) bytes, and $(stat -c %s x.ids) in x.ids ($((16 + (24 + 192) * groups)) committed)"
 	expect_eq "$(info_field sketches)" \
-	    "160 bytes a group (matches are confirmed)"
+	    "192 bytes a group (matches are confirmed)"
 	[ "$(stat -c %s x)" -eq $((8192 + 4096 * 16)) ]
 	expect_eq "$(info_field generation)" "2 (runs that added to it)"
 	for f in created 'last commit'; do

@@ -699,8 +699,8 @@ ttls() {
 	ran_clean
 	# NS:params as nsdedup wrote it before groups kept sketches.
 	params=$(redis_cli "$SINGLE_PORT" GET sketched:params)
-	[[ "$params" == *" sketch=160" ]]
-	redis_cli "$SINGLE_PORT" SET presketch:params "${params% sketch=160}" \
+	[[ "$params" == *" sketch=192" ]]
+	redis_cli "$SINGLE_PORT" SET presketch:params "${params% sketch=192}" \
 	    > /dev/null
 	record a "$(prose 1 12) $BACKGROUND" > in.jsonl
 	record b "$(prose 2 12) $BACKGROUND" >> in.jsonl
@@ -716,7 +716,7 @@ b b"
 b a"
 	grep -q '"exact":false}}$' out
 	expect_eq "$(redis_cli "$SINGLE_PORT" GET presketch:params)" \
-	    "${params% sketch=160}"
+	    "${params% sketch=192}"
 }
 
 @test "a namespace made with other parameters is refused, and left as it was" {
