@@ -561,6 +561,17 @@ probe_configs() {
 	done
 }
 
+# The sentence that says which configurations "label|options|message"
+# ($@, as probe_configs() leaves them) the program refused, and what it
+# said to the first.
+refused_sentence() {
+	printf 'Not measured, refused by this nsdedup: %s (it said ' \
+	    "$(for cf in "$@"; do
+		printf '*%s* `%s`, ' "${cf%%|*}" "$(cut -d '|' -f 2 <<<"$cf")"
+	    done | sed 's/, $//')"
+	printf '"%s" to the first).\n\n' "$(cut -d '|' -f 3- <<<"$1")"
+}
+
 # Rows of the table, one per shared corpus, into mostly_rows; the first
 # few mostly different pairs of the first configuration, "corpus|pairs",
 # into mostly_examples; why the section is empty, if it is, in
@@ -666,13 +677,7 @@ mostly_section() {
 	printf '%s\n' "${mostly_rows[@]}"
 	printf '\n'
 	if [ ${#mostly_refused[@]} -gt 0 ]; then
-		printf 'Not measured, refused by this nsdedup: %s (it said ' \
-		    "$(for cf in "${mostly_refused[@]}"; do
-			printf '*%s* `%s`, ' "${cf%%|*}" \
-			    "$(cut -d '|' -f 2 <<<"$cf")"
-		    done | sed 's/, $//')"
-		printf '"%s" to the first).\n\n' \
-		    "$(cut -d '|' -f 3- <<<"${mostly_refused[0]}")"
+		refused_sentence "${mostly_refused[@]}"
 	fi
 	if [ ${#mostly_ok[@]} -gt 0 ]; then
 		printf 'The first mostly different pairs of *%s* in each ' \
@@ -853,13 +858,7 @@ negatives_section() {
 	printf '%s\n' "${negatives_rows[@]}"
 	printf '\n'
 	if [ ${#negatives_refused[@]} -gt 0 ]; then
-		printf 'Not measured, refused by this nsdedup: %s (it said ' \
-		    "$(for cf in "${negatives_refused[@]}"; do
-			printf '*%s* `%s`, ' "${cf%%|*}" \
-			    "$(cut -d '|' -f 2 <<<"$cf")"
-		    done | sed 's/, $//')"
-		printf '"%s" to the first).\n\n' \
-		    "$(cut -d '|' -f 3- <<<"${negatives_refused[0]}")"
+		refused_sentence "${negatives_refused[@]}"
 	fi
 	kept_note negatives
 }
@@ -1132,13 +1131,7 @@ touched_section() {
 	# The refused, with what nsdedup said of the first (the others
 	# are mostly the same method).
 	if [ ${#touched_refused[@]} -gt 0 ]; then
-		printf 'Not measured, refused by this nsdedup: %s (it said ' \
-		    "$(for cf in "${touched_refused[@]}"; do
-			printf '*%s* `%s`, ' "${cf%%|*}" \
-			    "$(cut -d '|' -f 2 <<<"$cf")"
-		    done | sed 's/, $//')"
-		printf '"%s" to the first).\n\n' \
-		    "$(cut -d '|' -f 3- <<<"${touched_refused[0]}")"
+		refused_sentence "${touched_refused[@]}"
 	fi
 	n500=$(awk -F '|' '$1 == "en" { split($4, s, " ")
 	    if (s[1] == "len" && s[2] == 1) { print s[3]; exit } }' \
