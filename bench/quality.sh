@@ -1232,9 +1232,10 @@ for c in "${corpora[@]}"; do
 	    { print $1, $2, lang[$1] }' "$tmp/$c.info" "$tmp/hist.truth" |
 	    while read -r rid sid lang; do
 		cat "$tmp/rec/$sid" "$tmp/rec/$rid" >"$tmp/pair.jsonl"
-		d=$("$NSDEDUP" -m simhash --distance 8 --explain --only-dups \
-		    "$tmp/pair.jsonl" |
-		    sed -n 's/.*"distance":\([0-9]*\)}}$/\1/p')
+		# Unconfirmed: the distance, whatever the whole texts say.
+		d=$("$NSDEDUP" -m simhash --distance 8 --confirm 0 --explain \
+		    --only-dups "$tmp/pair.jsonl" |
+		    sed -n 's/.*"method":"simhash","distance":\([0-9]*\)[,}].*/\1/p')
 		printf '%s %s %s\n' "$c" "$lang" "${d:-9}" >>"$tmp/hist.meta"
 		cat "$tmp/pair.jsonl" >>"$tmp/hist.pairs"
 	    done
