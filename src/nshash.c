@@ -176,14 +176,6 @@ code_like(const char *s, size_t len, size_t cps)
 }
 
 /*
- * The elements of the sketch of s[0..len): the NSD_NSHASH_WINDOW bytes
- * from each anchor (is_anchor()). Anchors are about one byte in 16 of
- * English text and one in 20 to 45 of Chinese, and an edit moves none but
- * its own: two texts that share a passage share its windows, wherever it
- * starts.
- */
-
-/*
  * An anchor is an ASCII byte whose low five bits are 0x13 (s, S, 3 and a
  * control character), or a byte from 0x80 whose low four bits are 3 (one
  * UTF-8 continuation byte in 16, and the lead byte of U+3000 to U+3FFF,
@@ -223,6 +215,13 @@ add_windows(struct nsd_sketch *sketch, const char *s, const uint32_t *at,
 		nsd_sketch_add(sketch, nsd_sketch_hash16(s + at[k]));
 }
 
+/*
+ * The elements of the sketch of s[0..len): the NSD_NSHASH_WINDOW bytes
+ * from each anchor (is_anchor()). Anchors are about one byte in 16 of
+ * English text and one in 20 to 45 of Chinese, and an edit moves none but
+ * its own: two texts that share a passage share its windows, wherever it
+ * starts.
+ */
 static void
 sketch_windows(struct nsd_sketch *sketch, const char *s, size_t len,
     uint64_t expected)
@@ -245,16 +244,11 @@ sketch_windows(struct nsd_sketch *sketch, const char *s, size_t len,
 		m = anchors16(s + i) | anchors16(s + i + 16) << 16 |
 		    anchors16(s + i + 32) << 32 | anchors16(s + i + 48) << 48;
 		n = nsd_sketch_flatten(at, n, (uint32_t)i, m);
-		if (n >= NSD_SKETCH_POSITIONS) {
+		if (n >= NSD_SKETCH_POSITIONS || i + 128 > end) {
 			add_windows(sketch, s, at, n);
 			n = 0;
 		}
 	}
-	add_windows(sketch, s, at, n);
-	for (; i + 16 <= end; i += 16)
-		for (m = anchors16(s + i); m != 0; m &= m - 1)
-			nsd_sketch_add(sketch, nsd_sketch_hash16(s + i +
-			    __builtin_ctzll(m)));
 #endif
 	for (; i < end; i++)
 		if (is_anchor((unsigned char)s[i]))

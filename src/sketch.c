@@ -36,7 +36,6 @@
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
-#include <xxhash.h>
 
 #include "index_format.h"	/* nsd_le32(), nsd_put_le32() */
 #include "sketch.h"
