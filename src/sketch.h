@@ -8,11 +8,11 @@
  * lowest bit set (nshash's elements are 16-byte windows of its text;
  * SimHash's and MinHash's their features). A sketch holds a bound and
  * every distinct value of the text's elements up to it, at most
- * NSD_SKETCH_SLOTS: the least of them. Stored, it is NSD_SKETCH_SLOTS + 1 little-endian 32-bit
- * words: the bound, then the values ascending, the rest 0. Two sketches
- * tell how much of the smaller text the other has (its containment) and
- * their Jaccard similarity: exactly for texts of up to NSD_SKETCH_SLOTS
- * elements, by a sample otherwise.
+ * NSD_SKETCH_SLOTS: the least of them. Stored, it is NSD_SKETCH_SLOTS + 1
+ * little-endian 32-bit words: the bound, then the values ascending, the
+ * rest 0. Two sketches tell how much of the smaller text the other has
+ * (its containment) and their Jaccard similarity: exactly for texts of up
+ * to NSD_SKETCH_SLOTS elements, by a sample otherwise.
  *
  * Beside it, a sketch of the text's numbers (its runs of ASCII digits)
  * made alike, of at most NSD_SKETCH_NUMBERS values: two stories written
