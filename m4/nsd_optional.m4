@@ -47,6 +47,29 @@ AM_CONDITIONAL([HAVE_$3], [test "$nsd_have_$1" = yes])
 _NSD_OPTIONAL_SUMMARY([$1], [$2], [$nsd_have_$1])
 ])
 
+# NSD_OPTIONAL_CLIB(NAME, DEBIAN-PACKAGE, PREFIX, HEADER, LIBRARY, FUNCTION,
+#     PURPOSE)
+# -------------------------------------------------------------------------
+# NSD_OPTIONAL_LIB for a library that has no pkg-config module (libbz2):
+# found by its header and a function of it; PREFIX_LIBS is -lLIBRARY.
+AC_DEFUN([NSD_OPTIONAL_CLIB], [
+AC_ARG_WITH([$1],
+	[AS_HELP_STRING([--without-$1], [do not use $1 for $7 (Debian package $2)])],
+	[], [with_$1=check])
+nsd_have_$1=no
+$3_CFLAGS=
+$3_LIBS=
+AS_IF([test "x$with_$1" != xno],
+	[AC_CHECK_HEADER([$4],
+		[AC_CHECK_LIB([$5], [$6], [nsd_have_$1=yes; $3_LIBS=-l$5])])])
+AS_IF([test "x$with_$1" = xyes && test "$nsd_have_$1" = no],
+	[AC_MSG_ERROR([--with-$1: lib$5 not found; on Debian: apt-get install $2])])
+AC_SUBST([$3_CFLAGS])
+AC_SUBST([$3_LIBS])
+AM_CONDITIONAL([HAVE_$3], [test "$nsd_have_$1" = yes])
+_NSD_OPTIONAL_SUMMARY([$1], [$2], [$nsd_have_$1])
+])
+
 # _NSD_WITH(NAME)
 # The shell variable of --with-NAME: a dash in NAME becomes an underscore.
 AC_DEFUN([_NSD_WITH], [with_[]m4_translit([$1], [-], [_])])

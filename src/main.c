@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "decompress.h"
 #include "index.h"
 #include "index_format.h"
 #include "index_redis.h"
@@ -457,6 +458,7 @@ print_version(void)
 	for (i = 0; (m = nsd_method_at(i)) != NULL; i++)
 		printf("%s %s", i == 0 ? "" : ",", m->name);
 	printf("; normalization version %d\n", NSD_NORM_VERSION);
+	printf("compressed inputs: %s\n", nsd_compression_built_in());
 }
 
 int

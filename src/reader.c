@@ -63,6 +63,8 @@ nsd_reader_open(struct nsd_reader *r, const char *path, size_t max_line,
 void
 nsd_reader_close(struct nsd_reader *r)
 {
+	/* The thread reads the descriptor: end it first. */
+	nsd_decompressor_stop(r->decompressor);
 	if (r->fd > STDIN_FILENO)
 		close(r->fd);
 	free(r->name);
@@ -79,6 +81,8 @@ nsd_reader_ready(struct nsd_reader *r, int ms)
 
 	if (r->eof)
 		return (1);
+	if (r->decompressor != NULL)
+		return (nsd_decompressor_ready(r->decompressor, ms));
 	if (r->regular == 0)
 		r->regular = fstat(r->fd, &sb) == 0 && S_ISREG(sb.st_mode) ?
 		    1 : -1;
@@ -124,17 +128,54 @@ read_more(struct nsd_reader *r, struct nsd_batch *b, struct nsd_error *err)
 	ssize_t	 n;
 
 	nsd_buf_reserve(&b->buf, r->chunk);
-	do
-		n = read(r->fd, b->buf.data + b->buf.len, r->chunk);
-	while (n == -1 && errno == EINTR);
-	if (n == -1)
-		return (nsd_error_set(err, NSD_EXIT_INPUT, "%s: %s", r->name,
-		    strerror(errno)));
+	if (r->decompressor != NULL) {
+		n = nsd_decompressor_read(r->decompressor, b->buf.data +
+		    b->buf.len, r->chunk, err);
+		if (n == -1)
+			return (-1);
+	} else {
+		do
+			n = read(r->fd, b->buf.data + b->buf.len, r->chunk);
+		while (n == -1 && errno == EINTR);
+		if (n == -1)
+			return (nsd_error_set(err, NSD_EXIT_INPUT, "%s: %s",
+			    r->name, strerror(errno)));
+	}
 	if (n == 0)
 		r->eof = 1;
 	b->buf.len += n;
 	r->bytes += n;
 	return (0);
+}
+
+/*
+ * Look at the first bytes of the input, in b: when they are a
+ * compressor's, hand them to a decompressor, which the input is read
+ * through from then on.
+ */
+static int
+start_decompressor(struct nsd_reader *r, struct nsd_batch *b,
+    struct nsd_error *err)
+{
+	r->detected = 1;
+	r->compression = nsd_compression_detect(b->buf.data, b->buf.len);
+	if (r->compression == NSD_COMPRESSION_NONE)
+		return (0);
+	if (nsd_decompressor_start(&r->decompressor, r->fd, r->compression,
+	    b->buf.data, b->buf.len, r->name, err) == -1)
+		return (-1);
+	b->buf.len = 0;
+	r->bytes = 0;
+	r->eof = 0;
+	return (0);
+}
+
+uint64_t
+nsd_reader_position(struct nsd_reader *r)
+{
+	if (r->decompressor != NULL)
+		return (nsd_decompressor_consumed(r->decompressor));
+	return (r->bytes);
 }
 
 /* Move b's bytes from offset on into the carry buffer, for the next batch. */
@@ -197,6 +238,17 @@ nsd_reader_fill(struct nsd_reader *r, struct nsd_batch *b,
 		return (fill_long(r, b, err));
 
 	for (;;) {
+		if (!r->detected) {
+			if (!r->eof && nsd_compression_undecided(b->buf.data,
+			    b->buf.len)) {
+				if (read_more(r, b, err) == -1)
+					return (-1);
+				continue;
+			}
+			if (start_decompressor(r, b, err) == -1)
+				return (-1);
+			continue;
+		}
 		if (r->at_start) {
 			if (b->buf.len < sizeof bom && !r->eof) {
 				if (read_more(r, b, err) == -1)

@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "decompress.h"
 #include "util.h"
 
 enum nsd_line_kind {
@@ -60,7 +61,12 @@ struct nsd_reader {
 	struct nsd_buf		 carry;		/* an unfinished line */
 	uint64_t		 lineno;
 	uint64_t		 bytes;		/* read so far, BOM included */
+	struct nsd_decompressor	*decompressor;	/* or NULL: not compressed,
+						   or not known yet */
+	enum nsd_compression	 compression;
 	int			 eof;
+	int			 detected;	/* the first bytes were looked
+						   at */
 	int			 at_start;	/* a BOM may still come */
 	int			 in_long;	/* inside a line longer than
 						   max_line */
@@ -86,6 +92,12 @@ int	 nsd_reader_fill(struct nsd_reader *, struct nsd_batch *,
  * its end) ready, waiting up to ms milliseconds for it.
  */
 int	 nsd_reader_ready(struct nsd_reader *, int);
+
+/*
+ * How much of the input is read, in the bytes of the file (compressed,
+ * when it is), for a progress meter.
+ */
+uint64_t nsd_reader_position(struct nsd_reader *);
 
 void	 nsd_batch_free(struct nsd_batch *);
 
