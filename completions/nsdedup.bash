@@ -26,6 +26,8 @@ _nsdedup_value()
 		values='pass skip fail' ;;
 	--progress)
 		values='auto always never' ;;
+	--stats)
+		values='text json' ;;
 	-o | --output | --db)
 		compopt -o filenames 2>/dev/null
 		mapfile -t COMPREPLY < <(compgen -f -- "$2")
@@ -67,7 +69,8 @@ _nsdedup()
 	elif [[ $cur == -?*=* ]]; then
 		_nsdedup_value "${cur%%=*}" "${cur#*=}" "${cur%%=*}="
 		return 0
-	elif [[ $prev == -* ]]; then
+	elif [[ $prev == -* && $prev != --stats ]]; then
+		# --stats takes its value only after "=": the next word is not it.
 		_nsdedup_value "$prev" "$cur" "" && return 0
 	fi
 

@@ -69,7 +69,7 @@ complete -c nsdedup -s n -l sentences -x \
 complete -c nsdedup -l shingle -x \
     -d 'simhash, minhash: words per feature elsewhere (1-8)'
 complete -c nsdedup -l stats \
-    -d 'Print a summary on standard error at the end'
+    -d 'Print a summary on standard error at the end (--stats=json: as JSON)'
 complete -c nsdedup -l ttl -x \
     -d 'redis:// only: forget fingerprints after SECONDS (s, m, h, d)'
 complete -c nsdedup -l threshold -x \

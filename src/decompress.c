@@ -583,13 +583,15 @@ static int
 input_ready(struct nsd_decompressor *d, int ms)
 {
 	struct pollfd	 pfd;
+	int		 rc;
 
 	if (d->regular)
 		return (1);
 	pfd.fd = d->fd;
 	pfd.events = POLLIN;
 	pfd.revents = 0;
-	return (poll(&pfd, 1, ms) != 0);
+	rc = poll(&pfd, 1, ms);
+	return (rc > 0 || (rc == -1 && errno != EINTR));
 }
 
 /*

@@ -32,6 +32,8 @@
 #include "writer.h"
 
 #define SHOW_BAD_RECORDS	10
+#define PROGRESS_LOG_SECONDS	10	/* --progress=always, not on a
+					   terminal: a line this often */
 
 static const char synopsis[] = "Usage: nsdedup [OPTION]... [FILE]...\n";
 
@@ -57,10 +59,15 @@ static const char help_end[] =
 static const char *volatile temp_path;
 static const char *volatile scratch_path;
 
+/* SIGUSR1 (or SIGINFO) came: show the progress once, as dd does. */
+static volatile sig_atomic_t progress_asked;
+
 struct report {
 	const struct nsd_config	*cfg;
 	uint64_t		 shown;
-	int			 progress;	/* draw the progress line */
+	int			 progress;	/* show the progress */
+	int			 terminal;	/* on a terminal: one line,
+						   drawn again in place */
 	int			 drawn;		/* a progress line is on
 						   screen */
 	struct timespec		 start;
@@ -143,20 +150,65 @@ on_bad_record(void *ctx, const char *file, uint64_t line, const char *reason)
 	fprintf(stderr, "nsdedup: %s:%" PRIu64 ": %s\n", file, line, reason);
 }
 
+/*
+ * The progress line: records, duplicates, bytes and rate; and when every
+ * input is a regular file, how much of them is read and the time left at
+ * the rate so far.
+ */
+static void
+format_progress(const struct report *rp, const struct nsd_stats *st,
+    char *buf, size_t size)
+{
+	double	 t, done, left;
+	int	 n;
+
+	t = seconds_since(&rp->start);
+	n = snprintf(buf, size, "nsdedup: %" PRIu64 " records, %" PRIu64
+	    " duplicates, %.1f MB, %.1f MB/s", st->records, st->duplicates,
+	    st->bytes / 1e6, t > 0 ? st->bytes / 1e6 / t : 0.0);
+	if (st->input_size == 0 || n < 0 || (size_t)n >= size)
+		return;
+	done = st->input_done < st->input_size ?
+	    (double)st->input_done / st->input_size : 1.0;
+	n += snprintf(buf + n, size - n, ", %.0f%% read", 100 * done);
+	if (done > 0 && done < 1 && (size_t)n < size) {
+		left = t * (1 - done) / done;
+		if (left < 60)
+			snprintf(buf + n, size - n, ", %.0f s left", left);
+		else
+			snprintf(buf + n, size - n, ", %.0f min left",
+			    left / 60);
+	}
+}
+
+/*
+ * Show the progress: on a terminal, one line drawn again in place twice a
+ * second; elsewhere (--progress=always into a log), a plain line every
+ * PROGRESS_LOG_SECONDS. A line asked for by a signal comes at once, plain.
+ */
 static void
 on_progress(void *ctx, const struct nsd_stats *st)
 {
 	struct report	*rp = ctx;
-	double		 t;
+	char		 line[256];
 
-	if (!rp->progress || seconds_since(&rp->last) < 0.5)
+	if (progress_asked) {
+		progress_asked = 0;
+		clear_progress(rp);
+		format_progress(rp, st, line, sizeof line);
+		fprintf(stderr, "%s\n", line);
+		return;
+	}
+	if (!rp->progress || seconds_since(&rp->last) <
+	    (rp->terminal ? 0.5 : PROGRESS_LOG_SECONDS))
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &rp->last);
-	t = seconds_since(&rp->start);
-	fprintf(stderr, "\r\033[Knsdedup: %" PRIu64 " records, %" PRIu64
-	    " duplicates, %.1f MB, %.1f MB/s", st->records, st->duplicates,
-	    st->bytes / 1e6, t > 0 ? st->bytes / 1e6 / t : 0.0);
-	rp->drawn = 1;
+	format_progress(rp, st, line, sizeof line);
+	if (rp->terminal) {
+		fprintf(stderr, "\r\033[K%s", line);
+		rp->drawn = 1;
+	} else
+		fprintf(stderr, "%s\n", line);
 }
 
 /*
@@ -175,12 +227,51 @@ warn_spill(struct nsd_index *ix)
 		    NSD_REGION_ANON_MAX >> 20, info.spill_error);
 }
 
+/*
+ * --stats=json: the summary as one JSON object on a line of its own, the
+ * last of standard error, with the run's exit status, for monitoring.
+ */
 static void
-print_stats(const struct nsd_stats *st, struct nsd_index *ix, double elapsed)
+print_stats_json(const struct nsd_stats *st, const struct nsd_index_info *info,
+    double elapsed, int status)
+{
+	fprintf(stderr, "{\"status\":%d,\"files\":%" PRIu64 ",\"records\":%"
+	    PRIu64 ",\"bytes\":%" PRIu64 ",\"originals\":%" PRIu64
+	    ",\"no_text\":%" PRIu64 ",\"duplicates\":%" PRIu64
+	    ",\"unconfirmed\":%" PRIu64 ",\"bad\":%" PRIu64 ",\"blank\":%"
+	    PRIu64 ",\"elapsed_seconds\":%.3f,\"mb_per_second\":%.1f,"
+	    "\"lookups\":%" PRIu64 ",\"candidates\":%" PRIu64
+	    ",\"index\":{\"entries\":%" PRIu64 ",\"groups\":%" PRIu64
+	    ",\"memory_bytes\":%" PRIu64 ",\"peak_bytes\":%" PRIu64
+	    ",\"mapped_bytes\":%" PRIu64 "}", status, st->files, st->records,
+	    st->bytes, st->originals, st->no_text, st->duplicates,
+	    st->unconfirmed, st->bad, st->blank, elapsed,
+	    elapsed > 0 ? st->bytes / 1e6 / elapsed : 0.0, st->lookups,
+	    st->candidates, info->fingerprints, info->groups, info->memory,
+	    info->peak, info->mapped);
+	if (info->servers > 0)
+		fprintf(stderr, ",\"redis\":{\"masters\":%" PRIu64
+		    ",\"commands\":%" PRIu64 ",\"round_trips\":%" PRIu64
+		    ",\"moved\":%" PRIu64 ",\"ask\":%" PRIu64 ",\"retried\":%"
+		    PRIu64 ",\"reconnects\":%" PRIu64 ",\"conflicts\":%"
+		    PRIu64 ",\"gave_way\":%" PRIu64 "}", info->servers,
+		    info->commands, info->round_trips, info->moved, info->ask,
+		    info->retried, info->reconnects, info->conflicts,
+		    info->gave_way);
+	fputs("}\n", stderr);
+}
+
+static void
+print_stats(const struct nsd_config *cfg, const struct nsd_stats *st,
+    struct nsd_index *ix, double elapsed, int status)
 {
 	struct nsd_index_info	 info;
 
 	nsd_index_info(ix, &info);
+	if (cfg->stats == NSD_STATS_JSON) {
+		print_stats_json(st, &info, elapsed, status);
+		return;
+	}
 	fprintf(stderr,
 	    "nsdedup: records     %" PRIu64 "\n"
 	    "nsdedup: bytes       %" PRIu64 "\n"
@@ -236,7 +327,7 @@ on_signal(int sig)
  * SIGSEGV or SIGABRT), and the real-time ones.
  */
 static const int ending_signals[] = {
-	SIGALRM, SIGHUP, SIGINT, SIGPIPE, SIGPROF, SIGQUIT, SIGTERM, SIGUSR1,
+	SIGALRM, SIGHUP, SIGINT, SIGPIPE, SIGPROF, SIGQUIT, SIGTERM,
 	SIGUSR2, SIGVTALRM, SIGXCPU, SIGXFSZ,
 #ifdef SIGPOLL
 	SIGPOLL,
@@ -281,6 +372,39 @@ catch_signals(sigset_t *set)
 		    was.sa_handler == SIG_DFL &&
 		    sigaction(sig, &sa, NULL) == 0)
 			sigaddset(set, sig);
+}
+
+static void
+on_progress_signal(int sig)
+{
+	(void)sig;
+	progress_asked = 1;
+}
+
+/*
+ * SIGUSR1, and SIGINFO where there is one (^T on BSD terminals), ask for a
+ * progress line and the run goes on; one that is ignored stays so.
+ */
+static void
+catch_progress_signals(void)
+{
+	static const int	 asking[] = {
+		SIGUSR1,
+#ifdef SIGINFO
+		SIGINFO,
+#endif
+	};
+	struct sigaction	 sa, was;
+	size_t			 i;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_progress_signal;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof asking / sizeof asking[0]; i++)
+		if (sigaction(asking[i], NULL, &was) == 0 &&
+		    !(was.sa_flags & SA_SIGINFO) && was.sa_handler == SIG_DFL)
+			(void)sigaction(asking[i], &sa, NULL);
 }
 
 /* A Unix time as UTC, ISO 8601. */
@@ -477,7 +601,8 @@ main(int argc, char **argv)
 	struct report		 rp;
 	sigset_t		 signals, old;
 	struct timespec		 no_wait = { 0, 0 };
-	int			 rc, fd;
+	char			 line[256];
+	int			 rc, fd, status;
 
 	/* Before anything else is opened. */
 	if ((fd = guard_standard_fds()) != -1) {
@@ -512,10 +637,12 @@ main(int argc, char **argv)
 		usage(NSD_EXIT_USAGE);
 	}
 
+	catch_progress_signals();
 	memset(&rp, 0, sizeof rp);
 	rp.cfg = &cfg;
+	rp.terminal = isatty(STDERR_FILENO);
 	rp.progress = !cfg.quiet && (cfg.progress == NSD_PROGRESS_ALWAYS ||
-	    (cfg.progress == NSD_PROGRESS_AUTO && isatty(STDERR_FILENO)));
+	    (cfg.progress == NSD_PROGRESS_AUTO && rp.terminal));
 	clock_gettime(CLOCK_MONOTONIC, &rp.start);
 	rp.last = rp.start;
 	hooks.bad_record = on_bad_record;
@@ -585,6 +712,11 @@ main(int argc, char **argv)
 	sigprocmask(SIG_SETMASK, &old, NULL);
 
 	clear_progress(&rp);
+	/* A log of --progress=always gets the last line, with the totals. */
+	if (rp.progress && !rp.terminal) {
+		format_progress(&rp, &st, line, sizeof line);
+		fprintf(stderr, "%s\n", line);
+	}
 	if (!cfg.quiet && st.bad > rp.shown)
 		fprintf(stderr,
 		    "nsdedup: %" PRIu64 " bad records (%" PRIu64 " shown)\n",
@@ -593,12 +725,12 @@ main(int argc, char **argv)
 		fatal(&rp, &err);
 	if (!cfg.quiet)
 		warn_spill(ix);
-	if (cfg.stats)
-		print_stats(&st, ix, seconds_since(&rp.start));
+	status = rc == -1 ? err.status : st.bad > 0 ? NSD_EXIT_BADREC :
+	    NSD_EXIT_OK;
+	if (cfg.stats != NSD_STATS_NONE)
+		print_stats(&cfg, &st, ix, seconds_since(&rp.start), status);
 	nsd_writer_free(&wr);
 	scratch_path = NULL;
 	nsd_index_close(ix);
-	if (rc == -1)
-		return (err.status);
-	return (st.bad > 0 ? NSD_EXIT_BADREC : NSD_EXIT_OK);
+	return (status);
 }

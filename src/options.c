@@ -81,6 +81,8 @@ static const struct choice choices[] = {
 	{ "progress",	"auto",		NSD_PROGRESS_AUTO },
 	{ "progress",	"always",	NSD_PROGRESS_ALWAYS },
 	{ "progress",	"never",	NSD_PROGRESS_NEVER },
+	{ "stats",	"text",		NSD_STATS_TEXT },
+	{ "stats",	"json",		NSD_STATS_JSON },
 };
 
 /* Look word up among option's choices; the error lists the valid ones. */
@@ -256,6 +258,9 @@ enum option_act {
 
 /* An option's flags. */
 #define OPTION_EMPTY	0x1	/* its value may be empty */
+#define OPTION_OPTIONAL	0x2	/* its value may be left out (--stats,
+				   --stats=json): a KIND_CHOICE option then
+				   takes its value */
 
 struct option_spec {
 	const char	*section;	/* --help's heading, or NULL */
@@ -412,8 +417,10 @@ static const struct option_spec specs[] = {
 	  "always or never" },
 	{ NULL, "quiet", 'q', NULL, KIND_FLAG, FIELD(quiet), 1, 0, 0, 0,
 	  "no messages about bad records, no progress" },
-	{ NULL, "stats", 0, NULL, KIND_FLAG, FIELD(stats), 1, 0, 0, 0,
-	  "a summary on standard error at the end" },
+	{ NULL, "stats", 0, "FORMAT", KIND_CHOICE, FIELD(stats),
+	  NSD_STATS_TEXT, 0, 0, OPTION_OPTIONAL,
+	  "a summary on standard error at the end, as\n"
+	  "text (the default) or as one JSON object (json)" },
 	{ NULL, "help", 'h', NULL, KIND_ACT, 0, ACT_HELP, 0, 0, 0,
 	  "show this help and exit" },
 	{ NULL, "version", 'V', NULL, KIND_ACT, 0, ACT_VERSION, 0, 0, 0,
@@ -444,8 +451,9 @@ make_getopt_tables(void)
 	short_options[n++] = ':';
 	for (i = 0; i < NSPECS; i++) {
 		long_options[i].name = specs[i].name;
-		long_options[i].has_arg = specs[i].arg != NULL ?
-		    required_argument : no_argument;
+		long_options[i].has_arg = specs[i].arg == NULL ?
+		    no_argument : specs[i].flags & OPTION_OPTIONAL ?
+		    optional_argument : required_argument;
 		long_options[i].flag = NULL;
 		long_options[i].val = 256 + (int)i;
 		if (specs[i].letter != 0) {
@@ -547,7 +555,8 @@ nsd_options_help(void)
 			len = snprintf(head, sizeof head, "      --%s",
 			    specs[i].name);
 		if (specs[i].arg != NULL)
-			len += snprintf(head + len, sizeof head - len, "=%s",
+			len += snprintf(head + len, sizeof head - len,
+			    specs[i].flags & OPTION_OPTIONAL ? "[=%s]" : "=%s",
 			    specs[i].arg);
 		buf_printf(&b, "%s%*s", head,
 		    len < HELP_COLUMN - 1 ? HELP_COLUMN - len : 1, "");
@@ -634,7 +643,9 @@ store(struct nsd_config *cfg, const struct option_spec *spec,
 		*AT(cfg, spec, int) = spec->value;
 		return (0);
 	case KIND_CHOICE:
-		if (parse_choice(spec->name, arg, &value, err) == -1)
+		if (arg == NULL)
+			value = spec->value;
+		else if (parse_choice(spec->name, arg, &value, err) == -1)
 			return (-1);
 		*AT(cfg, spec, int) = value;
 		return (0);

@@ -34,6 +34,7 @@ enum nsd_action { NSD_ACTION_RUN, NSD_ACTION_DB_INFO, NSD_ACTION_DB_VERIFY };
 enum nsd_progress {
 	NSD_PROGRESS_AUTO, NSD_PROGRESS_ALWAYS, NSD_PROGRESS_NEVER
 };
+enum nsd_stats_format { NSD_STATS_NONE, NSD_STATS_TEXT, NSD_STATS_JSON };
 
 #define NSD_DEFAULT_MAX_LINE	(16 * 1024 * 1024)
 #define NSD_MAX_JOBS		256
@@ -81,7 +82,7 @@ struct nsd_config {
 	const char		*dup_field;		/* "" to leave it out */
 	enum nsd_on_error	 on_error;
 	const char		*output;		/* -o, or NULL */
-	int			 stats;
+	enum nsd_stats_format	 stats;
 	enum nsd_progress	 progress;
 	int			 quiet;
 	unsigned		 jobs;			/* -j; 0: the cores

@@ -3,6 +3,8 @@
  */
 #include "config.h"
 
+#include <sys/stat.h>
+
 #include <assert.h>
 #include <pthread.h>
 #include <sched.h>
@@ -650,6 +652,7 @@ report_bad(const struct nsd_pipeline_hooks *hooks,
 #define RING_MAX	32
 #define RING_BYTES	(32 * 1024 * 1024)
 #define INPUT_WAIT_MS	5
+#define STALL_WAIT_MS	100	/* the same, with nothing to do meanwhile */
 
 enum slot_state { SLOT_FREE, SLOT_FRAMED, SLOT_SCANNING, SLOT_SCANNED };
 
@@ -690,6 +693,8 @@ struct run {
 						   file */
 	uint64_t		 rd_bytes;	/* rd's bytes at the last
 						   batch */
+	uint64_t		 files_done;	/* the bytes of the inputs
+						   read whole */
 	int			 at_end;	/* no more batches: all is
 						   read, or reading failed */
 	int			 read_failed;
@@ -884,6 +889,7 @@ read_batch(struct run *r, struct slot *s, struct nsd_error *err)
 		if (rc > 0)
 			break;
 		r->st->bytes += r->rd.bytes - r->rd_bytes;
+		r->files_done += nsd_reader_position(&r->rd);
 		nsd_reader_close(&r->rd);
 		r->reading = 0;
 		r->next_file++;
@@ -891,6 +897,7 @@ read_batch(struct run *r, struct slot *s, struct nsd_error *err)
 	s->in = in;
 	s->bytes = r->rd.bytes - r->rd_bytes;
 	r->rd_bytes = r->rd.bytes;
+	r->st->input_done = r->files_done + nsd_reader_position(&r->rd);
 	return (stage_frame(cfg, in, &s->wk, err) == -1 ? -1 : 1);
 }
 
@@ -943,6 +950,14 @@ read_into_ring(struct run *r)
 		pthread_cond_signal(&r->framed);
 	run_unlock(r);
 	return (1);
+}
+
+/* The input stalls: progress, with nothing new. */
+static void
+stalled(struct run *r)
+{
+	if (r->hooks->progress != NULL)
+		r->hooks->progress(r->hooks->ctx, r->st);
 }
 
 /* Decide and write the oldest batch, and free its slot. */
@@ -1001,12 +1016,22 @@ run_batches(struct run *r, struct nsd_error *err)
 			/* All is written that can be before more comes. */
 			if (nsd_output_flush(r->wr->out, err) == -1)
 				return (-1);
+			/*
+			 * Wait for it a little at a time, so that progress
+			 * asked for meanwhile (SIGUSR1) is shown.
+			 */
+			if (r->reading && !nsd_reader_ready(&r->rd,
+			    STALL_WAIT_MS)) {
+				stalled(r);
+				continue;
+			}
 			read_into_ring(r);
 			continue;
 		}
 		if (room) {
 			/* A look at the ring again every few milliseconds. */
-			nsd_reader_ready(&r->rd, INPUT_WAIT_MS);
+			if (!nsd_reader_ready(&r->rd, INPUT_WAIT_MS))
+				stalled(r);
 			continue;
 		}
 		run_lock(r);
@@ -1042,6 +1067,30 @@ nsd_pipeline_index_params(const struct nsd_config *cfg,
 	ip->sig_bytes += ip->sketch_bytes;
 }
 
+/*
+ * The sizes of the inputs, for a progress meter: 0 when one is not a
+ * regular file (a pipe, a terminal), or is missing (its open will say).
+ */
+static uint64_t
+inputs_size(char **files, size_t nfiles)
+{
+	struct stat	 sb;
+	uint64_t	 sum = 0;
+	size_t		 i;
+	int		 rc;
+
+	for (i = 0; i < nfiles; i++) {
+		if (strcmp(files[i], "-") == 0)
+			rc = fstat(STDIN_FILENO, &sb);
+		else
+			rc = stat(files[i], &sb);
+		if (rc == -1 || !S_ISREG(sb.st_mode))
+			return (0);
+		sum += (uint64_t)sb.st_size;
+	}
+	return (sum);
+}
+
 int
 nsd_pipeline_run(const struct nsd_config *cfg, struct nsd_index *ix,
     struct nsd_writer *wr, const struct nsd_pipeline_hooks *hooks,
@@ -1065,6 +1114,7 @@ nsd_pipeline_run(const struct nsd_config *cfg, struct nsd_index *ix,
 		r.nfiles = 1;
 	}
 	r.inputs = xcalloc(r.nfiles, sizeof *r.inputs);
+	st->input_size = inputs_size(r.files, r.nfiles);
 	rc = run_start(&r, cfg, ix, err);
 	if (rc == 0)
 		rc = run_batches(&r, err);

@@ -41,6 +41,10 @@ struct nsd_stats {
 	uint64_t	 no_text;	/* originals with nothing to compare */
 	uint64_t	 bad;
 	uint64_t	 blank;
+	uint64_t	 input_size;	/* the inputs' sizes in bytes (compressed,
+					   when they are), or 0 when one is not
+					   a regular file */
+	uint64_t	 input_done;	/* how much of them is read */
 	uint64_t	 lookups;	/* simhash: searches of the index */
 	uint64_t	 candidates;	/* simhash: entries they compared */
 };
@@ -48,7 +52,10 @@ struct nsd_stats {
 struct nsd_pipeline_hooks {
 	/* A bad record: where it is and why (reason without file and line). */
 	void	 (*bad_record)(void *, const char *, uint64_t, const char *);
-	/* Called after every batch. */
+	/*
+	 * Called after every batch, and every few milliseconds while the
+	 * input stalls.
+	 */
 	void	 (*progress)(void *, const struct nsd_stats *);
 	void	*ctx;
 };

@@ -77,6 +77,7 @@ int
 nsd_reader_ready(struct nsd_reader *r, int ms)
 {
 	struct pollfd	 pfd;
+	int		 rc;
 	struct stat	 sb;
 
 	if (r->eof)
@@ -91,7 +92,9 @@ nsd_reader_ready(struct nsd_reader *r, int ms)
 	pfd.fd = r->fd;
 	pfd.events = POLLIN;
 	pfd.revents = 0;
-	return (poll(&pfd, 1, ms) != 0);
+	/* A signal (SIGUSR1) that cuts the wait short: not ready yet. */
+	rc = poll(&pfd, 1, ms);
+	return (rc > 0 || (rc == -1 && errno != EINTR));
 }
 
 void

@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # Signals, failing input and output, and what nsdedup creates beside an
-# index: a run ended by a signal (SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGUSR1
-# and every other that ends a process unless caught), or whose input or
+# index: a run ended by a signal (SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGUSR2
+# and every other that ends a process unless caught, but SIGUSR1, which
+# asks for progress: progress.bats), or whose input or
 # output fails, commits nothing and leaves no temporary file; the index
 # files get the modes the umask allows; a symbolic link planted at a name
 # nsdedup creates is never followed. (index-crash.bats has the commit
@@ -78,7 +79,7 @@ signal_midrun() {
 	# No core files from SIGQUIT, SIGXCPU and SIGXFSZ.
 	ulimit -c 0
 	n=0
-	for sig in INT TERM HUP PIPE QUIT ALRM USR1 USR2 XCPU XFSZ VTALRM \
+	for sig in INT TERM HUP PIPE QUIT ALRM USR2 XCPU XFSZ VTALRM \
 	    PROF IO PWR STKFLT RTMIN RTMIN+5 RTMAX; do
 		printf 'old output\n' > out.jsonl
 		rm -f feed
