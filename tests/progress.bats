@@ -71,7 +71,7 @@ wait_line() {
 	cmp sig.out want.out
 	# Asked for even with -q; the second may come before or after the end.
 	[ "$(wc -l < sig.err)" -ge 1 ]
-	! grep -v '^nsdedup: [0-9]* records, ' sig.err
+	[ "$(grep -cv '^nsdedup: [0-9]* records, ' sig.err)" -eq 0 ]
 	# The index is the one a run without the signal makes.
 	cmp <("$NSDEDUP" --db db --no-update big.jsonl) \
 	    <("$NSDEDUP" --db ref.db --no-update big.jsonl)
@@ -82,7 +82,7 @@ wait_line() {
 	[ "$status" -eq 0 ]
 	cmp <(printf '%s\n' "$output") <("$NSDEDUP" big.jsonl)
 	# No carriage return, no escape: lines a log can keep.
-	! grep -q $'[\r\033]' <<< "$stderr"
+	[ "$(grep -c $'[\r\033]' <<< "$stderr")" -eq 0 ]
 	last=${stderr##*$'\n'}
 	[[ $last =~ ^"nsdedup: 3000 records, "[0-9]+" duplicates, "[0-9.]+" MB, "[0-9.]+" MB/s, 100% read"$ ]]
 }
