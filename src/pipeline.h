@@ -41,9 +41,9 @@ struct nsd_stats {
 	uint64_t	 no_text;	/* originals with nothing to compare */
 	uint64_t	 bad;
 	uint64_t	 blank;
-	uint64_t	 input_size;	/* the inputs' sizes in bytes (compressed,
-					   when they are), or 0 when one is not
-					   a regular file */
+	uint64_t	 input_size;	/* the inputs' sizes in bytes
+					   (compressed, when they are), or 0
+					   when one is not a regular file */
 	uint64_t	 input_done;	/* how much of them is read */
 	uint64_t	 lookups;	/* simhash: searches of the index */
 	uint64_t	 candidates;	/* simhash: entries they compared */
