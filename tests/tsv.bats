@@ -312,3 +312,12 @@ make_parts() {
 	[ "${lines[0]}" = "$(printf '%s\tx\t1\tfalse' "$(sentence 1)")" ]
 	[ "${lines[1]}" = "$(printf '%s\ty\tz\t1\ttrue' "$(sentence 1)")" ]
 }
+
+@test "-H with --id-field N: similar_id is the id in that column, not a number" {
+	printf 'a1\t%s\nb2\t%s\n' "$(sentence 1)" "$(sentence 1)" > in.tsv
+	run_nsd -H -k 2 --id-field 1 in.tsv
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[ "${lines[0]}" = "$(printf 'a1\t%s\ta1\tfalse' "$(sentence 1)")" ]
+	[ "${lines[1]}" = "$(printf 'b2\t%s\ta1\ttrue' "$(sentence 1)")" ]
+}
