@@ -360,7 +360,8 @@ static const struct option_spec specs[] = {
 	  0, 0, 10000, 0,
 	  "confirm each match on the whole texts: the smaller\n"
 	  "shares at least C of its text with the other, and\n"
-	  "enough of its numbers (default 0.7; 0: off)" },
+	  "enough of its numbers (default 0.7; 0: off);\n"
+	  "minhash asks for the numbers only" },
 
 	{ "Output", "output", 'o', "FILE", KIND_STRING, FIELD(output),
 	  0, 0, 0, 0,
