@@ -48,7 +48,7 @@ complete -c nsdedup -l min-match -x \
 complete -c nsdedup -l ngram -x \
     -d 'simhash, minhash: characters per Han/Kana/Hangul feature (1-8)'
 complete -c nsdedup -s H -l no-header \
-    -d 'TSV input has no header line'
+    -d 'TSV input has no header line: columns by number'
 complete -c nsdedup -l no-update \
     -d 'Compare against the index, add nothing to it'
 complete -c nsdedup -l no-wait \

@@ -50,7 +50,15 @@ static const char help_end[] =
 "3 input error, 4 output error, 5 stopped at a bad record, 6 out of memory,\n"
 "7 the index cannot be used, 8 the index is busy, 9 the index could not be\n"
 "written (the run committed nothing).\n"
-"See nsdedup(1).\n";
+"See nsdedup(1).\n"
+"Reporting bugs: see REPORTING BUGS in nsdedup(1), or the README.\n";
+
+/* After --version's first lines, as the GNU Coding Standards ask. */
+static const char copyright[] =
+"Copyright (C) 2026 The nsdedup authors.\n"
+"License ISC: see the file COPYING that comes with the sources.\n"
+"This is free software: you are free to change and redistribute it.\n"
+"There is NO WARRANTY, to the extent permitted by law.\n";
 
 /*
  * The temporary output file, and a table the index may be rebuilding, for
@@ -583,6 +591,7 @@ print_version(void)
 		printf("%s %s", i == 0 ? "" : ",", m->name);
 	printf("; normalization version %d\n", NSD_NORM_VERSION);
 	printf("compressed inputs: %s\n", nsd_compression_built_in());
+	fputs(copyright, stdout);
 }
 
 int

@@ -4,9 +4,10 @@
  * The idea (from the reference Python nshash package): copies of a news
  * story made by other sites keep most of its long sentences intact, while
  * unrelated stories almost never share a long sentence. So hash only the n
- * longest sentences and call two texts near-duplicates when they share any
- * one hash. Lookups are exact, O(1) per fingerprint, and a text yields at
- * most n of them.
+ * longest sentences and call two texts near-duplicates when they share
+ * hashes: any one, in the reference; --min-match of them (2 by default),
+ * or all of a text's when it has fewer, in method_nshash.c. Lookups are
+ * exact, O(1) per fingerprint, and a text yields at most n of them.
  *
  * Definition, version 2 (the default for new indexes):
  *  1. Normalize the text (text.c): drop '\r', fold full-width ASCII,

@@ -2,7 +2,8 @@
  * nshash.h: sentence-hash fingerprints ("nshash").
  *
  * A text's fingerprints are the hashes of its longest sentences: two
- * records that share any one fingerprint are near-duplicates. The exact
+ * records that share enough of them are near-duplicates (how many is
+ * method_nshash.c's rule, --min-match). The exact
  * definition (normalization, delimiters, selection, fallback) is the design
  * essay at the top of nshash.c and the FINGERPRINTS section of nsdedup(1);
  * golden vectors in tests/unit/nshash_test.c pin it.

@@ -305,7 +305,9 @@ static const struct option_spec specs[] = {
 	  "the field that names a record (default id)" },
 	{ NULL, "no-header", 'H', NULL, KIND_FLAG, FIELD(no_header),
 	  1, 0, 0, 0,
-	  "TSV input has no header line" },
+	  "TSV input has no header line: columns are numbers\n"
+	  "(-k 3), and similar_id is a group number unless\n"
+	  "--id-field gives the id column's number" },
 	{ NULL, "max-line", 0, "SIZE", KIND_SIZE, FIELD(max_line),
 	  0, 1, (uint64_t)1 << 32, 0,
 	  "longest record read whole, in bytes (default 16M;\n"
@@ -363,7 +365,8 @@ static const struct option_spec specs[] = {
 	  0, 0, 10000, 0,
 	  "confirm each match on the whole texts: the smaller\n"
 	  "shares at least C of its text with the other, and\n"
-	  "enough of its numbers (default 0.7; 0: off)" },
+	  "enough of its numbers (default 0.7; 0: off);\n"
+	  "minhash asks for the numbers only" },
 
 	{ "Output", "output", 'o', "FILE", KIND_STRING, FIELD(output),
 	  0, 0, 0, 0,

@@ -141,12 +141,28 @@ set_bad(struct work *wk, struct record *r, const char *fmt, ...)
 	nsd_buf_putc(&wk->reasons, '\0');
 }
 
+/* The first of the inputs before in that has a TSV header, or NULL. */
+static const struct nsd_record_input *
+first_header(const struct nsd_config *cfg,
+    const struct nsd_record_input *inputs, const struct nsd_record_input *in)
+{
+	const struct nsd_record_input *p;
+
+	for (p = inputs; p < in && !cfg->no_header; p++)
+		if (p->format == NSD_FORMAT_TSV && p->header_seen)
+			return (p);
+	return (NULL);
+}
+
 /*
- * Stage 1, in order: blank lines, the input's format, and the TSV header.
- * Long lines are bad here already; the header errors are fatal.
+ * Stage 1, in order: blank lines, the input's format, and the TSV header,
+ * which must name the columns that the first of inputs[] with a header
+ * named (in is one of them, read in turn). Long lines are bad here
+ * already; the header errors are fatal.
  */
 static int
-stage_frame(const struct nsd_config *cfg, struct nsd_record_input *in,
+stage_frame(const struct nsd_config *cfg,
+    const struct nsd_record_input *inputs, struct nsd_record_input *in,
     struct work *wk, struct nsd_error *err)
 {
 	char		 why[NSD_RECORD_WHY_MAX];
@@ -209,8 +225,8 @@ stage_frame(const struct nsd_config *cfg, struct nsd_record_input *in,
 				    in->name, (unsigned long long)l->lineno,
 				    why));
 		}
-		if (nsd_record_tsv_header(cfg, in, s, l->len, l->lineno,
-		    err) == -1)
+		if (nsd_record_tsv_header(cfg, in, first_header(cfg, inputs,
+		    in), s, l->len, l->lineno, err) == -1)
 			return (-1);
 	}
 	return (0);
@@ -564,6 +580,9 @@ stage_write(const struct nsd_config *cfg, struct nsd_writer *wr,
 		case RECORD_BLANK:
 			break;
 		case RECORD_HEADER:
+			/* The output is one table, with one header. */
+			if (in->header_repeated)
+				break;
 			if (cfg->mode == NSD_MODE_DROP_DUPS) {
 				if (nsd_writer_raw(wr, s, l->len, l->eol_len,
 				    err) == -1)
@@ -898,7 +917,7 @@ read_batch(struct run *r, struct slot *s, struct nsd_error *err)
 	s->bytes = r->rd.bytes - r->rd_bytes;
 	r->rd_bytes = r->rd.bytes;
 	r->st->input_done = r->files_done + nsd_reader_position(&r->rd);
-	return (stage_frame(cfg, in, &s->wk, err) == -1 ? -1 : 1);
+	return (stage_frame(cfg, r->inputs, in, &s->wk, err) == -1 ? -1 : 1);
 }
 
 /*

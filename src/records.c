@@ -12,6 +12,9 @@
 #include "records.h"
 #include "utf8.h"
 
+/* The most of a column name that a message quotes, in bytes. */
+#define NSD_NAME_SHOWN	64
+
 /* Say why a record is bad, into why[NSD_RECORD_WHY_MAX]; -1. */
 static int
 bad(char *why, const char *fmt, ...)
@@ -44,6 +47,7 @@ nsd_record_input_free(struct nsd_record_input *in)
 {
 	free(in->name);
 	nsd_tsv_fields_free(&in->header);
+	nsd_buf_free(&in->header_line);
 }
 
 int
@@ -171,16 +175,77 @@ tsv_column(const struct nsd_config *cfg, const struct nsd_record_input *in,
 	    in->name, (unsigned long long)lineno, field));
 }
 
+/* How much of a column name a message quotes: whole characters, 64 bytes. */
+static int
+quoted_len(const char *s, size_t len, const char **more)
+{
+	*more = "";
+	if (len <= NSD_NAME_SHOWN)
+		return ((int)len);
+	len = NSD_NAME_SHOWN;
+	while (len > 0 && ((unsigned char)s[len] & 0xc0) == 0x80)
+		len--;
+	*more = "...";
+	return ((int)len);
+}
+
+/*
+ * Compare the header of in (split into hf, from line) with the header of
+ * first, which the output has: the same columns, in the same order.
+ */
+static int
+same_header(const struct nsd_record_input *first,
+    const struct nsd_record_input *in, const char *line, uint64_t lineno,
+    struct nsd_error *err)
+{
+	const struct nsd_tsv_fields *ff = &first->header, *hf = &in->header;
+	const char	*a, *b, *amore, *bmore;
+	size_t		 i;
+	int		 alen, blen;
+
+	if (hf->n != ff->n)
+		return (nsd_error_set(err, NSD_EXIT_INPUT, "%s:%llu: header "
+		    "differs from the header of %s: %zu column%s, not %zu",
+		    in->name, (unsigned long long)lineno, first->name, hf->n,
+		    hf->n == 1 ? "" : "s", ff->n));
+	for (i = 0; i < hf->n; i++) {
+		a = line + hf->f[i].start;
+		b = first->header_line.data + ff->f[i].start;
+		if (hf->f[i].len == ff->f[i].len &&
+		    memcmp(a, b, hf->f[i].len) == 0)
+			continue;
+		alen = quoted_len(a, hf->f[i].len, &amore);
+		blen = quoted_len(b, ff->f[i].len, &bmore);
+		return (nsd_error_set(err, NSD_EXIT_INPUT, "%s:%llu: header "
+		    "differs from the header of %s: column %zu is '%.*s%s', "
+		    "not '%.*s%s'", in->name, (unsigned long long)lineno,
+		    first->name, i + 1, alen, a, amore, blen, b, bmore));
+	}
+	return (0);
+}
+
 int
 nsd_record_tsv_header(const struct nsd_config *cfg,
-    struct nsd_record_input *in, const char *line, size_t len,
-    uint64_t lineno, struct nsd_error *err)
+    struct nsd_record_input *in, const struct nsd_record_input *first,
+    const char *line, size_t len, uint64_t lineno, struct nsd_error *err)
 {
 	struct nsd_tsv_fields	*hf = &in->header;
 	size_t			 i;
 
+	/* A header is kept, for the inputs after it to be compared with. */
+	if (!cfg->no_header) {
+		in->header_line.len = 0;
+		nsd_buf_reserve(&in->header_line, len + 1);
+		nsd_buf_append(&in->header_line, line, len);
+		line = in->header_line.data;
+	}
 	nsd_tsv_split(line, len, hf);
 	in->ncols = hf->n;
+	if (!cfg->no_header && first != NULL) {
+		if (same_header(first, in, line, lineno, err) == -1)
+			return (-1);
+		in->header_repeated = 1;
+	}
 	for (i = 0; i < cfg->nkeys; i++)
 		if (tsv_column(cfg, in, cfg->keys[i], line, 1,
 		    &in->key_cols[i], lineno, err) == -1)

@@ -10,8 +10,9 @@
  * struct nsd_spans, its text into the scanner's buffer (valid until the
  * next scan).
  * Errors: a bad record is -1 with its reason, without file and line, in a
- * buffer of NSD_RECORD_WHY_MAX bytes; a bad TSV header is -1 with err set
- * (NSD_EXIT_INPUT, or NSD_EXIT_USAGE for a column the options cannot name).
+ * buffer of NSD_RECORD_WHY_MAX bytes; a bad TSV header, or one that differs
+ * from the first input's, is -1 with err set (NSD_EXIT_INPUT, or
+ * NSD_EXIT_USAGE for a column the options cannot name).
  */
 #ifndef NSD_RECORDS_H
 #define NSD_RECORDS_H
@@ -43,7 +44,13 @@ struct nsd_record_input {
 						   or -1 */
 	long			 dup_out_col;
 	long			 explain_out_col;
-	struct nsd_tsv_fields	 header;	/* TSV: the header's fields */
+	struct nsd_tsv_fields	 header;	/* TSV: the header's fields, in
+						   header_line */
+	struct nsd_buf		 header_line;	/* TSV: a copy of the header
+						   line */
+	int			 header_repeated; /* TSV: its header is an
+						   earlier input's, written
+						   once */
 	int			 long_pass;	/* writing out the pieces of a
 						   long line */
 };
@@ -102,10 +109,15 @@ enum nsd_format nsd_record_format_of(const char *, size_t);
 /* Check that a TSV line is UTF-8 without NUL. */
 int	 nsd_record_check_tsv(const char *, size_t, char *);
 
-/* The columns of a TSV input, from its header line (or first row, -H). */
+/*
+ * The columns of a TSV input, from its header line (or first row, -H).
+ * The output is one table: with first, the earlier input whose header it
+ * has, a header that names other columns is an error (NSD_EXIT_INPUT), and
+ * one that names the same is not written again (header_repeated).
+ */
 int	 nsd_record_tsv_header(const struct nsd_config *,
-	    struct nsd_record_input *, const char *, size_t, uint64_t,
-	    struct nsd_error *);
+	    struct nsd_record_input *, const struct nsd_record_input *,
+	    const char *, size_t, uint64_t, struct nsd_error *);
 
 /*
  * Scan a record of the input: check it, put its text into the scanner's

@@ -25,6 +25,33 @@ load helpers
 	[ -z "$stderr" ]
 }
 
+@test "--version then names the methods and formats, the copyright, the licence, no warranty" {
+	run_nsd --version
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[ "${#lines[@]}" -eq 7 ]
+	[ "${lines[0]}" = "nsdedup 0.2.0" ]
+	[[ "${lines[1]}" == "fingerprints: nshash, simhash, minhash; normalization version "[0-9]* ]]
+	[[ "${lines[2]}" == "compressed inputs: "* ]]
+	[ "${lines[3]}" = "Copyright (C) 2026 The nsdedup authors." ]
+	[ "${lines[4]}" = "License ISC: see the file COPYING that comes with the sources." ]
+	[ "${lines[5]}" = "This is free software: you are free to change and redistribute it." ]
+	[ "${lines[6]}" = "There is NO WARRANTY, to the extent permitted by law." ]
+	# The licence it names is the one the sources hold.
+	grep -qx 'Copyright (c) 2026 The nsdedup authors' "$TOP_SRCDIR/COPYING"
+	grep -q '^Permission to use, copy, modify, and distribute this software for any$' \
+	    "$TOP_SRCDIR/COPYING"
+}
+
+@test "--help ends by saying where bugs are to be reported" {
+	run_nsd --help
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[ "${lines[-1]}" = "Reporting bugs: see REPORTING BUGS in nsdedup(1), or the README." ]
+	grep -qx '\.Sh REPORTING BUGS' "$TOP_SRCDIR/man/nsdedup.1"
+	grep -qx 'Reporting bugs' "$TOP_SRCDIR/README"
+}
+
 @test "an unknown option is a usage error on stderr, status 2" {
 	run_nsd --no-such-option
 	[ "$status" -eq 2 ]

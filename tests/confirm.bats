@@ -183,3 +183,17 @@ c a"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *$'\nsketches:      192 bytes a group (matches are confirmed)\n'* ]]
 }
+
+@test "at the defaults, short posts that quote one long sentence are copies, as CAVEATS says" {
+	local quote='The committee will publish its final report on the harbour next spring.'
+	record a "$quote Great news." > in.jsonl
+	record b "$quote I doubt it, honestly." >> in.jsonl
+	record c "$quote $(prose 7 4)" >> in.jsonl
+	run_nsd --explain in.jsonl
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	# b has one fingerprint, so one match is enough, and is too short to
+	# be judged by its share; c has more, and needs two (--min-match).
+	expect_eq "$(groups_of "$output")" "$(printf 'a a\nb a\nc c')"
+	[[ "${lines[1]}" == *'"explain":{"method":"nshash","matched":1,"fingerprints":1,'* ]]
+}

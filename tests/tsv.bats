@@ -199,3 +199,125 @@ make_tsv() {
 	[ "${#lines[@]}" -eq 2 ]
 	[ "${lines[0]}" = "$(printf '\t\t1\tfalse')" ]
 }
+
+# Three TSV files of one table, a.tsv, b.tsv and c.tsv, each with the
+# header, and all.tsv, the same table in one file; b.tsv's first record
+# copies a.tsv's, c.tsv's b.tsv's second.
+make_parts() {
+	printf 'id\ttitle\ttext\n' > header.tsv
+	printf 't1\tFirst\t%s\nt2\tSecond\t%s\n' "$(sentence 1)" \
+	    "$(sentence 2)" > rows-a
+	printf 't3\tThird\tCopy: %s\nt4\tFourth\t%s\n' "$(sentence 1)" \
+	    "$(sentence 3)" > rows-b
+	printf 't5\tFifth\tAgain: %s\n' "$(sentence 3)" > rows-c
+	for part in a b c; do
+		cat header.tsv "rows-$part" > "$part.tsv"
+	done
+	cat header.tsv rows-a rows-b rows-c > all.tsv
+}
+
+@test "several TSV inputs with one header: one header out, and every record" {
+	make_parts
+	"$NSDEDUP" all.tsv > want
+	[ "$(grep -c '^id' want)" -eq 1 ]
+	[ "$(wc -l < want)" -eq 6 ]
+	run_nsd a.tsv b.tsv c.tsv
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	expect_eq "$output" "$(cat want)"
+	[ "${lines[0]}" = "$(printf 'id\ttitle\ttext\tsimilar_id\tis_dup')" ]
+	[ "${lines[3]}" = "$(printf 't3\tThird\tCopy: %s\tt1\ttrue' "$(sentence 1)")" ]
+	cat header.tsv rows-a rows-b > two.tsv
+	run_nsd a.tsv b.tsv
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	expect_eq "$output" "$("$NSDEDUP" two.tsv)"
+	[ "${#lines[@]}" -eq 5 ]
+}
+
+@test "several TSV inputs: --drop-dups and --only-dups write one header too" {
+	make_parts
+	run_nsd -d a.tsv b.tsv c.tsv
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	expect_eq "$output" "$(cat header.tsv rows-a; sed -n 2p rows-b)"
+	run_nsd -D --explain a.tsv b.tsv c.tsv
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	expect_eq "$output" "$("$NSDEDUP" -D --explain all.tsv)"
+	[ "${#lines[@]}" -eq 3 ]
+	[ "${lines[0]}" = "$(printf 'id\ttitle\ttext\tsimilar_id\tis_dup\texplain')" ]
+}
+
+@test "several TSV inputs: the standard input among them, with its header" {
+	make_parts
+	run_nsd a.tsv - c.tsv < b.tsv
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	expect_eq "$output" "$("$NSDEDUP" all.tsv)"
+	run_nsd -d - b.tsv < a.tsv
+	[ "$status" -eq 0 ]
+	expect_eq "$output" "$(cat header.tsv rows-a rows-b | sed 4d)"
+}
+
+@test "several TSV inputs: a header with a BOM or CRLF is the same header" {
+	make_parts
+	{ printf '\xef\xbb\xbfid\ttitle\ttext\r\n'; cat rows-b; } > b.tsv
+	run_nsd a.tsv b.tsv
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[ "$(grep -c '^id' <<< "$output")" -eq 1 ]
+	[ "${#lines[@]}" -eq 5 ]
+}
+
+@test "a later TSV input whose header differs stops the run: status 3" {
+	make_parts
+	{ printf 'id\theadline\ttext\n'; cat rows-b; } > b.tsv
+	for mode in -a -d -D; do
+		run_nsd "$mode" a.tsv b.tsv c.tsv
+		[ "$status" -eq 3 ]
+		[ "$stderr" = "nsdedup: b.tsv:1: header differs from the header of a.tsv: column 2 is 'headline', not 'title'" ]
+		# Nothing of b.tsv, nor of what comes after it, is written.
+		[[ "$output" != *t3* && "$output" != *t4* && "$output" != *t5* ]]
+		[[ "$output" != *headline* ]]
+	done
+	{ printf 'id\ttitle\ttext\turl\n'; printf 't6\tSixth\tx\tu\n'; } > d.tsv
+	run_nsd a.tsv d.tsv
+	[ "$status" -eq 3 ]
+	[ "$stderr" = "nsdedup: d.tsv:1: header differs from the header of a.tsv: 4 columns, not 3" ]
+	[[ "$output" != *t6* ]]
+	printf 'id\ttext\n' > e.tsv
+	run_nsd a.tsv e.tsv
+	[ "$status" -eq 3 ]
+	[ "$stderr" = "nsdedup: e.tsv:1: header differs from the header of a.tsv: 2 columns, not 3" ]
+}
+
+@test "a differing TSV header on the standard input is named so, and the first one too" {
+	make_parts
+	{ printf 'id\ttitle\tbody\n'; cat rows-b; } > b.tsv
+	run_nsd a.tsv - < b.tsv
+	[ "$status" -eq 3 ]
+	[ "$stderr" = "nsdedup: (standard input):1: header differs from the header of a.tsv: column 3 is 'body', not 'text'" ]
+	run_nsd -d - b.tsv < a.tsv
+	[ "$status" -eq 3 ]
+	[ "$stderr" = "nsdedup: b.tsv:1: header differs from the header of (standard input): column 3 is 'body', not 'text'" ]
+}
+
+@test "-H: with no header, the first rows of several inputs are records, whatever their width" {
+	printf '%s\tx\n' "$(sentence 1)" > a.tsv
+	printf '%s\ty\tz\n' "$(sentence 1)" > b.tsv
+	run_nsd -H -f tsv -k 1 a.tsv b.tsv
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[ "${lines[0]}" = "$(printf '%s\tx\t1\tfalse' "$(sentence 1)")" ]
+	[ "${lines[1]}" = "$(printf '%s\ty\tz\t1\ttrue' "$(sentence 1)")" ]
+}
+
+@test "-H with --id-field N: similar_id is the id in that column, not a number" {
+	printf 'a1\t%s\nb2\t%s\n' "$(sentence 1)" "$(sentence 1)" > in.tsv
+	run_nsd -H -k 2 --id-field 1 in.tsv
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[ "${lines[0]}" = "$(printf 'a1\t%s\ta1\tfalse' "$(sentence 1)")" ]
+	[ "${lines[1]}" = "$(printf 'b2\t%s\ta1\ttrue' "$(sentence 1)")" ]
+}
