@@ -633,6 +633,44 @@ if [ -n "$baseline" ]; then
 	done
 fi
 
+# Compressed inputs: the corpus compressed with gzip (pigz, when it is
+# there, makes the same format faster) and with zstd, read by nsdedup
+# itself and through zcat or zstd -dc in a pipe, at the default jobs.
+comp_rows=() comp_missing=()
+declare -A COMP_PIPE COMP_SELF COMP_PIPE_CMD COMP_SELF_CMD COMP_BYTES \
+    COMP_EXT COMP_UNPACK
+comp_built=$("$NSDEDUP" --version | sed -n 's/^compressed inputs: //p')
+for fmt in gzip zstd; do
+	case $fmt in
+	gzip) pack="gzip -6 -c" unpack="zcat" ext=gz
+	      ! command -v pigz >/dev/null 2>&1 || pack="pigz -6 -c" ;;
+	zstd) pack="zstd -q -3 -T0 -c" unpack="zstd -dc" ext=zst ;;
+	esac
+	if [[ ", $comp_built," != *", $fmt"[\ ,]* ]]; then
+		comp_missing+=("$fmt: this nsdedup is built without it")
+		continue
+	fi
+	if ! command -v "${pack%% *}" >/dev/null 2>&1 ||
+	    ! command -v "${unpack%% *}" >/dev/null 2>&1; then
+		comp_missing+=("$fmt: ${pack%% *} or ${unpack%% *} is missing")
+		continue
+	fi
+	f=$big.$ext
+	note "compressing the corpus: $pack"
+	sh -c "$pack $(q "$big") > $(q "$f")" || die "$pack failed"
+	COMP_BYTES[$fmt]=$(stat -c %s "$f")
+	COMP_EXT[$fmt]=$ext COMP_UNPACK[$fmt]=$unpack
+	COMP_PIPE_CMD[$fmt]="$unpack $(q "$f") | $(q "$NSDEDUP") --annotate \
+> /dev/null"
+	COMP_SELF_CMD[$fmt]="$(q "$NSDEDUP") --annotate $(q "$f") > /dev/null"
+	time_cmd "${COMP_PIPE_CMD[$fmt]}"
+	COMP_PIPE[$fmt]=$T_MEDIAN
+	time_cmd "${COMP_SELF_CMD[$fmt]}"
+	COMP_SELF[$fmt]=$T_MEDIAN
+	comp_rows+=("$fmt")
+	rm -f "$f"
+done
+
 # What each method finds, and its in-memory index (--stats).
 declare -A DUPS INDEX INDEX_PEAK CAND
 for m in "${methods[@]}"; do
@@ -847,6 +885,21 @@ if [ -n "$baseline" ]; then
 	    "lowest share $share_min (${share_min_label/ -j$jobs_hi/})" \
 	    "$(met "$share_min" 0.95)"
 fi
+if [ -n "$baseline" ]; then
+	target "uncompressed throughput ≥ 97% of the baseline's, every\
+ command compared" "lowest share $share_min" "$(met "$share_min" 0.97)"
+fi
+for fmt in "${comp_rows[@]}"; do
+	x=$(ratio "${COMP_PIPE[$fmt]}" "${COMP_SELF[$fmt]}")
+	target "\`nsdedup F.jsonl.${COMP_EXT[$fmt]}\` at least as fast as\
+ \`${COMP_UNPACK[$fmt]} F.jsonl.${COMP_EXT[$fmt]} | nsdedup\` (default\
+ jobs)" "$x× ($(mbps "$big_bytes" \
+"${COMP_SELF[$fmt]}") MB/s of decompressed records, against $(mbps \
+"$big_bytes" "${COMP_PIPE[$fmt]}"))" "$(met "$x" 1.0)"
+done
+for m in "${comp_missing[@]}"; do
+	target "compressed input, $m" "not measured" "not measured"
+done
 size_note=
 if [ "$big_bytes" -lt $((1 << 30)) ] && [ "$size_bytes" -lt $((1 << 30)) ]
 then
@@ -1014,6 +1067,38 @@ mkdir -p "$(dirname "$out")"
 			    "${PAIR_A[$r]}" "${PAIR_B[$r]}" "${SHARE[$r]}" \
 			    "${PUSR_A[$r]}" "${PUSR_B[$r]}"
 		done
+		printf '\n'
+	fi
+
+	printf '## Compressed inputs\n\n'
+	if [ ${#comp_rows[@]} -eq 0 ]; then
+		printf 'Not measured: %s.\n\n' "${comp_missing[*]}"
+	else
+		printf '`$CORPUS` compressed, then read by nsdedup itself '
+		printf '(it decompresses on a thread of its own) and through '
+		printf 'the decompressor in a pipe, at the default jobs; '
+		printf 'median wall seconds of %s runs, MB/s of ' "$runs"
+		printf 'decompressed bytes. Uncompressed, from the file: '
+		printf '%s s (%s MB/s).\n\n' "${MED[$nf]}" \
+		    "$(mbps "$big_bytes" "${MED[$nf]}")"
+		printf '| format | compressed bytes | command | median s '
+		printf '| MB/s | over the pipe |\n'
+		printf '|---|---:|---|---:|---:|---:|\n'
+		for fmt in "${comp_rows[@]}"; do
+			printf '| %s | %s | `%s` | %s | %s | |\n' "$fmt" \
+			    "${COMP_BYTES[$fmt]}" \
+			    "$(shown "${COMP_PIPE_CMD[$fmt]}" 1)" \
+			    "${COMP_PIPE[$fmt]}" \
+			    "$(mbps "$big_bytes" "${COMP_PIPE[$fmt]}")"
+			printf '| %s | %s | `%s` | %s | %s | %s× |\n' "$fmt" \
+			    "${COMP_BYTES[$fmt]}" \
+			    "$(shown "${COMP_SELF_CMD[$fmt]}" 1)" \
+			    "${COMP_SELF[$fmt]}" \
+			    "$(mbps "$big_bytes" "${COMP_SELF[$fmt]}")" \
+			    "$(ratio "${COMP_PIPE[$fmt]}" "${COMP_SELF[$fmt]}")"
+		done
+		[ ${#comp_missing[@]} -eq 0 ] ||
+			printf '\nNot measured: %s.\n' "${comp_missing[*]}"
 		printf '\n'
 	fi
 

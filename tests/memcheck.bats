@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # Memory errors and leaks under valgrind's memcheck, on runs that go
 # through every stage and the odd paths: bad records, long lines streamed
-# in pieces, input arriving in small pieces, failing runs, and an index
+# in pieces, input arriving in small pieces, compressed inputs, failing
+# runs, and an index
 # made, grown, updated, read and checked. Leaks of every kind but memory
 # still reachable at exit are errors. (-m simhash has its memcheck test in
 # simhash.bats.)
@@ -36,6 +37,23 @@ memcheck() {
 	memcheck --max-line=1K in.jsonl
 	[ "$status" -eq 1 ]
 	memcheck --on-error=fail -o out.jsonl in.jsonl
+	[ "$status" -eq 5 ]
+}
+
+@test "memcheck: compressed inputs, whole, truncated and stopped early" {
+	need_memcheck
+	"$NSDEDUP" --version | grep -q '^compressed inputs: .*gzip' ||
+	    skip "nsdedup is built without gzip"
+	gzip -c "$TOP_SRCDIR/examples/news.jsonl" > news.gz
+	cat news.gz news.gz > two.gz
+	memcheck two.gz - < news.gz
+	[ "$status" -eq 0 ]
+	head -c 5000 news.gz > cut.gz
+	memcheck cut.gz
+	[ "$status" -eq 3 ]
+	# A stop at a bad record ends the decompressor before its input ends.
+	{ echo junk; cat "$TOP_SRCDIR/examples/news.jsonl"; } | gzip -c > bad.gz
+	memcheck --on-error=fail bad.gz
 	[ "$status" -eq 5 ]
 }
 
