@@ -177,8 +177,25 @@ os.close(os.open(".", os.O_TMPFILE | os.O_WRONLY, 0o600))' 2> /dev/null ||
 	[ "$(id -u)" -ne 0 ] || [ -e ".nsdedup-$pid-theirs" ]
 }
 
-@test "SIGUSR1 ends a run with -o: status 138, no file left, the old output kept" {
-	kill_o_run USR1 138
+@test "SIGUSR2 ends a run with -o: status 140, no file left, the old output kept" {
+	kill_o_run USR2 140
+}
+
+@test "SIGUSR1 does not end a run with -o: a progress line, and the run commits" {
+	printf 'old\n' > out.jsonl
+	start_o_run
+	kill -USR1 "$pid"
+	for _ in $(seq 1200); do
+		[ -s run.err ] && break
+		sleep 0.05
+	done
+	exec 8>&-
+	status=0
+	wait "$pid" || status=$?
+	expect_eq "$status" 0
+	[[ $(cat run.err) =~ ^"nsdedup: "[01]" records, 0 duplicates, "[0-9.]+" MB, "[0-9.]+" MB/s"$ ]]
+	expect_eq "$(cat out.jsonl)" '{"text":"x","similar_id":1,"is_dup":false}'
+	expect_eq "$(temp_files)" ""
 }
 
 @test "--progress=always draws on stderr and never touches stdout" {
