@@ -15,6 +15,9 @@
 /* The most of a column name that a message quotes, in bytes. */
 #define NSD_NAME_SHOWN	64
 
+/* The longest list of names in a message, in bytes. */
+#define NAMES_LIST	240
+
 /* Say why a record is bad, into why[NSD_RECORD_WHY_MAX]; -1. */
 static int
 bad(char *why, const char *fmt, ...)
@@ -147,6 +150,62 @@ nsd_record_check_tsv(const char *s, size_t len, char *why)
 }
 
 /*
+ * Append names (n JSON strings) to out, ", " between them, as many as fit
+ * in NAMES_LIST bytes, then "..." when some are left out or cut says that
+ * there are more; and a NUL.
+ */
+static void
+list_names(struct nsd_buf *out, const char *const *names, size_t n, int cut)
+{
+	size_t	 i, start = out->len, len;
+
+	for (i = 0; i < n; i++) {
+		len = strlen(names[i]);
+		if (out->len - start + 2 + len > NAMES_LIST)
+			break;
+		if (i > 0)
+			nsd_buf_append(out, ", ", 2);
+		nsd_buf_append(out, names[i], len);
+	}
+	if (i < n || cut)
+		nsd_buf_append(out, i > 0 ? ", ..." : "...", i > 0 ? 5 : 3);
+	nsd_buf_putc(out, '\0');
+}
+
+/* A header without a column called field: say which columns it has. */
+static int
+no_column(const struct nsd_record_input *in, const char *field,
+    const char *line, uint64_t lineno, struct nsd_error *err)
+{
+	const struct nsd_tsv_fields *hf = &in->header;
+	struct nsd_buf	 cells = { 0 }, list = { 0 };
+	const char	**names;
+	size_t		 i, *at;
+	int		 rc;
+
+	/* The cells as JSON strings, which show every byte. */
+	at = xreallocarray(NULL, hf->n, sizeof *at);
+	for (i = 0; i < hf->n; i++) {
+		at[i] = cells.len;
+		nsd_json_encode_string(line + hf->f[i].start, hf->f[i].len,
+		    &cells);
+		nsd_buf_putc(&cells, '\0');
+	}
+	names = xreallocarray(NULL, hf->n, sizeof *names);
+	for (i = 0; i < hf->n; i++)
+		names[i] = cells.data + at[i];
+	list_names(&list, names, hf->n, 0);
+	rc = nsd_error_set(err, NSD_EXIT_INPUT,
+	    "%s:%llu: no column '%s' in the header; the header has: %s",
+	    in->name, (unsigned long long)lineno, field, list.data);
+	free(names);
+	free(at);
+	nsd_buf_free(&cells);
+	nsd_buf_free(&list);
+	return (rc);
+}
+
+/*
  * Resolve a TSV column reference against the header (or, with -H, as a
  * number).
  */
@@ -170,9 +229,7 @@ tsv_column(const struct nsd_config *cfg, const struct nsd_record_input *in,
 		return (nsd_error_set(err, NSD_EXIT_USAGE,
 		    "%s: with --no-header, columns are numbers, not '%s'",
 		    in->name, field));
-	return (nsd_error_set(err, NSD_EXIT_INPUT,
-	    "%s:%llu: no column '%s' in the header",
-	    in->name, (unsigned long long)lineno, field));
+	return (no_column(in, field, line, lineno, err));
 }
 
 /* How much of a column name a message quotes: whole characters, 64 bytes. */
