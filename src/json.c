@@ -664,6 +664,83 @@ next:
 	return (fail(sc, s, n, i, "expected ',' or ']'"));
 }
 
+/* From s[i] == '"': the offset of the string's closing quote, or n. */
+static size_t
+string_end(const unsigned char *s, size_t n, size_t i)
+{
+	for (i++; i < n; i++) {
+		if (s[i] == '\\')
+			i++;
+		else if (s[i] == '"')
+			return (i);
+	}
+	return (n);
+}
+
+/*
+ * A walk over the top level only: a value is skipped by counting brackets
+ * outside strings, which is enough for a line the scanner has validated.
+ */
+int
+nsd_json_member_names(const char *line, size_t n, size_t max,
+    struct nsd_json_names *names)
+{
+	const unsigned char	*s = (const unsigned char *)line;
+	size_t			 i, end, depth;
+
+	names->n = 0;
+	i = skip_space(s, n, 0);
+	if (i >= n || s[i] != '{')
+		return (-1);
+	i = skip_space(s, n, i + 1);
+	if (i < n && s[i] == '}')
+		return (0);
+	for (;;) {
+		if (i >= n || s[i] != '"' || (end = string_end(s, n, i)) >= n)
+			return (-1);
+		if (names->n == max)
+			return (1);
+		if (names->n == names->cap) {
+			names->cap = names->cap ? names->cap * 2 : 16;
+			names->v = xreallocarray(names->v, names->cap,
+			    sizeof *names->v);
+		}
+		names->v[names->n].start = i;
+		names->v[names->n].len = end + 1 - i;
+		names->v[names->n].type = NSD_JSON_STRING;
+		names->n++;
+		i = skip_space(s, n, end + 1);
+		if (i >= n || s[i] != ':')
+			return (-1);
+		/* Its value, up to the ',' or '}' of the top level. */
+		for (depth = 0, i++; i < n; i++) {
+			if (s[i] == '"') {
+				if ((i = string_end(s, n, i)) >= n)
+					return (-1);
+			} else if (s[i] == '{' || s[i] == '[')
+				depth++;
+			else if (s[i] == '}' || s[i] == ']') {
+				if (depth == 0)
+					break;
+				depth--;
+			} else if (s[i] == ',' && depth == 0)
+				break;
+		}
+		if (i >= n || s[i] == ']')
+			return (-1);
+		if (s[i] == '}')
+			return (0);
+		i = skip_space(s, n, i + 1);
+	}
+}
+
+void
+nsd_json_names_free(struct nsd_json_names *names)
+{
+	free(names->v);
+	memset(names, 0, sizeof *names);
+}
+
 /* The letter of the two-character escape for c, or 0 if it has none. */
 static char
 short_escape(unsigned char c)

@@ -7,10 +7,12 @@
  * line, so nothing is copied; nsd_json_decode_string() turns a string
  * token into UTF-8 text when the caller needs it. It also records where a
  * new member can be spliced in before the closing brace. Nothing is ever
- * re-serialized.
+ * re-serialized. nsd_json_member_names() lists an object's top-level
+ * member names, for messages about the fields a record does have.
  *
  * Memory: a struct nsd_json_scanner owns its stack and result arrays and is
- * reused across lines; the caller owns the line. Errors: the scan returns -1
+ * reused across lines, as a struct nsd_json_names its array; the caller
+ * owns the line. Errors: the scan returns -1
  * and sets a static reason string and the 0-based byte offset where the
  * input went wrong.
  */
@@ -119,6 +121,25 @@ void	 nsd_json_scanner_free(struct nsd_json_scanner *);
  * value. Returns 0, or -1 with scanner->error and scanner->error_at set.
  */
 int	 nsd_json_scan(struct nsd_json_scanner *, const char *, size_t, int);
+
+/* The top-level member names of an object: spans of their string tokens. */
+struct nsd_json_names {
+	struct nsd_json_span	*v;
+	size_t			 n;
+	size_t			 cap;
+};
+
+/*
+ * The names of the top-level members of the object in line, in order, as
+ * the spans of their string tokens (quotes included), into names (emptied
+ * first), the first max of them. The line should be one that
+ * nsd_json_scan() accepted as an object; of another, the names before the
+ * first fault are given, and nothing past its end is read. Returns 0, 1
+ * when there are more than max, or -1 at such a fault.
+ */
+int	 nsd_json_member_names(const char *, size_t, size_t,
+	    struct nsd_json_names *);
+void	 nsd_json_names_free(struct nsd_json_names *);
 
 /* Append s[0..len) (valid UTF-8) to out as a JSON string token. */
 void	 nsd_json_encode_string(const char *, size_t, struct nsd_buf *);

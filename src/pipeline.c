@@ -714,6 +714,11 @@ struct run {
 						   batch */
 	uint64_t		 files_done;	/* the bytes of the inputs
 						   read whole */
+	struct nsd_record_input	*judging;	/* whose fields are judged,
+						   its output held */
+	struct nsd_buf		 held_bad;	/* its bad records: line
+						   numbers and reasons */
+	uint64_t		 bad_before;	/* st->bad before it */
 	int			 at_end;	/* no more batches: all is
 						   read, or reading failed */
 	int			 read_failed;
@@ -920,10 +925,111 @@ read_batch(struct run *r, struct slot *s, struct nsd_error *err)
 	return (stage_frame(cfg, r->inputs, in, &s->wk, err) == -1 ? -1 : 1);
 }
 
+/* Keep the bad records of a batch of the input judged, to report later. */
+static void
+hold_bad(struct run *r, const struct work *wk, size_t stop)
+{
+	size_t	 i;
+
+	for (i = 0; i < wk->lines.nlines && i <= stop; i++) {
+		const struct record	*rec = &wk->recs[i];
+		const struct nsd_line	*l = &wk->lines.lines[i];
+		const char		*why = wk->reasons.data + rec->reason;
+
+		if (rec->kind != RECORD_BAD || l->kind == NSD_LINE_LONG_MORE ||
+		    l->kind == NSD_LINE_LONG_LAST)
+			continue;
+		nsd_buf_append(&r->held_bad, &l->lineno, sizeof l->lineno);
+		nsd_buf_append(&r->held_bad, why, strlen(why) + 1);
+	}
+}
+
 /*
- * Decide and write a scanned batch, and report its bad records and the
- * progress; an error, or a stop at a bad record under --on-error=fail,
- * ends the run.
+ * The judgement of the input is made: what it held, output and bad
+ * records, goes on, or is forgotten (drop) as the run stops on it.
+ */
+static void
+judge_release(struct run *r, int drop)
+{
+	const char	*p = r->held_bad.data;
+	const char	*end = p + r->held_bad.len;
+	uint64_t	 lineno;
+
+	nsd_output_release(r->wr->out, drop);
+	if (drop)
+		r->st->bad = r->bad_before;
+	for (; !drop && r->held_bad.len > 0 && p < end;
+	    p += sizeof lineno + strlen(p + sizeof lineno) + 1) {
+		memcpy(&lineno, p, sizeof lineno);
+		if (r->hooks->bad_record != NULL)
+			r->hooks->bad_record(r->hooks->ctx, r->judging->name,
+			    lineno, p + sizeof lineno);
+	}
+	r->held_bad.len = 0;
+	r->judging = NULL;
+}
+
+/* The end of the input whose fields are judged: judge all its records. */
+static int
+judge_end(struct run *r, struct nsd_error *err)
+{
+	int	 rc;
+
+	rc = nsd_record_judge_end(r->cfg, r->judging, err);
+	judge_release(r, rc == -1);
+	return (rc);
+}
+
+/*
+ * Judge whether the batch's input has the fields of --key and --id-field
+ * (nsd_record_judge()), by its records in order, before any of them is
+ * decided or written. While the judgement is not made, the output is
+ * held, so that an input judged to lack a field has written nothing; that
+ * of the input before is made first, at its end. Under --on-error=fail,
+ * the run stops at the first bad record: none after it is judged.
+ */
+static int
+judge_batch(struct run *r, struct slot *s, struct nsd_error *err)
+{
+	struct nsd_record_input	*in = s->in;
+	struct work		*wk = &s->wk;
+	size_t			 i;
+
+	if (r->judging != NULL && r->judging != in && judge_end(r, err) == -1)
+		return (-1);
+	for (i = 0; !in->judged && i < wk->lines.nlines; i++) {
+		const struct record	*rec = &wk->recs[i];
+		const struct nsd_line	*l = &wk->lines.lines[i];
+
+		if (rec->kind == RECORD_BLANK ||
+		    l->kind == NSD_LINE_LONG_MORE ||
+		    l->kind == NSD_LINE_LONG_LAST)
+			continue;
+		if (nsd_record_judge(r->cfg, in, nsd_line_data(&wk->lines, l),
+		    l->len, &rec->found, err) == -1) {
+			if (r->judging == in)
+				judge_release(r, 1);
+			return (-1);
+		}
+		if (rec->kind == RECORD_BAD &&
+		    r->cfg->on_error == NSD_ON_ERROR_FAIL)
+			break;
+	}
+	if (in->judged && r->judging == in)
+		judge_release(r, 0);
+	else if (!in->judged && r->judging == NULL) {
+		if (nsd_output_hold(r->wr->out, err) == -1)
+			return (-1);
+		r->judging = in;
+		r->bad_before = r->st->bad;
+	}
+	return (0);
+}
+
+/*
+ * Judge, decide and write a scanned batch, and report its bad records and
+ * the progress; an error, or a stop at a bad record under
+ * --on-error=fail, ends the run.
  */
 static int
 finish_batch(struct run *r, struct slot *s, struct nsd_error *err)
@@ -931,11 +1037,15 @@ finish_batch(struct run *r, struct slot *s, struct nsd_error *err)
 	struct work	*wk = &s->wk;
 	size_t		 stop;
 
-	if (stage_decide(r->cfg, s->in, r->ix, wk, r->st, &stop, err) == -1 ||
+	if (judge_batch(r, s, err) == -1 ||
+	    stage_decide(r->cfg, s->in, r->ix, wk, r->st, &stop, err) == -1 ||
 	    settle_batch(r->cfg, r->ix, wk, stop, r->st, err) == -1 ||
 	    name_batch(r->cfg, r->ix, wk, stop, err) == -1)
 		return (-1);
-	report_bad(r->hooks, s->in, wk, stop);
+	if (r->judging == s->in)
+		hold_bad(r, wk, stop);
+	else
+		report_bad(r->hooks, s->in, wk, stop);
 	if (stage_write(r->cfg, r->wr, s->in, wk, stop, err) == -1)
 		return (-1);
 	r->st->bytes += s->bytes;
@@ -1137,6 +1247,12 @@ nsd_pipeline_run(const struct nsd_config *cfg, struct nsd_index *ix,
 	rc = run_start(&r, cfg, ix, err);
 	if (rc == 0)
 		rc = run_batches(&r, err);
+	/* A run that stops otherwise reports what it held. */
+	if (rc == 0 && r.judging != NULL)
+		rc = judge_end(&r, err);
+	else if (r.judging != NULL)
+		judge_release(&r, 0);
+	nsd_buf_free(&r.held_bad);
 	run_stop(&r);
 	return (rc);
 }

@@ -13,7 +13,11 @@
  *                            without touching the index.
  * Only stage 2 is free of ordering; it touches nothing but its record and
  * its own struct nsd_worker, which is what lets it run on several threads
- * while the output stays in input order.
+ * while the output stays in input order. Before stage 3, the first records
+ * of each input are judged in order for the fields asked for (records.h:
+ * nsd_record_judge()), and what they write is held back until that is
+ * done, so that an input that lacks one stops the run having written
+ * nothing.
  *
  * The pipeline never prints: bad records and progress go to the hooks.
  * Errors: -1 with err set; err->status is the exit status to use.

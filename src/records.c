@@ -3,6 +3,7 @@
  */
 #include "config.h"
 
+#include <assert.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -14,6 +15,15 @@
 
 /* The most of a column name that a message quotes, in bytes. */
 #define NSD_NAME_SHOWN	64
+
+/*
+ * The longest list of names in a message, in bytes; the objects whose
+ * member names are kept for it, the names of each, and the bytes kept.
+ */
+#define NAMES_LIST	240
+#define NAMES_OBJECTS	10
+#define NAMES_OF_OBJECT	1024
+#define NAMES_KEPT	4096
 
 /* Say why a record is bad, into why[NSD_RECORD_WHY_MAX]; -1. */
 static int
@@ -29,6 +39,16 @@ bad(char *why, const char *fmt, ...)
 	vsnprintf(why, NSD_RECORD_WHY_MAX, fmt, ap);
 	va_end(ap);
 	return (-1);
+}
+
+static_assert(NSD_MAX_KEYS <= 64, "a bit of a uint64_t for each --key");
+
+/* A bit for each --key field. */
+static uint64_t
+all_keys(const struct nsd_config *cfg)
+{
+	return (cfg->nkeys >= 64 ? UINT64_MAX :
+	    ((uint64_t)1 << cfg->nkeys) - 1);
 }
 
 void
@@ -48,6 +68,7 @@ nsd_record_input_free(struct nsd_record_input *in)
 	free(in->name);
 	nsd_tsv_fields_free(&in->header);
 	nsd_buf_free(&in->header_line);
+	nsd_buf_free(&in->names);
 }
 
 int
@@ -79,6 +100,7 @@ nsd_record_scanner_init(struct nsd_record_scanner *rs,
 	}
 	rs->nqueries = n;
 	nsd_json_scanner_init(&rs->scanner, rs->queries, n);
+	rs->all_keys = all_keys(cfg);
 	return (0);
 }
 
@@ -147,6 +169,62 @@ nsd_record_check_tsv(const char *s, size_t len, char *why)
 }
 
 /*
+ * Append names (n JSON strings) to out, ", " between them, as many as fit
+ * in NAMES_LIST bytes, then "..." when some are left out or cut says that
+ * there are more; and a NUL.
+ */
+static void
+list_names(struct nsd_buf *out, const char *const *names, size_t n, int cut)
+{
+	size_t	 i, start = out->len, len;
+
+	for (i = 0; i < n; i++) {
+		len = strlen(names[i]);
+		if (out->len - start + 2 + len > NAMES_LIST)
+			break;
+		if (i > 0)
+			nsd_buf_append(out, ", ", 2);
+		nsd_buf_append(out, names[i], len);
+	}
+	if (i < n || cut)
+		nsd_buf_append(out, i > 0 ? ", ..." : "...", i > 0 ? 5 : 3);
+	nsd_buf_putc(out, '\0');
+}
+
+/* A header without a column called field: say which columns it has. */
+static int
+no_column(const struct nsd_record_input *in, const char *field,
+    const char *line, uint64_t lineno, struct nsd_error *err)
+{
+	const struct nsd_tsv_fields *hf = &in->header;
+	struct nsd_buf	 cells = { 0 }, list = { 0 };
+	const char	**names;
+	size_t		 i, *at;
+	int		 rc;
+
+	/* The cells as JSON strings, which show every byte. */
+	at = xreallocarray(NULL, hf->n, sizeof *at);
+	for (i = 0; i < hf->n; i++) {
+		at[i] = cells.len;
+		nsd_json_encode_string(line + hf->f[i].start, hf->f[i].len,
+		    &cells);
+		nsd_buf_putc(&cells, '\0');
+	}
+	names = xreallocarray(NULL, hf->n, sizeof *names);
+	for (i = 0; i < hf->n; i++)
+		names[i] = cells.data + at[i];
+	list_names(&list, names, hf->n, 0);
+	rc = nsd_error_set(err, NSD_EXIT_INPUT,
+	    "%s:%llu: no column '%s' in the header; the header has: %s",
+	    in->name, (unsigned long long)lineno, field, list.data);
+	free(names);
+	free(at);
+	nsd_buf_free(&cells);
+	nsd_buf_free(&list);
+	return (rc);
+}
+
+/*
  * Resolve a TSV column reference against the header (or, with -H, as a
  * number).
  */
@@ -170,9 +248,7 @@ tsv_column(const struct nsd_config *cfg, const struct nsd_record_input *in,
 		return (nsd_error_set(err, NSD_EXIT_USAGE,
 		    "%s: with --no-header, columns are numbers, not '%s'",
 		    in->name, field));
-	return (nsd_error_set(err, NSD_EXIT_INPUT,
-	    "%s:%llu: no column '%s' in the header",
-	    in->name, (unsigned long long)lineno, field));
+	return (no_column(in, field, line, lineno, err));
 }
 
 /* How much of a column name a message quotes: whole characters, 64 bytes. */
@@ -302,6 +378,19 @@ add_spans(const struct nsd_record_scanner *rs, struct nsd_record_found *f,
 	f->nspans = sp->n - f->span_off;
 }
 
+/* The --key fields the record just scanned has, of any type, a bit each. */
+static uint64_t
+keys_of(const struct nsd_record_scanner *rs, size_t nkeys)
+{
+	uint64_t	 keys = 0;
+	size_t		 i;
+
+	for (i = 0; i < nkeys; i++)
+		if (rs->queries[i].found.type != NSD_JSON_NONE)
+			keys |= (uint64_t)1 << i;
+	return (keys);
+}
+
 /* A JSON record: validate it, find the fields, collect the text. */
 static int
 scan_json(const struct nsd_config *cfg, struct nsd_record_scanner *rs,
@@ -323,22 +412,29 @@ scan_json(const struct nsd_config *cfg, struct nsd_record_scanner *rs,
 		return (bad(why, "invalid JSON: %s at byte %zu", sc->error,
 		    sc->error_at + 1));
 	}
+	id = &rs->queries[rs->id_query].found;
+	f->object = 1;
+	f->has_id = id->type != NSD_JSON_NONE;
 	rs->text.len = 0;
 	for (i = 0; i < cfg->nkeys; i++) {
 		const struct nsd_json_span *k = &rs->queries[i].found;
 
-		if (k->type == NSD_JSON_NONE)
+		if (k->type == NSD_JSON_NONE) {
+			f->keys = keys_of(rs, cfg->nkeys);
 			return (bad(why, "no text field \"%s\"",
 			    cfg->keys[i]));
-		if (k->type != NSD_JSON_STRING)
+		}
+		if (k->type != NSD_JSON_STRING) {
+			f->keys = keys_of(rs, cfg->nkeys);
 			return (bad(why, "text field \"%s\" is %s, not a "
 			    "string", cfg->keys[i],
 			    nsd_json_type_name(k->type)));
+		}
 		if (i > 0)
 			nsd_buf_putc(&rs->text, rs->joiner);
 		nsd_json_decode_string(s + k->start, k->len, &rs->text);
 	}
-	id = &rs->queries[rs->id_query].found;
+	f->keys = rs->all_keys;
 	if (id->type == NSD_JSON_STRING || id->type == NSD_JSON_NUMBER) {
 		f->id_start = id->start;
 		f->id_len = id->len;
@@ -389,6 +485,145 @@ nsd_record_scan(const struct nsd_config *cfg, struct nsd_record_scanner *rs,
 	if (in->format == NSD_FORMAT_JSONL)
 		return (scan_json(cfg, rs, s, len, f, sp, why));
 	return (scan_tsv(cfg, rs, in, s, len, f, why));
+}
+
+/*
+ * Judging the fields. A --key, or an --id-field given, that no record has
+ * is a mistaken name rather than a file of bad records, and a run that
+ * made every record bad, or left every group without its id, would be
+ * worse than none. So the first records of each input are judged, in
+ * order, until each of those fields has been seen in one of them, of any
+ * type (a text that is not a string is a bad record, not a mistaken
+ * name). A JSON object without one counts against it; a line that is not
+ * a JSON object counts only as one of the NSD_RECORD_JUDGED records after
+ * which the judgement is made (or at the end of the input, if sooner):
+ * then the run stops if some object was seen and a field was in none. A
+ * TSV input has no judgement: its header names the columns.
+ *
+ * The message lists the member names of the first NAMES_OBJECTS objects
+ * judged, sorted, which are kept as they come: the judgement of a run
+ * that is fine ends at its first record, with nothing kept.
+ */
+
+/* Keep the member names of the object s for the message, if wanted. */
+static void
+keep_names(struct nsd_record_input *in, const char *s, size_t len)
+{
+	struct nsd_json_names	 names = { 0 };
+	struct nsd_buf		 name = { 0 };
+	size_t			 i;
+
+	if (in->named == NAMES_OBJECTS || in->names_cut)
+		return;
+	in->named++;
+	if (nsd_json_member_names(s, len, NAMES_OF_OBJECT, &names) == 1)
+		in->names_cut = 1;
+	for (i = 0; i < names.n; i++) {
+		if (in->names.len > NAMES_KEPT) {
+			in->names_cut = 1;
+			break;
+		}
+		name.len = 0;
+		nsd_json_decode_string(s + names.v[i].start, names.v[i].len,
+		    &name);
+		nsd_json_encode_string(name.data, name.len, &in->names);
+		nsd_buf_putc(&in->names, '\0');
+	}
+	nsd_buf_free(&name);
+	nsd_json_names_free(&names);
+}
+
+static int
+by_string(const void *a, const void *b)
+{
+	return (strcmp(*(const char *const *)a, *(const char *const *)b));
+}
+
+/* The judgement: the first field that none of the objects has, if any. */
+static int
+judge(const struct nsd_config *cfg, struct nsd_record_input *in, int all,
+    struct nsd_error *err)
+{
+	struct nsd_buf	 field = { 0 }, list = { 0 };
+	const char	**names = NULL, *p, *end, *missing = NULL;
+	size_t		 i, n = 0, k;
+	int		 rc;
+
+	in->judged = 1;
+	if (in->judge_objects == 0)
+		return (0);
+	for (i = 0; i < cfg->nkeys && missing == NULL; i++)
+		if ((in->keys_seen & (uint64_t)1 << i) == 0)
+			missing = cfg->keys[i];
+	if (missing == NULL && cfg->id_field_given && !in->id_seen)
+		missing = cfg->id_field;
+	if (missing == NULL)
+		return (0);
+	nsd_json_encode_string(missing, strlen(missing), &field);
+	nsd_buf_putc(&field, '\0');
+	/* The names kept, sorted, each once. */
+	p = in->names.data;
+	end = in->names.len > 0 ? p + in->names.len : p;
+	for (k = 0; k < in->names.len; k++)
+		n += in->names.data[k] == '\0';
+	names = xreallocarray(NULL, n > 0 ? n : 1, sizeof *names);
+	for (n = 0; p < end; p += strlen(p) + 1)
+		names[n++] = p;
+	qsort(names, n, sizeof *names, by_string);
+	for (i = k = 0; i < n; i++)
+		if (k == 0 || strcmp(names[k - 1], names[i]) != 0)
+			names[k++] = names[i];
+	list_names(&list, names, k, in->names_cut);
+	if (all)
+		rc = nsd_error_set(err, NSD_EXIT_INPUT,
+		    "%s: no record has the field %s; the records have%s%s",
+		    in->name, field.data, k > 0 ? ": " : " no members",
+		    k > 0 ? list.data : "");
+	else
+		rc = nsd_error_set(err, NSD_EXIT_INPUT,
+		    "%s: no record of the first %d has the field %s; the "
+		    "records have%s%s", in->name, NSD_RECORD_JUDGED,
+		    field.data, k > 0 ? ": " : " no members",
+		    k > 0 ? list.data : "");
+	free(names);
+	nsd_buf_free(&field);
+	nsd_buf_free(&list);
+	return (rc);
+}
+
+int
+nsd_record_judge(const struct nsd_config *cfg, struct nsd_record_input *in,
+    const char *s, size_t len, const struct nsd_record_found *f,
+    struct nsd_error *err)
+{
+	if (in->judged)
+		return (0);
+	if (in->format == NSD_FORMAT_TSV) {
+		in->judged = 1;
+		return (0);
+	}
+	in->judge_records++;
+	if (f->object) {
+		in->judge_objects++;
+		in->keys_seen |= f->keys;
+		in->id_seen |= f->has_id;
+		if (in->keys_seen == all_keys(cfg) &&
+		    (in->id_seen || !cfg->id_field_given)) {
+			in->judged = 1;
+			return (0);
+		}
+		keep_names(in, s, len);
+	}
+	if (in->judge_records < NSD_RECORD_JUDGED)
+		return (0);
+	return (judge(cfg, in, 0, err));
+}
+
+int
+nsd_record_judge_end(const struct nsd_config *cfg, struct nsd_record_input *in,
+    struct nsd_error *err)
+{
+	return (in->judged ? 0 : judge(cfg, in, 1, err));
 }
 
 void

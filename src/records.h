@@ -12,7 +12,8 @@
  * Errors: a bad record is -1 with its reason, without file and line, in a
  * buffer of NSD_RECORD_WHY_MAX bytes; a bad TSV header, or one that differs
  * from the first input's, is -1 with err set (NSD_EXIT_INPUT, or
- * NSD_EXIT_USAGE for a column the options cannot name).
+ * NSD_EXIT_USAGE for a column the options cannot name), as is a field that
+ * no record of an input has (NSD_EXIT_INPUT, by nsd_record_judge()).
  */
 #ifndef NSD_RECORDS_H
 #define NSD_RECORDS_H
@@ -29,6 +30,9 @@
 
 /* The longest reason for a bad record, its NUL included. */
 #define NSD_RECORD_WHY_MAX	256
+
+/* The records of an input that judge whether it has the fields asked for. */
+#define NSD_RECORD_JUDGED	1000
 
 /* What the in-order stages know of one input. */
 struct nsd_record_input {
@@ -53,6 +57,16 @@ struct nsd_record_input {
 						   once */
 	int			 long_pass;	/* writing out the pieces of a
 						   long line */
+	/* The judgement of its fields (nsd_record_judge()). */
+	int			 judged;	/* the judgement is made */
+	uint64_t		 judge_records;	/* records judged */
+	uint64_t		 judge_objects;	/* JSON objects among them */
+	uint64_t		 keys_seen;	/* the --key fields they have */
+	int			 id_seen;	/* the --id-field given */
+	struct nsd_buf		 names;		/* their member names, JSON
+						   strings ending in NUL */
+	size_t			 named;		/* objects in names */
+	int			 names_cut;	/* names has not them all */
 };
 
 /* The spans of the annotation members records have already. */
@@ -72,6 +86,10 @@ struct nsd_record_found {
 	size_t		 nspans;
 	size_t		 insert_at;
 	int		 has_members;
+	/* For the judgement of the fields: */
+	int		 object;	/* a JSON object, which has */
+	uint64_t	 keys;		/* these --key fields, a bit each, */
+	int		 has_id;	/* and the id field, of any type */
 };
 
 /* What one thread needs to scan records: the JSON queries, the TSV cells. */
@@ -87,6 +105,7 @@ struct nsd_record_scanner {
 	struct nsd_tsv_fields	 fields;
 	struct nsd_buf		 text;		/* the record's text */
 	char			 joiner;	/* between the fields of text */
+	uint64_t		 all_keys;	/* a bit for each --key */
 };
 
 /* An input named name, in format (AUTO: found from its first line). */
@@ -126,6 +145,21 @@ int	 nsd_record_tsv_header(const struct nsd_config *,
 int	 nsd_record_scan(const struct nsd_config *, struct nsd_record_scanner *,
 	    const struct nsd_record_input *, const char *, size_t,
 	    struct nsd_record_found *, struct nsd_spans *, char *);
+
+/*
+ * Judge whether --key and --id-field name fields the input has, by its
+ * records in order (a record that is not a JSON object with f's found
+ * zeroed, s its line): -1 with err set when none of its first
+ * NSD_RECORD_JUDGED records has one of them. The judgement is made, and
+ * in->judged set, as soon as every field has been seen; until then each
+ * record must be judged before the next.
+ */
+int	 nsd_record_judge(const struct nsd_config *, struct nsd_record_input *,
+	    const char *, size_t, const struct nsd_record_found *,
+	    struct nsd_error *);
+/* The end of the input: the judgement on all its records, if not made. */
+int	 nsd_record_judge_end(const struct nsd_config *,
+	    struct nsd_record_input *, struct nsd_error *);
 
 /*
  * A record's id as a group keeps it: a JSON token, whatever the format (a

@@ -46,6 +46,8 @@ struct nsd_output {
 					   unnamed file will take) */
 	char		*buf;
 	size_t		 len;
+	size_t		 cap;		/* OUTPUT_BUFFER, more while held */
+	int		 holding;	/* nsd_output_hold() */
 	uid_t		 uid;		/* owner of the file replaced */
 	gid_t		 gid;
 	int		 keep_owner;
@@ -284,6 +286,7 @@ nsd_output_open(struct nsd_output **outp, const char *path,
 
 	o = xcalloc(1, sizeof *o);
 	o->buf = xmalloc(OUTPUT_BUFFER);
+	o->cap = OUTPUT_BUFFER;
 	o->fd = -1;
 	if (path == NULL) {
 		o->fd = STDOUT_FILENO;
@@ -379,30 +382,65 @@ write_all(struct nsd_output *o, const char *p, size_t len,
 	return (0);
 }
 
+/* Write out the whole buffer, held or not; a buffer grown to hold shrinks. */
 static int
 flush(struct nsd_output *o, struct nsd_error *err)
 {
 	if (write_all(o, o->buf, o->len, err) == -1)
 		return (-1);
 	o->len = 0;
+	o->holding = 0;
+	if (o->cap > OUTPUT_BUFFER) {
+		free(o->buf);
+		o->buf = xmalloc(OUTPUT_BUFFER);
+		o->cap = OUTPUT_BUFFER;
+	}
 	return (0);
 }
 
 int
 nsd_output_flush(struct nsd_output *o, struct nsd_error *err)
 {
-	return (flush(o, err));
+	return (o->holding ? 0 : flush(o, err));
+}
+
+int
+nsd_output_hold(struct nsd_output *o, struct nsd_error *err)
+{
+	if (flush(o, err) == -1)
+		return (-1);
+	o->holding = 1;
+	return (0);
+}
+
+void
+nsd_output_release(struct nsd_output *o, int drop)
+{
+	if (o->holding && drop)
+		o->len = 0;
+	o->holding = 0;
 }
 
 int
 nsd_output_write(struct nsd_output *o, const void *p, size_t len,
     struct nsd_error *err)
 {
-	if (o->len + len > OUTPUT_BUFFER) {
+	if (o->holding && o->len + len > o->cap) {
+		/* Room to hold it, or no more holding. */
+		if (o->len + len <= NSD_OUTPUT_HOLD_MAX) {
+			while (o->cap < o->len + len)
+				o->cap *= 2;
+			if (o->cap > NSD_OUTPUT_HOLD_MAX)
+				o->cap = NSD_OUTPUT_HOLD_MAX;
+			o->buf = xreallocarray(o->buf, o->cap, 1);
+		} else
+			o->holding = 0;
+	}
+	if (o->len + len > o->cap) {
 		if (flush(o, err) == -1)
 			return (-1);
 		/* Large pieces (long lines) go straight out, uncopied. */
-		if (len >= OUTPUT_BUFFER)
+		if (len >= o->cap)
 			return (write_all(o, p, len, err));
 	}
 	memcpy(o->buf + o->len, p, len);

@@ -35,6 +35,18 @@ int	 nsd_output_write(struct nsd_output *, const void *, size_t,
 int	 nsd_output_flush(struct nsd_output *, struct nsd_error *);
 /* Flush, sync and (for a file) rename into place; frees the output. */
 int	 nsd_output_finish(struct nsd_output *, struct nsd_error *);
+/*
+ * Hold back what is written from now on, in memory, until
+ * nsd_output_release(): the output of an input's first records, while it
+ * is not known yet whether the run is to fail on them. At most
+ * NSD_OUTPUT_HOLD_MAX bytes are held: past them, all is written out and
+ * the hold is over. nsd_output_flush() leaves what is held; finishing or
+ * discarding the output writes it, as anything written.
+ */
+#define NSD_OUTPUT_HOLD_MAX	(32 * 1024 * 1024)
+int	 nsd_output_hold(struct nsd_output *, struct nsd_error *);
+/* End the hold: what it holds is kept as written, or with drop forgotten. */
+void	 nsd_output_release(struct nsd_output *, int);
 /* Give up: remove the temporary file; standard output still gets what was
  * written before. Frees the output. */
 void	 nsd_output_discard(struct nsd_output *);

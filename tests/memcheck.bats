@@ -2,10 +2,9 @@
 # Memory errors and leaks under valgrind's memcheck, on runs that go
 # through every stage and the odd paths: bad records, long lines streamed
 # in pieces, input arriving in small pieces, compressed inputs, failing
-# runs, and an index
-# made, grown, updated, read and checked. Leaks of every kind but memory
-# still reachable at exit are errors. (-m simhash has its memcheck test in
-# simhash.bats.)
+# runs, fields that no record has, and an index made, grown, updated, read
+# and checked. Leaks of every kind but memory still reachable at exit are
+# errors. (-m simhash has its memcheck test in simhash.bats.)
 
 load helpers
 
@@ -55,6 +54,25 @@ memcheck() {
 	{ echo junk; cat "$TOP_SRCDIR/examples/news.jsonl"; } | gzip -c > bad.gz
 	memcheck --on-error=fail bad.gz
 	[ "$status" -eq 5 ]
+}
+
+@test "memcheck: fields that no record has, judged over several batches" {
+	# 700 records of 2 KB, more than a batch; body from the 600th on.
+	awk 'BEGIN { p = "x"; while (length(p) < 2000) p = p p
+	    for (i = 1; i <= 700; i++)
+		printf "{\"id\":%d,\"pad\":\"%s\",\"text\":\"t\"%s}\n", i,
+		    substr(p, 1, 2000), (i >= 600 ? ",\"body\":\"b\"" : "") }' \
+	    > in.jsonl
+	memcheck -k body in.jsonl
+	[ "$status" -eq 1 ]
+	memcheck -k body --id-field=uid in.jsonl
+	[ "$status" -eq 3 ]
+	head -n 599 in.jsonl > none.jsonl
+	memcheck -k body none.jsonl
+	[ "$status" -eq 3 ]
+	printf 'id\ttext\n1\tx\n' > in.tsv
+	memcheck -k body in.tsv
+	[ "$status" -eq 3 ]
 }
 
 @test "memcheck: input arriving a few bytes at a time" {

@@ -72,10 +72,10 @@ make_tsv() {
 	printf 'id\tbody\nx\ty\n' > in.tsv
 	run_nsd in.tsv
 	[ "$status" -eq 3 ]
-	[ "$stderr" = "nsdedup: in.tsv:1: no column 'text' in the header" ]
+	[ "$stderr" = "nsdedup: in.tsv:1: no column 'text' in the header; the header has: \"id\", \"body\"" ]
 	run_nsd -k body --id-field=url in.tsv
 	[ "$status" -eq 3 ]
-	[ "$stderr" = "nsdedup: in.tsv:1: no column 'url' in the header" ]
+	[ "$stderr" = "nsdedup: in.tsv:1: no column 'url' in the header; the header has: \"id\", \"body\"" ]
 }
 
 @test "a ragged row is a bad record, passed through" {
@@ -189,7 +189,7 @@ make_tsv() {
 	printf 'id\ttext\n1\tx\n' > in.tsv
 	run_nsd -k '' in.tsv
 	[ "$status" -eq 3 ]
-	[ "$stderr" = "nsdedup: in.tsv:1: no column '' in the header" ]
+	[ "$stderr" = "nsdedup: in.tsv:1: no column '' in the header; the header has: \"id\", \"text\"" ]
 }
 
 @test "format auto: a first line of only tabs makes the input TSV, not blank" {

@@ -11,6 +11,7 @@
 #include "config.h"
 
 #include <dirent.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -175,6 +176,75 @@ check_decode(void)
 	nsd_buf_free(&out);
 }
 
+/* Whether the member names of line are want, "|"-separated tokens. */
+static int
+names_are(const char *line, const char *want)
+{
+	struct nsd_json_names	 names = { 0 };
+	struct nsd_buf		 got = { 0 };
+	size_t			 i;
+	int			 same;
+
+	if (nsd_json_member_names(line, strlen(line), SIZE_MAX, &names) != 0) {
+		nsd_json_names_free(&names);
+		return (0);
+	}
+	for (i = 0; i < names.n; i++) {
+		if (i > 0)
+			nsd_buf_putc(&got, '|');
+		nsd_buf_append(&got, line + names.v[i].start,
+		    names.v[i].len);
+	}
+	same = got.len == strlen(want) && memcmp(got.data, want, got.len) == 0;
+	nsd_json_names_free(&names);
+	nsd_buf_free(&got);
+	return (same);
+}
+
+static void
+check_member_names(void)
+{
+	static const char *faulty[] = {
+		"", "[1]", "\"a\"", "{", "{\"a\"", "{\"a\":1", "{\"a\":\"x}",
+		"{\"a\":[1}", "{\"a\":1,", "{\"a\" 1}", "{1:2}",
+	};
+	struct nsd_json_names	 names = { 0 };
+	size_t			 i;
+
+	tap_ok(names_are("{}", "") && names_are(" { } ", ""),
+	    "member names: an empty object has none");
+	tap_ok(names_are("{\"id\":1,\"text\":\"a\",\"title\":null}",
+	    "\"id\"|\"text\"|\"title\""),
+	    "member names: in order");
+	tap_ok(names_are("{ \"a\" : { \"b\" : [ 1 , { \"c\" : 2 } ] } ,"
+	    " \"d\" : [ ] }", "\"a\"|\"d\""),
+	    "member names: the top level only, with white space around");
+	tap_ok(names_are("{\"s\":\"}],{[\\\"\",\"t\\\"\\u0078\":true}",
+	    "\"s\"|\"t\\\"\\u0078\""),
+	    "member names: brackets and escaped quotes in strings skipped, "
+	    "names as their tokens");
+	tap_ok(names_are("{\"a\":1,\"a\":2}", "\"a\"|\"a\""),
+	    "member names: a repeated name twice");
+	for (i = 0; i < sizeof faulty / sizeof faulty[0]; i++)
+		tap_ok(nsd_json_member_names(faulty[i], strlen(faulty[i]),
+		    SIZE_MAX, &names) == -1,
+		    "member names: %s is not an object", faulty[i]);
+	/* The names before a fault, never a byte past the end. */
+	tap_ok(nsd_json_member_names("{\"a\":1,\"b\":2}", 10, SIZE_MAX,
+	    &names) == -1 && names.n == 2 && names.v[1].start == 7 &&
+	    names.v[1].len == 3,
+	    "member names: those before a fault are given");
+	tap_ok(nsd_json_member_names("{\"a\":1,\"b\":2}", 9, SIZE_MAX,
+	    &names) == -1 && names.n == 1,
+	    "member names: nothing past the end is read");
+	tap_ok(nsd_json_member_names("{\"a\":1,\"b\":2,\"c\":3}", 19, 2,
+	    &names) == 1 && names.n == 2 && names.v[1].start == 7,
+	    "member names: the first max, and word of more");
+	tap_ok(nsd_json_member_names("{\"a\":1,\"b\":2}", 13, 2,
+	    &names) == 0 && names.n == 2, "member names: max of them, no more");
+	nsd_json_names_free(&names);
+}
+
 static char *
 read_file(const char *path, size_t *len)
 {
@@ -291,6 +361,7 @@ main(void)
 	check_lines();
 	check_fields();
 	check_decode();
+	check_member_names();
 	check_suite();
 	nsd_json_scanner_free(&sc);
 	return (tap_done());
