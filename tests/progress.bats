@@ -28,22 +28,37 @@ wait_line() {
 	return 1
 }
 
-@test "SIGUSR1 mid-run: one progress line, the run goes on, the same output" {
+# Run nsdedup with the arguments given over big.jsonl fed through a FIFO:
+# once it has written the first $1 records and waits for more, send it
+# SIGUSR1 $2 times (the next once the first line is out), then feed the
+# rest. Its output goes to sig.out, its standard error to sig.err; sets
+# rc to its status.
+usr1_midrun() {
+	local first=$1 times=$2
+
+	shift 2
 	[ -d /proc/self/fd ] || skip "no /proc/PID/fd to follow the run"
-	"$NSDEDUP" big.jsonl > want.out
 	mkfifo feed
-	"$NSDEDUP" feed > sig.out 2> sig.err 3>&- &
+	"$NSDEDUP" "$@" feed > sig.out 2> sig.err 3>&- &
 	pid=$!
 	feed_open "$pid"
-	head -n 500 big.jsonl >&8
+	head -n "$first" big.jsonl >&8
 	# The input stalls: what was read is written, and the run waits.
-	wait_lines sig.out 500
+	wait_lines sig.out "$first"
 	kill -USR1 "$pid"
 	wait_line sig.err
-	tail -n +501 big.jsonl >&8
+	for ((i = 1; i < times; i++)); do
+		kill -USR1 "$pid"
+	done
+	tail -n +$((first + 1)) big.jsonl >&8
 	exec 8>&-
 	rc=0
 	wait "$pid" || rc=$?
+}
+
+@test "SIGUSR1 mid-run: one progress line, the run goes on, the same output" {
+	"$NSDEDUP" big.jsonl > want.out
+	usr1_midrun 500 1
 	expect_eq "$rc" 0
 	cmp sig.out want.out
 	# A pipe has no size: no share read, no time left.
@@ -52,21 +67,8 @@ wait_line() {
 }
 
 @test "SIGUSR1 while the index is written to: the run commits as without it" {
-	[ -d /proc/self/fd ] || skip "no /proc/PID/fd to follow the run"
 	"$NSDEDUP" --db ref.db big.jsonl > want.out
-	mkfifo feed
-	"$NSDEDUP" --db db -q feed > sig.out 2> sig.err 3>&- &
-	pid=$!
-	feed_open "$pid"
-	head -n 1000 big.jsonl >&8
-	wait_lines sig.out 1000
-	kill -USR1 "$pid"
-	wait_line sig.err
-	kill -USR1 "$pid"
-	tail -n +1001 big.jsonl >&8
-	exec 8>&-
-	rc=0
-	wait "$pid" || rc=$?
+	usr1_midrun 1000 2 --db db -q
 	expect_eq "$rc" 0
 	cmp sig.out want.out
 	# Asked for even with -q; the second may come before or after the end.
