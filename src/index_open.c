@@ -47,14 +47,13 @@ check_params(const struct file_index *fi, const struct nsd_index_params *p,
 	had.rows = h->rows;
 	had.threshold = h->threshold;
 	had.sketch_bytes = h->sketch_bytes;
+	had.ntables = h->ntables;
 	if (nsd_index_params_check(fi->path, &had, p, err) == -1)
 		return (-1);
-	/* Parameters choose the tables, whatever a header says. */
-	if (h->ntables != p->ntables || memcmp(h->mask, p->masks,
-	    p->ntables * sizeof h->mask[0]) != 0)
-		return (nsd_file_damaged(err, fi->path, "its header's %u "
-		    "table masks are not the %u its parameters choose",
-		    h->ntables, p->ntables));
+	/* Parameters choose the tables' masks, whatever a header says. */
+	if (memcmp(h->mask, p->masks, p->ntables * sizeof h->mask[0]) != 0)
+		return (nsd_file_damaged(err, fi->path, "its header's table "
+		    "masks are not the ones its parameters choose"));
 	return (0);
 }
 

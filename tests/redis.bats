@@ -749,6 +749,107 @@ b a"
 	ran_clean
 }
 
+@test "every mismatch of parameters is refused in an index file's words" {
+	local m opts url n=0 file
+
+	head -n 40 part1.jsonl > small.jsonl
+	while IFS='|' read -r m opts; do
+		n=$((n + 1))
+		url=$(single_url "words-$n")
+		rm -f words.nsd words.nsd.*
+		"$NSDEDUP" -m "$m" --db words.nsd small.jsonl > /dev/null
+		nsd_to out -m "$m" --db "$url" small.jsonl
+		ran_clean
+		keys=$(redis_keys "$SINGLE_PORT" "words-$n")
+		# shellcheck disable=SC2086  # the options, split
+		nsd_to out -m "$m" $opts --db words.nsd part2.jsonl
+		expect_eq "$status" 7
+		file=$stderr
+		# shellcheck disable=SC2086
+		nsd_to out -m "$m" $opts --db "$url" part2.jsonl
+		expect_eq "$status" 7
+		[ ! -s out ]
+		expect_eq "$stderr" "${file/#nsdedup: words.nsd:/nsdedup: $url:}"
+		[[ "$stderr" == "nsdedup: $url: the index was made with"* ]]
+		expect_eq "$(redis_keys "$SINGLE_PORT" "words-$n")" "$keys"
+	done <<-'EOF'
+	nshash|-m simhash
+	nshash|--sentences 3
+	nshash|--compat=nshash
+	simhash|-m nshash
+	simhash|--distance 4
+	simhash|--min-features 9
+	minhash|--threshold 0.7
+	minhash|--shingle 3
+	EOF
+	# A namespace never made, as an index file never made.
+	"$NSDEDUP" --no-update --db never.nsd small.jsonl 2> file.err &&
+	    false
+	nsd_to out --no-update --db "$(single_url never-made)" small.jsonl
+	expect_eq "$status" 7
+	expect_eq "$stderr" \
+	    "$(sed "s|^nsdedup: never.nsd:|nsdedup: $(single_url never-made):|" file.err)"
+	expect_eq "$stderr" "nsdedup: $(single_url never-made): no such index"
+}
+
+@test "parameters of another shape: the method first, then what is wrong, in an index file's words" {
+	local url params tables
+
+	url=$(single_url shapes)
+	head -n 40 part1.jsonl > small.jsonl
+	nsd_to out -m simhash --db "$url" small.jsonl
+	ran_clean
+	params=$(redis_cli "$SINGLE_PORT" GET shapes:params)
+	tables=$(sed -n 's/.* tables=\([0-9]*\) .*/\1/p' <<< "$params")
+	[ "$tables" -gt 1 ]
+	# A word missing: the method differs all the same, and says so.
+	redis_cli "$SINGLE_PORT" SET shapes:params \
+	    "${params/ min_features=8/}" > /dev/null
+	nsd_to out -m nshash --db "$url" small.jsonl
+	expect_eq "$status" 7
+	expect_eq "$stderr" \
+	    "nsdedup: $url: the index was made with --method simhash, not nshash"
+	nsd_to out -m simhash --db "$url" small.jsonl
+	expect_eq "$status" 7
+	expect_eq "$stderr" \
+	    "nsdedup: $url: damaged: shapes:params: no min_features (try --db-verify)"
+	# A method name longer than any nsdedup knows is still a method.
+	redis_cli "$SINGLE_PORT" SET shapes:params \
+	    "${params/method=simhash/method=simhash-of-a-later-nsdedup}" \
+	    > /dev/null
+	nsd_to out -m simhash --db "$url" small.jsonl
+	expect_eq "$status" 7
+	expect_eq "$stderr" "nsdedup: $url: the index was made with --method simhash-of-a-later-nsdedup, not simhash"
+	# Other block tables than the parameters choose.
+	redis_cli "$SINGLE_PORT" SET shapes:params \
+	    "${params/ tables=$tables / tables=99 }" > /dev/null
+	nsd_to out -m simhash --db "$url" small.jsonl
+	expect_eq "$status" 7
+	expect_eq "$stderr" "nsdedup: $url: the index keeps 99 block tables, not the $tables its parameters choose: it was made by another version of nsdedup"
+	# A newer format.
+	redis_cli "$SINGLE_PORT" SET shapes:params \
+	    "${params/#nsdedup-redis 1 /nsdedup-redis 2 }" > /dev/null
+	nsd_to out -m simhash --db "$url" small.jsonl
+	expect_eq "$status" 7
+	expect_eq "$stderr" "nsdedup: $url: index format version 2 is newer than this nsdedup reads (1); use a newer nsdedup"
+	# Not an nsdedup index at all, a string or a hash, as a file that is
+	# not one.
+	head -c 100000 part1.jsonl > notindex
+	"$NSDEDUP" --db notindex small.jsonl 2> file.err && false
+	expect_eq "$(cat file.err)" "nsdedup: notindex: not an nsdedup index"
+	redis_cli "$SINGLE_PORT" SET shapes:params "hello" > /dev/null
+	nsd_to out -m simhash --db "$url" small.jsonl
+	expect_eq "$status" 7
+	expect_eq "$stderr" "nsdedup: $url: not an nsdedup index"
+	redis_cli "$SINGLE_PORT" DEL shapes:params > /dev/null
+	redis_cli "$SINGLE_PORT" HSET shapes:params a b > /dev/null
+	nsd_to out -m simhash --db "$url" small.jsonl
+	expect_eq "$status" 7
+	expect_eq "$stderr" "nsdedup: $url: not an nsdedup index"
+	expect_eq "$(redis_cli "$SINGLE_PORT" HGETALL shapes:params)" "a
+b"
+}
+
 @test "the contract of every index holds on one server and on a cluster" {
 	run "$UNIT_TESTS/index_contract_test" "$(single_url contract)" \
 	    "$(redis_cluster_url "$CLUSTER" contract)"
@@ -778,7 +879,7 @@ b a"
 	nsd_to got --no-update --db "$(single_url never-made)" part1.jsonl
 	expect_eq "$status" 7
 	[ ! -s got ]
-	expect_eq "$stderr" "nsdedup: $(single_url never-made): no index there (--no-update makes none)"
+	expect_eq "$stderr" "nsdedup: $(single_url never-made): no such index"
 	expect_eq "$(redis_keys "$SINGLE_PORT" never-made)" ""
 }
 
