@@ -3,8 +3,9 @@
  * (index_redis.c: the design essay, the batch's maps, reads and the
  * index's operations; index_redis_settle.c: a batch written, its
  * conflicts and their arbitration, and the runs' leases;
- * index_redis_open.c: the URL, the parameters and opening). Not for any
- * other module: index_redis.h is the index's interface.
+ * index_redis_open.c: the URL, the parameters and opening;
+ * index_redis_verify.c: --db-info and --db-verify). Not for any other
+ * module: index_redis.h is the index's interface.
  */
 #ifndef NSD_INDEX_REDIS_INT_H
 #define NSD_INDEX_REDIS_INT_H
@@ -216,7 +217,9 @@ void	 nsd_ri_close(struct nsd_index *);
 int	 nsd_ri_block_field(const redisReply *, size_t, uint64_t *,
 	    uint64_t *);
 
-/* index_redis_open.c: NS:params read, and refused in the file's words. */
+/* index_redis_open.c: connecting, NS:params read and refused. */
+int	 nsd_ri_connect(struct redis_index **, const char *, int,
+	    struct nsd_error *);
 enum params_state nsd_ri_params_parse(const char *, size_t,
 	    struct ri_params *);
 int	 nsd_ri_params_refuse(const char *, const char *,

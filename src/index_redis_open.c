@@ -332,25 +332,27 @@ url_shown(const char *url)
 	return (b.data);
 }
 
+/*
+ * A new index on the namespace of url, connected to its servers but with
+ * nothing read from it yet; readonly, it writes nothing, not even when it
+ * is closed. *rip is set even when this fails, for nsd_ri_close().
+ */
 int
-nsd_index_open_redis(struct nsd_index **ixp, const struct nsd_index_redis *o,
-    const struct nsd_index_params *p, struct nsd_error *err)
+nsd_ri_connect(struct redis_index **rip, const char *url, int readonly,
+    struct nsd_error *err)
 {
 	struct redis_index	*ri;
 	struct nsd_redis_options ro;
 	char			*user, *password, *seeds;
 	int			 rc;
 
-	ri = xcalloc(1, sizeof *ri);
+	ri = *rip = xcalloc(1, sizeof *ri);
 	ri->base.ops = &nsd_ri_ops;
-	ri->base.params = *p;
-	ri->readonly = o->readonly;
-	ri->ttl = o->ttl;
-	ri->repeats = p->repeats;
-	ri->url = url_shown(o->url);
+	ri->readonly = readonly;
+	ri->url = url_shown(url);
 	nsd_redis_batch_init(&ri->batch);
 	memset(&ro, 0, sizeof ro);
-	rc = parse_url(o->url, ri->url, &ro, &user, &password, &seeds, ri->ns,
+	rc = parse_url(url, ri->url, &ro, &user, &password, &seeds, ri->ns,
 	    err);
 	if (rc == 0 && ((ro.wait_ms = env_ms("NSDEDUP_REDIS_WAIT", err)) ==
 	    -1 || (ro.retry_ms = env_ms("NSDEDUP_REDIS_RETRY", err)) == -1))
@@ -372,6 +374,20 @@ nsd_index_open_redis(struct nsd_index **ixp, const struct nsd_index_redis *o,
 	free(user);
 	free(password);
 	free(seeds);
+	return (rc);
+}
+
+int
+nsd_index_open_redis(struct nsd_index **ixp, const struct nsd_index_redis *o,
+    const struct nsd_index_params *p, struct nsd_error *err)
+{
+	struct redis_index	*ri;
+	int			 rc;
+
+	rc = nsd_ri_connect(&ri, o->url, o->readonly, err);
+	ri->base.params = *p;
+	ri->ttl = o->ttl;
+	ri->repeats = p->repeats;
 	if (rc == 0)
 		rc = check_params(ri, err);
 	/* This run's token, which its groups keep, and its lease. */
@@ -404,5 +420,34 @@ nsd_index_open_redis(struct nsd_index **ixp, const struct nsd_index_redis *o,
 	    "apt-get install libhiredis-dev)", o->url));
 }
 
+/* --db-info and --db-verify: refused as a run is. */
+int
+nsd_index_redis_describe(const struct nsd_redis_inspect *o,
+    struct nsd_redis_report *r, struct nsd_error *err)
+{
+	struct nsd_index_redis	 ir = { o->url, 1, 0 };
+
+	memset(r, 0, sizeof *r);
+	return (nsd_index_open_redis(NULL, &ir, NULL, err));
+}
+
+int
+nsd_index_redis_verify(const struct nsd_redis_inspect *o,
+    void (*problem)(void *, const char *), void *ctx, size_t max,
+    struct nsd_redis_report *r, uint64_t *problems, struct nsd_error *err)
+{
+	(void)problem;
+	(void)ctx;
+	(void)max;
+	*problems = 0;
+	return (nsd_index_redis_describe(o, r, err));
+}
+
 #endif /* NSD_WITH_REDIS */
 
+void
+nsd_redis_report_free(struct nsd_redis_report *r)
+{
+	free(r->url);
+	r->url = NULL;
+}

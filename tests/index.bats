@@ -1342,4 +1342,10 @@ refused_everywhere() {
 	[ -z "$output" ]
 	[ "$stderr" = "nsdedup: --db redis://127.0.0.1:6379/ns: this nsdedup was built without Redis (configure found no hiredis; on Debian: apt-get install libhiredis-dev)" ]
 	[ ! -e out ]
+	for opt in --db-info --db-verify; do
+		run_nsd --db redis://127.0.0.1:6379/ns "$opt"
+		[ "$status" -eq 2 ]
+		[ -z "$output" ]
+		[ "$stderr" = "nsdedup: --db redis://127.0.0.1:6379/ns: this nsdedup was built without Redis (configure found no hiredis; on Debian: apt-get install libhiredis-dev)" ]
+	done
 }
