@@ -175,8 +175,10 @@ struct nsd_index {
 /*
  * Whether a run with the parameters want may use an index (called name in
  * messages) made with had: the same ones, but for an older normalization
- * version from want->norm_oldest on, which the run then fingerprints by.
- * -1 with err (NSD_EXIT_INDEX) naming the parameter that differs.
+ * version from want->norm_oldest on, which the run then fingerprints by,
+ * and had->ntables block tables, as many as want's choose (their masks
+ * are the file's to compare). -1 with err (NSD_EXIT_INDEX) naming the
+ * parameter that differs; every index refuses with these words.
  */
 int	 nsd_index_params_check(const char *, const struct nsd_index_params *,
 	    const struct nsd_index_params *, struct nsd_error *);

@@ -86,6 +86,10 @@ struct file_index {
 	int			 lock_fd;
 	int			 ids_fd;
 	int			 log_fd;
+	/* What opening made, for a refusal to take away again. */
+	int			 made_lock;	/* PATH.lock */
+	int			 made_index;	/* PATH and PATH.ids */
+	int			 made_log;	/* PATH.log */
 	int			 readonly;
 	int			 legacy;	/* of a version before checks:
 						   read, never written */

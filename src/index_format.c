@@ -452,40 +452,89 @@ nsd_index_path(const char *path, const char *suffix)
 	return (s);
 }
 
+/*
+ * Open path's lock file lock_path, making it when a writer (or a reader of
+ * an index copied without one) finds none: the descriptor, *made saying
+ * whether this call made it; -1 with errno.
+ */
+static int
+lock_open(const char *path, const char *lock_path, int readonly, int *made)
+{
+	int	 fd;
+
+	*made = 0;
+	/* One there, or gone meanwhile (a run that made it refused). */
+	while (!readonly) {
+		fd = open(lock_path, O_RDWR | O_CREAT | O_EXCL |
+		    NSD_WRITE_FLAGS, 0666);
+		if (fd != -1 || errno != EEXIST) {
+			*made = fd != -1;
+			return (fd);
+		}
+		fd = open(lock_path, O_RDWR | NSD_WRITE_FLAGS);
+		if (fd != -1 || errno != ENOENT)
+			return (fd);
+	}
+	/*
+	 * A reader makes no files: without the lock file there is no index
+	 * to read, unless it was copied without one.
+	 */
+	fd = open(lock_path, O_RDONLY | NSD_OPEN_FLAGS);
+	if (fd != -1 || errno != ENOENT ||
+	    (access(path, F_OK) == -1 && errno == ENOENT))
+		return (fd);
+	fd = open(lock_path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, 0666);
+	if (fd != -1 || errno != EEXIST) {
+		*made = fd != -1;
+		return (fd);
+	}
+	return (open(lock_path, O_RDONLY | NSD_OPEN_FLAGS));
+}
+
+/* Whether the lock file at lock_path is still the one open at fd. */
+static int
+lock_in_place(const char *lock_path, int fd)
+{
+	struct stat	 held, there;
+
+	return (fstat(fd, &held) == 0 && lstat(lock_path, &there) == 0 &&
+	    held.st_dev == there.st_dev && held.st_ino == there.st_ino);
+}
+
+/*
+ * The lock is the file at PATH.lock, which is never renamed, but which the
+ * run that made it removes when it refuses the index (nothing of that run
+ * stays: nsd_index_lock_drop()). So a lock taken on a file that is no
+ * longer there is no lock: the file is opened and locked again.
+ */
 int
 nsd_index_lock(const char *path, int readonly, long wait_ms, int *fdp,
-    struct nsd_error *err)
+    int *made, struct nsd_error *err)
 {
 	char		*lock_path = nsd_index_path(path, ".lock");
 	struct timespec	 pause = { 0, 20 * 1000 * 1000 }, start, now;
 	long		 waited;
 	int		 fd, op = readonly ? LOCK_SH : LOCK_EX;
 
-	/*
-	 * A reader makes no files: without the lock file there is no index
-	 * to read, unless it was copied without one.
-	 */
-	fd = readonly ? open(lock_path, O_RDONLY | NSD_OPEN_FLAGS) :
-	    open(lock_path, O_RDWR | O_CREAT | NSD_WRITE_FLAGS, 0666);
+	clock_gettime(CLOCK_MONOTONIC, &start);
+again:
+	fd = lock_open(path, lock_path, readonly, made);
 	if (fd == -1 && readonly && errno == ENOENT) {
-		if (access(path, F_OK) == -1 && errno == ENOENT) {
-			free(lock_path);
-			return (nsd_error_set(err, NSD_EXIT_INDEX,
-			    "%s: no such index", path));
-		}
-		fd = open(lock_path, O_RDWR | O_CREAT | O_NOFOLLOW |
-		    O_CLOEXEC, 0666);
-		/*
-		 * A reader that cannot make the lock file reads unlocked:
-		 * what a writer changes meanwhile is beyond the committed
-		 * state the reader took at open, which it alone uses.
-		 */
-		if (fd == -1 && (errno == EROFS || errno == EACCES ||
-		    errno == EPERM)) {
-			free(lock_path);
-			*fdp = -1;
-			return (0);
-		}
+		free(lock_path);
+		return (nsd_error_set(err, NSD_EXIT_INDEX,
+		    "%s: no such index", path));
+	}
+	/*
+	 * A reader that cannot make the lock file reads unlocked: what a
+	 * writer changes meanwhile is beyond the committed state the reader
+	 * took at open, which it alone uses.
+	 */
+	if (fd == -1 && readonly && (errno == EROFS || errno == EACCES ||
+	    errno == EPERM)) {
+		free(lock_path);
+		*fdp = -1;
+		return (0);
 	}
 	if (fd == -1 && errno == ENOENT) {
 		free(lock_path);
@@ -505,8 +554,6 @@ nsd_index_lock(const char *path, int readonly, long wait_ms, int *fdp,
 		free(lock_path);
 		return (-1);
 	}
-	free(lock_path);
-	clock_gettime(CLOCK_MONOTONIC, &start);
 	/* flock() has no timeout: poll it, or block when told to wait. */
 	for (;;) {
 		if (flock(fd, op | (wait_ms < 0 ? 0 : LOCK_NB)) == 0)
@@ -517,6 +564,7 @@ nsd_index_lock(const char *path, int readonly, long wait_ms, int *fdp,
 			nsd_error_errno(err, NSD_EXIT_INDEX, path,
 			    "cannot lock");
 			close(fd);
+			free(lock_path);
 			return (-1);
 		}
 		clock_gettime(CLOCK_MONOTONIC, &now);
@@ -532,12 +580,36 @@ nsd_index_lock(const char *path, int readonly, long wait_ms, int *fdp,
 				    "%s: in use by another nsdedup run "
 				    "(waited %ld s)", path, wait_ms / 1000);
 			close(fd);
+			free(lock_path);
 			return (-1);
 		}
 		nanosleep(&pause, NULL);
 	}
+	if (!lock_in_place(lock_path, fd)) {
+		close(fd);
+		goto again;
+	}
+	free(lock_path);
 	*fdp = fd;
 	return (0);
+}
+
+void
+nsd_index_lock_drop(const char *path, int fd)
+{
+	char	*lock_path;
+
+	if (fd == -1)
+		return;
+	lock_path = nsd_index_path(path, ".lock");
+	/*
+	 * Another run that holds it keeps it; one that waits for it takes
+	 * it, finds it gone, and makes it anew.
+	 */
+	if (flock(fd, LOCK_EX | LOCK_NB) == 0 && lock_in_place(lock_path, fd))
+		(void)unlink(lock_path);
+	close(fd);
+	free(lock_path);
 }
 
 int

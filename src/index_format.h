@@ -550,10 +550,18 @@ void	 nsd_put_le32(void *, uint32_t);
 /*
  * Take the lock of the index at path: shared (readonly) or exclusive,
  * waiting wait_ms milliseconds (-1: as long as it takes). The lock lasts
- * until *fd is closed. Errors: NSD_EXIT_BUSY when the wait ran out,
- * NSD_EXIT_INDEX otherwise.
+ * until *fd is closed; *made says whether this call made PATH.lock.
+ * Errors: NSD_EXIT_BUSY when the wait ran out, NSD_EXIT_INDEX otherwise.
  */
-int	 nsd_index_lock(const char *, int, long, int *, struct nsd_error *);
+int	 nsd_index_lock(const char *, int, long, int *, int *,
+	    struct nsd_error *);
+
+/*
+ * Give up the lock open at fd (-1: none) of a run that refuses the index
+ * at path, and remove PATH.lock, which the run made (*made), unless
+ * another run holds it or waits for it meanwhile.
+ */
+void	 nsd_index_lock_drop(const char *, int);
 
 /*
  * Read both header copies of the index open at fd and pick the current

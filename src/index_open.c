@@ -47,14 +47,13 @@ check_params(const struct file_index *fi, const struct nsd_index_params *p,
 	had.rows = h->rows;
 	had.threshold = h->threshold;
 	had.sketch_bytes = h->sketch_bytes;
+	had.ntables = h->ntables;
 	if (nsd_index_params_check(fi->path, &had, p, err) == -1)
 		return (-1);
-	/* Parameters choose the tables, whatever a header says. */
-	if (h->ntables != p->ntables || memcmp(h->mask, p->masks,
-	    p->ntables * sizeof h->mask[0]) != 0)
-		return (nsd_file_damaged(err, fi->path, "its header's %u "
-		    "table masks are not the %u its parameters choose",
-		    h->ntables, p->ntables));
+	/* Parameters choose the tables' masks, whatever a header says. */
+	if (memcmp(h->mask, p->masks, p->ntables * sizeof h->mask[0]) != 0)
+		return (nsd_file_damaged(err, fi->path, "its header's table "
+		    "masks are not the ones its parameters choose"));
 	return (0);
 }
 
@@ -356,6 +355,7 @@ open_table(struct file_index *fi, const struct nsd_index_params *p,
 	if (fd == -1 && errno == ENOENT && !fi->readonly) {
 		if (create_index(fi, p, err) == -1)
 			return (-1);
+		fi->made_index = 1;
 		fd = open(fi->path, O_RDWR | NSD_OPEN_FLAGS);
 	}
 	if (fd == -1) {
@@ -522,9 +522,15 @@ open_log(struct file_index *fi, struct nsd_error *err)
 	if (fi->readonly && fi->hdr.log_records == 0)
 		return (0);
 	/* Made only while nothing in it counts: a lost log is an error. */
-	fi->log_fd = fi->readonly ? open(fi->log_path, O_RDONLY |
-	    NSD_OPEN_FLAGS) : open(fi->log_path, O_RDWR |
-	    (fi->hdr.log_records == 0 ? O_CREAT : 0) | NSD_WRITE_FLAGS, 0666);
+	if (!fi->readonly && fi->hdr.log_records == 0) {
+		fi->log_fd = open(fi->log_path, O_RDWR | O_CREAT | O_EXCL |
+		    NSD_WRITE_FLAGS, 0666);
+		fi->made_log = fi->log_fd != -1;
+	}
+	if (fi->log_fd == -1)
+		fi->log_fd = fi->readonly ? open(fi->log_path, O_RDONLY |
+		    NSD_OPEN_FLAGS) : open(fi->log_path, O_RDWR |
+		    NSD_WRITE_FLAGS);
 	if (fi->log_fd == -1)
 		return (nsd_index_open_error(err, fi->log_path,
 		    "cannot open the index's log"));
@@ -763,6 +769,29 @@ fail:
 	return (-1);
 }
 
+/*
+ * A refusal leaves nothing that opening made: the log it made (which
+ * nothing in the index counts yet), the whole index when it made it, and
+ * the lock file it made, last, while it still holds the lock.
+ */
+static void
+unmake(struct file_index *fi)
+{
+	assert(!fi->readonly || (!fi->made_index && !fi->made_log));
+	if (fi->made_log)
+		(void)unlink(fi->log_path);
+	if (fi->made_index) {
+		(void)unlink(fi->ids_path);
+		(void)unlink(fi->path);
+	}
+	if (fi->made_index || fi->made_log)
+		(void)nsd_file_sync_dir(fi->path);
+	if (fi->made_lock) {
+		nsd_index_lock_drop(fi->path, fi->lock_fd);
+		fi->lock_fd = -1;
+	}
+}
+
 int
 nsd_index_open_file(struct nsd_index **ixp, const struct nsd_index_open *o,
     const struct nsd_index_params *p, struct nsd_error *err)
@@ -785,7 +814,7 @@ nsd_index_open_file(struct nsd_index **ixp, const struct nsd_index_open *o,
 	fi->repeats = p->repeats;
 	fi->epoch = 1;
 	if (nsd_index_lock(fi->path, o->readonly, o->wait_ms, &fi->lock_fd,
-	    err) == -1 || open_table(fi, p, err) == -1 ||
+	    &fi->made_lock, err) == -1 || open_table(fi, p, err) == -1 ||
 	    open_ids(fi, err) == -1 || open_log(fi, err) == -1)
 		goto fail;
 	if (!fi->readonly) {
@@ -828,6 +857,7 @@ nsd_index_open_file(struct nsd_index **ixp, const struct nsd_index_open *o,
 	*ixp = &fi->base;
 	return (0);
 fail:
+	unmake(fi);
 	nsd_index_close(&fi->base);
 	return (-1);
 }

@@ -62,6 +62,13 @@ nsd_index_params_check(const char *name, const struct nsd_index_params *had,
 		return (nsd_error_set(err, NSD_EXIT_INDEX,
 		    "%s: the index was made with %s %llu, not %llu", name,
 		    what, was, now));
+	/* The parameters choose the tables: other ones are another layout. */
+	if (had->ntables != want->ntables)
+		return (nsd_error_set(err, NSD_EXIT_INDEX,
+		    "%s: the index keeps %u block table%s, not the %u its "
+		    "parameters choose: it was made by another version of "
+		    "nsdedup", name, had->ntables, had->ntables == 1 ? "" : "s",
+		    want->ntables));
 	/* None is an index made before sketches, which runs unconfirmed. */
 	if (had->sketch_bytes != 0 && had->sketch_bytes != want->sketch_bytes)
 		return (nsd_error_set(err, NSD_EXIT_INDEX,

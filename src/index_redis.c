@@ -74,7 +74,9 @@
  * This file holds the batch's maps, the reads and the index's operations;
  * index_redis_settle.c writes a batch, arbitrates its conflicts and keeps
  * the runs' leases; index_redis_open.c parses the URL, checks the
- * parameters and opens; index_redis_int.h is what they share.
+ * parameters and opens; index_redis_verify.c looks into a namespace for
+ * --db-info and --db-verify, holding it to what this essay promises;
+ * index_redis_int.h is what they share.
  */
 #include "config.h"
 

@@ -3,8 +3,9 @@
  * (index_redis.c: the design essay, the batch's maps, reads and the
  * index's operations; index_redis_settle.c: a batch written, its
  * conflicts and their arbitration, and the runs' leases;
- * index_redis_open.c: the URL, the parameters and opening). Not for any
- * other module: index_redis.h is the index's interface.
+ * index_redis_open.c: the URL, the parameters and opening;
+ * index_redis_verify.c: --db-info and --db-verify). Not for any other
+ * module: index_redis.h is the index's interface.
  */
 #ifndef NSD_INDEX_REDIS_INT_H
 #define NSD_INDEX_REDIS_INT_H
@@ -163,6 +164,25 @@ struct redis_index {
 	uint64_t		 gave_way;
 };
 
+/* The format of NS:params that this nsdedup writes and reads. */
+#define NSD_REDIS_FORMAT	1
+
+/* What NS:params holds. */
+enum params_state {
+	PARAMS_OK,
+	PARAMS_FOREIGN,		/* not an nsdedup index's */
+	PARAMS_NEWER,		/* of a newer format */
+	PARAMS_DAMAGED		/* of this format, but not as it writes */
+};
+
+/* NS:params, read; p.method points into it, once its method is read. */
+struct ri_params {
+	struct nsd_index_params	 p;
+	char			 method[64];
+	unsigned		 version;	/* of the format */
+	char			 why[128];	/* what is damaged */
+};
+
 /* index_redis.c: the operations, keys' names, the maps, reads. */
 extern const struct nsd_index_ops nsd_ri_ops;
 size_t	 nsd_ri_key_name(const struct redis_index *, char *, size_t,
@@ -196,6 +216,14 @@ int	 nsd_ri_group_resolve(struct redis_index *, uint64_t,
 void	 nsd_ri_close(struct nsd_index *);
 int	 nsd_ri_block_field(const redisReply *, size_t, uint64_t *,
 	    uint64_t *);
+
+/* index_redis_open.c: connecting, NS:params read and refused. */
+int	 nsd_ri_connect(struct redis_index **, const char *, int,
+	    struct nsd_error *);
+enum params_state nsd_ri_params_parse(const char *, size_t,
+	    struct ri_params *);
+int	 nsd_ri_params_refuse(const char *, const char *,
+	    const struct ri_params *, enum params_state, struct nsd_error *);
 
 /* index_redis_settle.c: writing a batch, arbitration, the runs. */
 size_t	 nsd_ri_run_key(const struct redis_index *, char *, size_t, uint64_t);

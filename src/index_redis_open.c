@@ -28,58 +28,172 @@
 static void
 params_string(const struct nsd_index_params *p, char *buf, size_t size)
 {
-	snprintf(buf, size, "nsdedup-redis 1 method=%s sentences=%u "
+	snprintf(buf, size, "nsdedup-redis %d method=%s sentences=%u "
 	    "min_length=%u compat=%d norm=%u seed=%" PRIu64 " distance=%u "
 	    "ngram=%u shingle=%u min_features=%u tables=%u bins=%u bands=%u "
-	    "rows=%u threshold=%u sketch=%zu", p->method, p->sentences,
+	    "rows=%u threshold=%u sketch=%zu", NSD_REDIS_FORMAT, p->method,
+	    p->sentences,
 	    p->min_length, p->compat, p->norm_version, p->seed, p->distance,
 	    p->ngram, p->shingle, p->min_features, p->ntables, p->bins,
 	    p->bands, p->rows, p->threshold, p->sketch_bytes);
 }
 
-/*
- * Read the parameters an index's NS:params keeps (as params_string()
- * writes them, or without the sketch, as before sketches) into *p, its
- * method into method[16]; -1 when it is not that form.
- */
-static int
-params_parse(const char *had, struct nsd_index_params *p, char *method)
-{
-	unsigned long long	 seed;
-	unsigned		 sketch;
-	int			 end = 0;
+/* The words of NS:params after its format, as params_string() writes them. */
+static const char *const param_words[] = {
+	"method", "sentences", "min_length", "compat", "norm", "seed",
+	"distance", "ngram", "shingle", "min_features", "tables", "bins",
+	"bands", "rows", "threshold", "sketch"
+};
+#define NWORDS		(sizeof param_words / sizeof param_words[0])
+#define WORD_METHOD	0
+#define WORD_SEED	5
+#define WORD_SKETCH	15	/* none before sketches */
 
-	memset(p, 0, sizeof *p);
-	if (sscanf(had, "nsdedup-redis 1 method=%15s sentences=%u "
-	    "min_length=%u compat=%d norm=%u seed=%llu distance=%u ngram=%u "
-	    "shingle=%u min_features=%u tables=%u bins=%u bands=%u rows=%u "
-	    "threshold=%u%n", method, &p->sentences, &p->min_length,
-	    &p->compat, &p->norm_version, &seed, &p->distance, &p->ngram,
-	    &p->shingle, &p->min_features, &p->ntables, &p->bins, &p->bands,
-	    &p->rows, &p->threshold, &end) != 15)
+/* A word's value, in decimal, at most max; -1 when it is not one. */
+static int
+param_number(const char *s, size_t len, uint64_t max, uint64_t *v)
+{
+	size_t	 i;
+
+	*v = 0;
+	if (len == 0 || len > 20)
 		return (-1);
-	had += end;
-	if (*had != '\0') {
-		end = 0;
-		if (sscanf(had, " sketch=%u%n", &sketch, &end) != 1 ||
-		    had[end] != '\0' || sketch % 8 != 0 || sketch > 4096)
+	for (i = 0; i < len; i++) {
+		if (!isdigit((unsigned char)s[i]) ||
+		    *v > (max - (uint64_t)(s[i] - '0')) / 10)
 			return (-1);
-		p->sketch_bytes = sketch;
+		*v = *v * 10 + (uint64_t)(s[i] - '0');
 	}
-	p->method = method;
-	p->seed = seed;
 	return (0);
 }
 
-/* Make NS:params, or check that the index was made with these ones. */
+/*
+ * Read NS:params (s, len bytes) into rp: its format, then its words, each
+ * once, the sketch alone optional (an index made before sketches has
+ * none). What is not of that form says why in rp->why; the method, when
+ * it is read, is in rp->p.method whatever the rest is.
+ */
+enum params_state
+nsd_ri_params_parse(const char *s, size_t len, struct ri_params *rp)
+{
+	static const char format[] = "nsdedup-redis ";
+	const char	*end = s + len, *w, *eq, *sp;
+	uint64_t	 v[NWORDS], version;
+	int		 seen[NWORDS];
+	size_t		 i, n;
+
+	memset(rp, 0, sizeof *rp);
+	memset(seen, 0, sizeof seen);
+	memset(v, 0, sizeof v);
+	if (len < sizeof format - 1 || memcmp(s, format, sizeof format - 1) !=
+	    0 || memchr(s, '\0', len) != NULL)
+		return (PARAMS_FOREIGN);
+	s += sizeof format - 1;
+	sp = memchr(s, ' ', (size_t)(end - s));
+	if (sp == NULL)
+		sp = end;
+	if (param_number(s, (size_t)(sp - s), UINT32_MAX, &version) == -1 ||
+	    version == 0) {
+		snprintf(rp->why, sizeof rp->why, "no format version");
+		return (PARAMS_DAMAGED);
+	}
+	rp->version = (unsigned)version;
+	if (version > NSD_REDIS_FORMAT)
+		return (PARAMS_NEWER);
+	for (w = sp + 1; sp < end; w = sp + 1) {
+		sp = memchr(w, ' ', (size_t)(end - w));
+		if (sp == NULL)
+			sp = end;
+		eq = memchr(w, '=', (size_t)(sp - w));
+		for (i = 0; eq != NULL && i < NWORDS; i++)
+			if (strlen(param_words[i]) == (size_t)(eq - w) &&
+			    memcmp(param_words[i], w, (size_t)(eq - w)) == 0)
+				break;
+		n = eq != NULL ? (size_t)(sp - eq - 1) : 0;
+		if (eq == NULL || i == NWORDS || seen[i]) {
+			snprintf(rp->why, sizeof rp->why, "'%.*s' is %s",
+			    (int)(sp - w > 40 ? 40 : sp - w), w, eq == NULL ||
+			    i == NWORDS ? "not a parameter" : "there twice");
+			return (PARAMS_DAMAGED);
+		}
+		seen[i] = 1;
+		if (i == WORD_METHOD && n > 0 && n < sizeof rp->method) {
+			memcpy(rp->method, eq + 1, n);
+			rp->p.method = rp->method;
+		} else if (i == WORD_METHOD || param_number(eq + 1, n,
+		    i == WORD_SEED ? UINT64_MAX : UINT32_MAX, &v[i]) == -1 ||
+		    (i == WORD_SKETCH && (v[i] % 8 != 0 || v[i] > 4096))) {
+			snprintf(rp->why, sizeof rp->why, "'%.*s' is not a "
+			    "value of %s", (int)(n > 40 ? 40 : n), eq + 1,
+			    param_words[i]);
+			return (PARAMS_DAMAGED);
+		}
+	}
+	for (i = 0; i < NWORDS; i++)
+		if (!seen[i] && i != WORD_SKETCH) {
+			snprintf(rp->why, sizeof rp->why, "no %s",
+			    param_words[i]);
+			return (PARAMS_DAMAGED);
+		}
+	rp->p.sentences = (unsigned)v[1];
+	rp->p.min_length = (unsigned)v[2];
+	rp->p.compat = v[3] != 0;
+	rp->p.norm_version = (unsigned)v[4];
+	rp->p.seed = v[WORD_SEED];
+	rp->p.distance = (unsigned)v[6];
+	rp->p.ngram = (unsigned)v[7];
+	rp->p.shingle = (unsigned)v[8];
+	rp->p.min_features = (unsigned)v[9];
+	rp->p.ntables = (unsigned)v[10];
+	rp->p.bins = (unsigned)v[11];
+	rp->p.bands = (unsigned)v[12];
+	rp->p.rows = (unsigned)v[13];
+	rp->p.threshold = (unsigned)v[14];
+	rp->p.sketch_bytes = (size_t)v[WORD_SKETCH];
+	return (PARAMS_OK);
+}
+
+/*
+ * Refuse an index whose NS:params is in state st, in the words of an
+ * index file that is not an index, is newer, or is damaged; -1.
+ */
+int
+nsd_ri_params_refuse(const char *url, const char *ns,
+    const struct ri_params *rp, enum params_state st, struct nsd_error *err)
+{
+	switch (st) {
+	case PARAMS_FOREIGN:
+		return (nsd_error_set(err, NSD_EXIT_INDEX,
+		    "%s: not an nsdedup index", url));
+	case PARAMS_NEWER:
+		return (nsd_error_set(err, NSD_EXIT_INDEX,
+		    "%s: index format version %u is newer than this nsdedup "
+		    "reads (%d); use a newer nsdedup", url, rp->version,
+		    NSD_REDIS_FORMAT));
+	case PARAMS_DAMAGED:
+		return (nsd_error_set(err, NSD_EXIT_INDEX,
+		    "%s: damaged: %s:params: %s (try --db-verify)", url, ns,
+		    rp->why));
+	case PARAMS_OK:
+		break;
+	}
+	return (0);
+}
+
+/*
+ * Make NS:params, or check that the index was made with these ones: by
+ * the rule of every index (index_params.c), which names the parameter
+ * that differs; the method first, whatever shape the rest has.
+ */
 static int
 check_params(struct redis_index *ri, struct nsd_error *err)
 {
 	int	 i;
 	const char	*argv[5];
 	size_t		 argvlen[5];
-	char		 key[128], want[512], method[16];
-	struct nsd_index_params had;
+	char		 key[128], want[512];
+	struct ri_params had;
+	enum params_state st;
 	redisReply	*r;
 	int		 rc = 0;
 
@@ -95,29 +209,32 @@ check_params(struct redis_index *ri, struct nsd_error *err)
 	if (nsd_redis_command(ri->cl, key, strlen(key), ri->readonly ? 2 : 5,
 	    argv, argvlen, &r, err) == -1)
 		return (nsd_ri_url_error(ri, err));
-	if (r->type == REDIS_REPLY_ERROR)
+	if (r->type == REDIS_REPLY_ERROR &&
+	    strncmp(r->str, "WRONGTYPE", 9) == 0)
+		rc = nsd_ri_params_refuse(ri->url, ri->ns, NULL,
+		    PARAMS_FOREIGN, err);
+	else if (r->type == REDIS_REPLY_ERROR)
 		rc = nsd_error_set(err, NSD_EXIT_INDEX, "%s: %s", ri->url,
 		    r->str);
 	else if (r->type == REDIS_REPLY_NIL && ri->readonly)
-		rc = nsd_error_set(err, NSD_EXIT_INDEX, "%s: no index there "
-		    "(--no-update makes none)", ri->url);
+		rc = nsd_error_set(err, NSD_EXIT_INDEX, "%s: no such index",
+		    ri->url);
 	else if (r->type == REDIS_REPLY_STRING) {
-		/* The rule of every index: index_params.c. */
-		if (params_parse(r->str, &had, method) == -1)
-			rc = nsd_error_set(err, NSD_EXIT_INDEX, "%s: the index "
-			    "was made by another version of nsdedup", ri->url);
-		else if (nsd_index_params_check(ri->url, &had,
-		    &ri->base.params, err) == -1)
+		st = nsd_ri_params_parse(r->str, r->len, &had);
+		if ((st == PARAMS_OK || (had.p.method != NULL &&
+		    strcmp(had.p.method, ri->base.params.method) != 0)) &&
+		    nsd_index_params_check(ri->url, &had.p, &ri->base.params,
+		    err) == -1)
 			rc = -1;
-		else if (had.ntables != ri->base.params.ntables)
-			rc = nsd_error_set(err, NSD_EXIT_INDEX, "%s: the index "
-			    "was made by another version of nsdedup", ri->url);
+		else if (st != PARAMS_OK)
+			rc = nsd_ri_params_refuse(ri->url, ri->ns, &had, st,
+			    err);
 		else {
-			ri->base.params.norm_version = had.norm_version;
+			ri->base.params.norm_version = had.p.norm_version;
 			/* Made before sketches: its groups keep none. */
 			ri->base.params.sig_bytes -=
-			    ri->base.params.sketch_bytes - had.sketch_bytes;
-			ri->base.params.sketch_bytes = had.sketch_bytes;
+			    ri->base.params.sketch_bytes - had.p.sketch_bytes;
+			ri->base.params.sketch_bytes = had.p.sketch_bytes;
 		}
 	}
 	freeReplyObject(r);
@@ -215,25 +332,27 @@ url_shown(const char *url)
 	return (b.data);
 }
 
+/*
+ * A new index on the namespace of url, connected to its servers but with
+ * nothing read from it yet; readonly, it writes nothing, not even when it
+ * is closed. *rip is set even when this fails, for nsd_ri_close().
+ */
 int
-nsd_index_open_redis(struct nsd_index **ixp, const struct nsd_index_redis *o,
-    const struct nsd_index_params *p, struct nsd_error *err)
+nsd_ri_connect(struct redis_index **rip, const char *url, int readonly,
+    struct nsd_error *err)
 {
 	struct redis_index	*ri;
 	struct nsd_redis_options ro;
 	char			*user, *password, *seeds;
 	int			 rc;
 
-	ri = xcalloc(1, sizeof *ri);
+	ri = *rip = xcalloc(1, sizeof *ri);
 	ri->base.ops = &nsd_ri_ops;
-	ri->base.params = *p;
-	ri->readonly = o->readonly;
-	ri->ttl = o->ttl;
-	ri->repeats = p->repeats;
-	ri->url = url_shown(o->url);
+	ri->readonly = readonly;
+	ri->url = url_shown(url);
 	nsd_redis_batch_init(&ri->batch);
 	memset(&ro, 0, sizeof ro);
-	rc = parse_url(o->url, ri->url, &ro, &user, &password, &seeds, ri->ns,
+	rc = parse_url(url, ri->url, &ro, &user, &password, &seeds, ri->ns,
 	    err);
 	if (rc == 0 && ((ro.wait_ms = env_ms("NSDEDUP_REDIS_WAIT", err)) ==
 	    -1 || (ro.retry_ms = env_ms("NSDEDUP_REDIS_RETRY", err)) == -1))
@@ -255,6 +374,20 @@ nsd_index_open_redis(struct nsd_index **ixp, const struct nsd_index_redis *o,
 	free(user);
 	free(password);
 	free(seeds);
+	return (rc);
+}
+
+int
+nsd_index_open_redis(struct nsd_index **ixp, const struct nsd_index_redis *o,
+    const struct nsd_index_params *p, struct nsd_error *err)
+{
+	struct redis_index	*ri;
+	int			 rc;
+
+	rc = nsd_ri_connect(&ri, o->url, o->readonly, err);
+	ri->base.params = *p;
+	ri->ttl = o->ttl;
+	ri->repeats = p->repeats;
 	if (rc == 0)
 		rc = check_params(ri, err);
 	/* This run's token, which its groups keep, and its lease. */
@@ -287,5 +420,34 @@ nsd_index_open_redis(struct nsd_index **ixp, const struct nsd_index_redis *o,
 	    "apt-get install libhiredis-dev)", o->url));
 }
 
+/* --db-info and --db-verify: refused as a run is. */
+int
+nsd_index_redis_describe(const struct nsd_redis_inspect *o,
+    struct nsd_redis_report *r, struct nsd_error *err)
+{
+	struct nsd_index_redis	 ir = { o->url, 1, 0 };
+
+	memset(r, 0, sizeof *r);
+	return (nsd_index_open_redis(NULL, &ir, NULL, err));
+}
+
+int
+nsd_index_redis_verify(const struct nsd_redis_inspect *o,
+    void (*problem)(void *, const char *), void *ctx, size_t max,
+    struct nsd_redis_report *r, uint64_t *problems, struct nsd_error *err)
+{
+	(void)problem;
+	(void)ctx;
+	(void)max;
+	*problems = 0;
+	return (nsd_index_redis_describe(o, r, err));
+}
+
 #endif /* NSD_WITH_REDIS */
 
+void
+nsd_redis_report_free(struct nsd_redis_report *r)
+{
+	free(r->url);
+	r->url = NULL;
+}

@@ -63,6 +63,8 @@ struct verify {
 					   log in */
 	int		 legacy;	/* a version before checks */
 	int		 lock_fd;
+	int		 made_lock;	/* PATH.lock, of an index copied
+					   without it */
 	struct nsd_index_header hdr;
 	struct nsd_stage_header stage_hdr;
 	struct place	 table, stage, next;
@@ -253,7 +255,7 @@ read_stage_header(struct verify *v, struct nsd_index_report *r)
 
 /* Lock, open and read the current header; sizes go into r. */
 static int
-verify_open(struct verify *v, const char *path, long wait_ms,
+verify_open_files(struct verify *v, const char *path, long wait_ms,
     struct nsd_index_report *r, struct nsd_error *err)
 {
 	struct stat	 sb;
@@ -268,7 +270,8 @@ verify_open(struct verify *v, const char *path, long wait_ms,
 	v->log_path = nsd_index_path(path, ".log");
 	v->stage_path = nsd_index_path(path, ".stage");
 	v->next_path = nsd_index_path(path, ".next");
-	if (nsd_index_lock(path, 1, wait_ms, &v->lock_fd, err) == -1)
+	if (nsd_index_lock(path, 1, wait_ms, &v->lock_fd, &v->made_lock,
+	    err) == -1)
 		return (-1);
 	if ((v->fd = open(path, O_RDONLY | NSD_OPEN_FLAGS)) == -1) {
 		if (errno == ENOENT)
@@ -297,6 +300,23 @@ verify_open(struct verify *v, const char *path, long wait_ms,
 	if (v->stage_fd != -1)
 		read_stage_header(v, r);
 	return (0);
+}
+
+/*
+ * verify_open_files(), and when it fails, the lock file it made (of an
+ * index copied without it, or of what is no index) is taken away again.
+ */
+static int
+verify_open(struct verify *v, const char *path, long wait_ms,
+    struct nsd_index_report *r, struct nsd_error *err)
+{
+	if (verify_open_files(v, path, wait_ms, r, err) == 0)
+		return (0);
+	if (v->made_lock) {
+		nsd_index_lock_drop(v->path, v->lock_fd);
+		v->lock_fd = -1;
+	}
+	return (-1);
 }
 
 int

@@ -502,10 +502,133 @@ print_report(const char *path, const struct nsd_index_report *r)
 		    " run that writes clears what it left\n", r->pending);
 }
 
+/* A line of --db-info for a namespace: count words, each with its key. */
+static void
+print_count(const char *label, uint64_t n, const char *one,
+    const char *many, const char *ns, const char *key)
+{
+	printf("%-15s%" PRIu64 " %s (%s:%s)\n", label, n, n == 1 ? one : many,
+	    ns, key);
+}
+
+/*
+ * --db-info of a redis:// namespace, and the summary --db-verify ends
+ * with, in the layout of a file's (print_report()).
+ */
+static void
+print_redis_report(const struct nsd_redis_report *r)
+{
+	const struct nsd_method_ops *m;
+	char	 params[160];
+
+	printf("index:         %s\n", r->url);
+	if (r->params.method[0] == '\0') {
+		printf("format:        unknown\n"
+		    "parameters:    cannot be read (%s:params)\n", r->ns);
+	} else {
+		m = nsd_method_named(r->params.method, NULL);
+		if (m != NULL)
+			m->describe(&r->params, params, sizeof params);
+		else
+			snprintf(params, sizeof params, "--method %s",
+			    r->params.method);
+		printf("format:        nsdedup-redis %u (%s:params)\n"
+		    "parameters:    %s, normalization %u\n", r->params.version,
+		    r->ns, params, r->params.norm_version);
+	}
+	printf("groups:        %" PRIu64 " numbered (%s:next), %" PRIu64
+	    " records (%s:g:N), %" PRIu64 " given way to another\n",
+	    r->next, r->ns, r->groups, r->ns, r->gave_way);
+	if (r->blocks > 0 || r->params.ntables > 1)
+		printf("fingerprints:  %" PRIu64 " entries in %" PRIu64
+		    " SimHash block values (%s:s:TABLE:HEX)\n",
+		    r->block_entries, r->blocks, r->ns);
+	else
+		print_count("fingerprints:", r->fingerprints, "key", "keys",
+		    r->ns, "f:HEX");
+	printf("arbitrations:  %" PRIu64 " between two groups (%s:a:N:M), %"
+	    PRIu64 " stances (%s:w:N)\n", r->pairs, r->ns, r->stances,
+	    r->ns);
+	printf("runs:          %" PRIu64 " done, %" PRIu64 " running "
+	    "(%s:run:TOKEN)\n", r->runs_done, r->runs_running, r->ns);
+	printf("keys:          %" PRIu64 "%s under %s:, %" PRIu64 " of them "
+	    "not nsdedup's\n", r->keys, r->partial ? " looked at (SCAN found "
+	    "more)" : "", r->ns, r->others);
+	if (r->expiring == 0)
+		printf("ttl:           none: no key expires\n");
+	else
+		printf("ttl:           %" PRIu64 " of the keys expire, the "
+		    "last in %" PRId64 " s (--ttl)\n", r->expiring,
+		    r->ttl_max);
+	printf("servers:       %zu master%s%s: %s\n", r->masters,
+	    r->masters == 1 ? "" : "s", r->cluster ? " of a cluster" :
+	    ", a single server", r->servers);
+	if (r->params.method[0] != '\0' && r->params.sketch_bytes != 0)
+		printf("sketches:      %u bytes a group (matches are "
+		    "confirmed)\n", r->params.sketch_bytes);
+	else if (r->params.method[0] != '\0')
+		printf("sketches:      none (made before them: matches are not "
+		    "confirmed; make a new namespace to confirm them)\n");
+}
+
 static void
 on_problem(void *ctx, const char *msg)
 {
 	fprintf(stderr, "nsdedup: %s: %s\n", (const char *)ctx, msg);
+}
+
+/* A namespace's problem, named by its URL without a password. */
+static void
+on_redis_problem(void *ctx, const char *msg)
+{
+	const struct nsd_redis_report *r = ctx;
+
+	fprintf(stderr, "nsdedup: %s: %s\n", r->url, msg);
+}
+
+/* --db-info and --db-verify of a redis:// namespace. */
+static int
+inspect_redis(const struct nsd_config *cfg)
+{
+	struct nsd_redis_inspect io;
+	struct nsd_redis_report	 r;
+	struct nsd_error	 err = { 0, "" };
+	const char		*methods[16];
+	const struct nsd_method_ops *m;
+	uint64_t		 problems = 0;
+	size_t			 i;
+	int			 rc;
+
+	for (i = 0; i + 1 < sizeof methods / sizeof methods[0] &&
+	    (m = nsd_method_at(i)) != NULL; i++)
+		methods[i] = m->name;
+	methods[i] = NULL;
+	io.url = cfg->db;
+	io.methods = methods;
+	io.norm_version = NSD_NORM_VERSION;
+	io.max_keys = NSD_REDIS_INSPECT_MAX;
+	if (cfg->action == NSD_ACTION_DB_INFO)
+		rc = nsd_index_redis_describe(&io, &r, &err);
+	else
+		rc = nsd_index_redis_verify(&io, on_redis_problem, &r, 50, &r,
+		    &problems, &err);
+	if (rc == -1) {
+		fprintf(stderr, "nsdedup: %s\n", err.msg);
+		return (err.status);
+	}
+	errno = 0;
+	print_redis_report(&r);
+	if (cfg->action == NSD_ACTION_DB_VERIFY) {
+		if (problems > 0)
+			fprintf(stderr, "nsdedup: %s: damaged: %" PRIu64
+			    " problem%s found\n", r.url, problems,
+			    problems == 1 ? "" : "s");
+		else
+			printf("verified:      no problems found%s\n",
+			    r.partial ? " in the keys looked at" : "");
+	}
+	nsd_redis_report_free(&r);
+	return (finish_stdout(problems > 0 ? NSD_EXIT_INDEX : NSD_EXIT_OK));
 }
 
 /* --db-info and --db-verify: look at the index, read no records. */
@@ -517,6 +640,8 @@ inspect(const struct nsd_config *cfg)
 	uint64_t		 problems = 0;
 	int			 rc;
 
+	if (nsd_index_is_redis(cfg->db))
+		return (inspect_redis(cfg));
 	if (cfg->action == NSD_ACTION_DB_INFO)
 		rc = nsd_index_describe(cfg->db, cfg->wait_ms, &r, &err);
 	else

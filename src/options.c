@@ -23,9 +23,6 @@
  */
 static char *db_copy;
 
-/* The value of --db as argv holds it, its password hidden: for messages. */
-static const char *db_shown;
-
 /*
  * Take the password of a redis://[USER:]PASSWORD@HOST... URL out of argv,
  * where every local user may read it in /proc/PID/cmdline: the URL is
@@ -50,7 +47,6 @@ hide_password(char *url)
 		return (url);
 	free(db_copy);
 	db_copy = xstrdup(url);
-	db_shown = url;
 	/* As index_redis.c reads it: what follows a colon, or all of it. */
 	if ((colon = memchr(p, ':', (size_t)(at - p))) != NULL)
 		p = colon + 1;
@@ -741,12 +737,6 @@ check_together(struct nsd_config *cfg, const unsigned char *given,
 		return (nsd_error_set(err, NSD_EXIT_USAGE,
 		    "--ttl needs --db redis://...: a file index keeps every "
 		    "fingerprint"));
-	if (cfg->db != NULL && nsd_index_is_redis(cfg->db) &&
-	    cfg->action != NSD_ACTION_RUN)
-		return (nsd_error_set(err, NSD_EXIT_USAGE, "--%s reads an "
-		    "index file, not %s", cfg->action == NSD_ACTION_DB_INFO ?
-		    "db-info" : "db-verify", db_shown != NULL ? db_shown :
-		    cfg->db));
 	if (cfg->explain && (strcmp(cfg->field_name, "explain") == 0 ||
 	    strcmp(cfg->dup_field, "explain") == 0))
 		return (nsd_error_set(err, NSD_EXIT_USAGE,

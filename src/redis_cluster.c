@@ -512,6 +512,34 @@ nsd_redis_masters(const struct nsd_redis *cl)
 	return (cl->masters);
 }
 
+int
+nsd_redis_master(const struct nsd_redis *cl, size_t i, const char **host,
+    int *port, unsigned *slot)
+{
+	uint16_t	 seen[64];
+	size_t		 nseen = 0, k;
+	unsigned	 s;
+
+	for (s = 0; s < NSD_REDIS_SLOTS; s++) {
+		if (cl->owner[s] == NO_NODE)
+			continue;
+		for (k = 0; k < nseen && seen[k] != cl->owner[s]; k++)
+			continue;
+		if (k < nseen)
+			continue;
+		if (nseen == i) {
+			*host = cl->nodes[cl->owner[s]].host;
+			*port = cl->nodes[cl->owner[s]].port;
+			*slot = s;
+			return (0);
+		}
+		if (nseen == sizeof seen / sizeof seen[0])
+			break;
+		seen[nseen++] = cl->owner[s];
+	}
+	return (-1);
+}
+
 void
 nsd_redis_counts(const struct nsd_redis *cl, struct nsd_redis_counts *c)
 {
@@ -585,6 +613,17 @@ nsd_redis_batch_add(struct nsd_redis_batch *b, const char *key,
 	}
 	cmd->len = b->wire.len - cmd->off;
 	return (b->ncmds++);
+}
+
+size_t
+nsd_redis_batch_add_slot(struct nsd_redis_batch *b, unsigned slot, int argc,
+    const char **argv, const size_t *argvlen)
+{
+	size_t	 i;
+
+	i = nsd_redis_batch_add(b, NULL, 0, argc, argv, argvlen);
+	b->cmds[i].slot = slot % NSD_REDIS_SLOTS;
+	return (i);
 }
 
 /* What a reply asks of the client. */

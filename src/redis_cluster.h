@@ -72,6 +72,15 @@ void	 nsd_redis_close(struct nsd_redis *);
 int	 nsd_redis_is_cluster(const struct nsd_redis *);
 size_t	 nsd_redis_masters(const struct nsd_redis *);
 
+/*
+ * Master i (from 0 to nsd_redis_masters() - 1, in the order of the slots
+ * they serve first): its address, and a slot it serves, by which a command
+ * that names no key reaches it (nsd_redis_batch_add_slot()). -1 when there
+ * is no master i.
+ */
+int	 nsd_redis_master(const struct nsd_redis *, size_t, const char **,
+	    int *, unsigned *);
+
 /* What the client has had to do, for --stats and the tests. */
 struct nsd_redis_counts {
 	uint64_t	 commands;	/* sent, counting each resend */
@@ -110,6 +119,13 @@ void	 nsd_redis_batch_free(struct nsd_redis_batch *);
  */
 size_t	 nsd_redis_batch_add(struct nsd_redis_batch *, const char *, size_t,
 	    int, const char **, const size_t *);
+
+/*
+ * Add a command routed to the master of slot rather than by a key: one for
+ * a single node, such as SCAN. Returns its index in the batch.
+ */
+size_t	 nsd_redis_batch_add_slot(struct nsd_redis_batch *, unsigned, int,
+	    const char **, const size_t *);
 
 /* Send every command of the batch and wait for every reply. */
 int	 nsd_redis_batch_run(struct nsd_redis *, struct nsd_redis_batch *,

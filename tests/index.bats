@@ -849,6 +849,43 @@ header_byte() {
 	[ -z "$(ls -A x)" ]
 }
 
+@test "a refusal leaves no file that it made, and every file that was there" {
+	local opts before
+
+	news_halves
+	# Not an index, a directory, an index of another method: written
+	# to, read (--no-update), described and verified, each is refused
+	# and the directory holds what it held before.
+	cp day1.jsonl data.jsonl
+	mkdir dir
+	"$NSDEDUP" -m simhash --db sim day1.jsonl > /dev/null
+	rm sim.lock
+	"$NSDEDUP" -m simhash --db locked day1.jsonl > /dev/null
+	before=$(files_here)
+	for opts in "--db data.jsonl day2.jsonl" \
+	    "--db data.jsonl --no-update day2.jsonl" \
+	    "--db data.jsonl --db-info" "--db data.jsonl --db-verify" \
+	    "--db dir day2.jsonl" "--db dir --no-update day2.jsonl" \
+	    "--db dir --db-info" \
+	    "--db sim day2.jsonl" "--db sim --no-update day2.jsonl" \
+	    "--db locked day2.jsonl" "--db locked --no-update day2.jsonl"; do
+		# shellcheck disable=SC2086  # the options, split
+		run_nsd $opts
+		echo "$opts: $stderr"
+		[ "$status" -eq 7 ]
+		[ -z "$output" ]
+		expect_eq "$(files_here)" "$before"
+		[ -z "$(ls -A dir)" ]
+	done
+	cmp data.jsonl day1.jsonl
+	# The lock file that was there stays; the index that lacked one is
+	# used, and gets one, by the run that can use it.
+	[ -e locked.lock ]
+	run_nsd -m simhash --db sim --no-update day2.jsonl
+	[ "$status" -eq 0 ]
+	[ -e sim.lock ]
+}
+
 @test "an index in a missing directory: status 7, naming it" {
 	news_halves
 	run_nsd --db no/such/x day1.jsonl
@@ -1305,4 +1342,10 @@ refused_everywhere() {
 	[ -z "$output" ]
 	[ "$stderr" = "nsdedup: --db redis://127.0.0.1:6379/ns: this nsdedup was built without Redis (configure found no hiredis; on Debian: apt-get install libhiredis-dev)" ]
 	[ ! -e out ]
+	for opt in --db-info --db-verify; do
+		run_nsd --db redis://127.0.0.1:6379/ns "$opt"
+		[ "$status" -eq 2 ]
+		[ -z "$output" ]
+		[ "$stderr" = "nsdedup: --db redis://127.0.0.1:6379/ns: this nsdedup was built without Redis (configure found no hiredis; on Debian: apt-get install libhiredis-dev)" ]
+	done
 }

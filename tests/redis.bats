@@ -6,7 +6,8 @@
 # slots moved during a run (MOVED, and ASK while half moved), a master
 # killed mid-run, connections dropped mid-run; a server that cannot be
 # reached, or stops answering; --ttl; a namespace made with other
-# parameters.
+# parameters, refused in an index file's words; --db-info and --db-verify
+# of a namespace, whole or damaged.
 #
 # The servers are real ones, started by the tests on loopback ports
 # (tests/redis-servers.bash): one server and one cluster for the whole
@@ -749,6 +750,107 @@ b a"
 	ran_clean
 }
 
+@test "every mismatch of parameters is refused in an index file's words" {
+	local m opts url n=0 file
+
+	head -n 40 part1.jsonl > small.jsonl
+	while IFS='|' read -r m opts; do
+		n=$((n + 1))
+		url=$(single_url "words-$n")
+		rm -f words.nsd words.nsd.*
+		"$NSDEDUP" -m "$m" --db words.nsd small.jsonl > /dev/null
+		nsd_to out -m "$m" --db "$url" small.jsonl
+		ran_clean
+		keys=$(redis_keys "$SINGLE_PORT" "words-$n")
+		# shellcheck disable=SC2086  # the options, split
+		nsd_to out -m "$m" $opts --db words.nsd part2.jsonl
+		expect_eq "$status" 7
+		file=$stderr
+		# shellcheck disable=SC2086
+		nsd_to out -m "$m" $opts --db "$url" part2.jsonl
+		expect_eq "$status" 7
+		[ ! -s out ]
+		expect_eq "$stderr" "${file/#nsdedup: words.nsd:/nsdedup: $url:}"
+		[[ "$stderr" == "nsdedup: $url: the index was made with"* ]]
+		expect_eq "$(redis_keys "$SINGLE_PORT" "words-$n")" "$keys"
+	done <<-'EOF'
+	nshash|-m simhash
+	nshash|--sentences 3
+	nshash|--compat=nshash
+	simhash|-m nshash
+	simhash|--distance 4
+	simhash|--min-features 9
+	minhash|--threshold 0.7
+	minhash|--shingle 3
+	EOF
+	# A namespace never made, as an index file never made.
+	"$NSDEDUP" --no-update --db never.nsd small.jsonl 2> file.err &&
+	    false
+	nsd_to out --no-update --db "$(single_url never-made)" small.jsonl
+	expect_eq "$status" 7
+	expect_eq "$stderr" \
+	    "$(sed "s|^nsdedup: never.nsd:|nsdedup: $(single_url never-made):|" file.err)"
+	expect_eq "$stderr" "nsdedup: $(single_url never-made): no such index"
+}
+
+@test "parameters of another shape: the method first, then what is wrong, in an index file's words" {
+	local url params tables
+
+	url=$(single_url shapes)
+	head -n 40 part1.jsonl > small.jsonl
+	nsd_to out -m simhash --db "$url" small.jsonl
+	ran_clean
+	params=$(redis_cli "$SINGLE_PORT" GET shapes:params)
+	tables=$(sed -n 's/.* tables=\([0-9]*\) .*/\1/p' <<< "$params")
+	[ "$tables" -gt 1 ]
+	# A word missing: the method differs all the same, and says so.
+	redis_cli "$SINGLE_PORT" SET shapes:params \
+	    "${params/ min_features=8/}" > /dev/null
+	nsd_to out -m nshash --db "$url" small.jsonl
+	expect_eq "$status" 7
+	expect_eq "$stderr" \
+	    "nsdedup: $url: the index was made with --method simhash, not nshash"
+	nsd_to out -m simhash --db "$url" small.jsonl
+	expect_eq "$status" 7
+	expect_eq "$stderr" \
+	    "nsdedup: $url: damaged: shapes:params: no min_features (try --db-verify)"
+	# A method name longer than any nsdedup knows is still a method.
+	redis_cli "$SINGLE_PORT" SET shapes:params \
+	    "${params/method=simhash/method=simhash-of-a-later-nsdedup}" \
+	    > /dev/null
+	nsd_to out -m simhash --db "$url" small.jsonl
+	expect_eq "$status" 7
+	expect_eq "$stderr" "nsdedup: $url: the index was made with --method simhash-of-a-later-nsdedup, not simhash"
+	# Other block tables than the parameters choose.
+	redis_cli "$SINGLE_PORT" SET shapes:params \
+	    "${params/ tables=$tables / tables=99 }" > /dev/null
+	nsd_to out -m simhash --db "$url" small.jsonl
+	expect_eq "$status" 7
+	expect_eq "$stderr" "nsdedup: $url: the index keeps 99 block tables, not the $tables its parameters choose: it was made by another version of nsdedup"
+	# A newer format.
+	redis_cli "$SINGLE_PORT" SET shapes:params \
+	    "${params/#nsdedup-redis 1 /nsdedup-redis 2 }" > /dev/null
+	nsd_to out -m simhash --db "$url" small.jsonl
+	expect_eq "$status" 7
+	expect_eq "$stderr" "nsdedup: $url: index format version 2 is newer than this nsdedup reads (1); use a newer nsdedup"
+	# Not an nsdedup index at all, a string or a hash, as a file that is
+	# not one.
+	head -c 100000 part1.jsonl > notindex
+	"$NSDEDUP" --db notindex small.jsonl 2> file.err && false
+	expect_eq "$(cat file.err)" "nsdedup: notindex: not an nsdedup index"
+	redis_cli "$SINGLE_PORT" SET shapes:params "hello" > /dev/null
+	nsd_to out -m simhash --db "$url" small.jsonl
+	expect_eq "$status" 7
+	expect_eq "$stderr" "nsdedup: $url: not an nsdedup index"
+	redis_cli "$SINGLE_PORT" DEL shapes:params > /dev/null
+	redis_cli "$SINGLE_PORT" HSET shapes:params a b > /dev/null
+	nsd_to out -m simhash --db "$url" small.jsonl
+	expect_eq "$status" 7
+	expect_eq "$stderr" "nsdedup: $url: not an nsdedup index"
+	expect_eq "$(redis_cli "$SINGLE_PORT" HGETALL shapes:params)" "a
+b"
+}
+
 @test "the contract of every index holds on one server and on a cluster" {
 	run "$UNIT_TESTS/index_contract_test" "$(single_url contract)" \
 	    "$(redis_cluster_url "$CLUSTER" contract)"
@@ -756,6 +858,213 @@ b a"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"1..18"* ]]
 	[[ "$output" != *"not ok"* ]]
+}
+
+# --- --db-info and --db-verify of a namespace ---
+
+# The value on the line of label $1 of --db-info's output in file $2.
+info_line() {
+	sed -n "s/^$1: *//p" "$2"
+}
+
+# How many writes the server on port $1 has taken since it started: with
+# nothing saved, its count of changes since the last save.
+writes_on() {
+	redis_cli "$1" INFO persistence | tr -d '\r' |
+	    sed -n 's/^rdb_changes_since_last_save://p'
+}
+
+@test "--db-info and --db-verify describe a namespace as a file's, and write nothing" {
+	local m url labels keys
+
+	head -n 200 part1.jsonl > small.jsonl
+	labels='index format parameters groups fingerprints arbitrations runs keys ttl servers sketches'
+	for m in nshash simhash minhash; do
+		url=$(single_url "info-$m")
+		"$NSDEDUP" -m "$m" --db "file-$m" small.jsonl > /dev/null
+		"$NSDEDUP" --db "file-$m" --db-info > file-info
+		nsd_to out -m "$m" --db "$url" small.jsonl
+		ran_clean
+		writes=$(writes_on "$SINGLE_PORT")
+		nsd_to info --db "$url" --db-info
+		ran_clean
+		cat info
+		expect_eq "$(sed 's/:.*//' info | paste -s -d ' ')" "$labels"
+		expect_eq "$(info_line index info)" "$url"
+		expect_eq "$(info_line format info)" \
+		    "nsdedup-redis 1 (info-$m:params)"
+		# The parameters in the words of a file's.
+		expect_eq "$(info_line parameters info)" \
+		    "$(info_line parameters file-info)"
+		expect_eq "$(info_line sketches info)" \
+		    "$(info_line sketches file-info)"
+		# One run from one host numbers its groups as a file does.
+		groups=$(info_line groups file-info)
+		expect_eq "$(info_line groups info)" "$groups numbered (info-$m:next), $groups records (info-$m:g:N), 0 given way to another"
+		keys=$(redis_keys "$SINGLE_PORT" "info-$m")
+		expect_eq "$(info_line keys info)" \
+		    "$(printf '%s\n' "$keys" | wc -l) under info-$m:, 0 of them not nsdedup's"
+		if [ "$m" = simhash ]; then
+			[[ "$(info_line fingerprints info)" == *" entries in $(grep -c ":s:" <<< "$keys") SimHash block values (info-$m:s:TABLE:HEX)" ]]
+		else
+			expect_eq "$(info_line fingerprints info)" \
+			    "$(grep -c ":f:" <<< "$keys") keys (info-$m:f:HEX)"
+		fi
+		expect_eq "$(info_line runs info)" \
+		    "1 done, 0 running (info-$m:run:TOKEN)"
+		expect_eq "$(info_line ttl info)" "none: no key expires"
+		expect_eq "$(info_line servers info)" \
+		    "1 master, a single server: 127.0.0.1:$SINGLE_PORT"
+		# --db-verify: the same, and that it found nothing wrong.
+		nsd_to verify --db "$url" --db-verify
+		ran_clean
+		expect_eq "$(cat verify)" "$(cat info)
+verified:      no problems found"
+		expect_eq "$(writes_on "$SINGLE_PORT")" "$writes"
+		expect_eq "$(redis_keys "$SINGLE_PORT" "info-$m")" "$keys"
+	done
+}
+
+@test "--db-info and --db-verify of a namespace on a cluster: every master" {
+	local url port n=0
+
+	url=$(redis_cluster_url "$CLUSTER" cinfo)
+	head -n 200 part1.jsonl > small.jsonl
+	nsd_to out -m simhash --db "$url" small.jsonl
+	ran_clean
+	for port in $(redis_cluster_masters "$CLUSTER"); do
+		n=$((n + $(redis_keys "$port" cinfo | wc -l)))
+	done
+	nsd_to info --db "$url" --db-verify
+	ran_clean
+	expect_eq "$(info_line keys info)" "$n under cinfo:, 0 of them not nsdedup's"
+	[[ "$(info_line servers info)" == "3 masters of a cluster: 127.0.0.1:"*", 127.0.0.1:"*", 127.0.0.1:"* ]]
+	expect_eq "$(info_line verified info)" "no problems found"
+}
+
+@test "--db-info and --db-verify of a namespace that does not exist: status 7, and nothing made" {
+	local opt url
+
+	url=$(single_url never-there)
+	for opt in --db-info --db-verify; do
+		nsd_to out --db "$url" "$opt"
+		expect_eq "$status" 7
+		[ ! -s out ]
+		expect_eq "$stderr" "nsdedup: $url: no such index"
+	done
+	expect_eq "$(redis_keys "$SINGLE_PORT" never-there)" ""
+	# Nor one whose server cannot be reached.
+	redis_pick_port
+	port=$redis_port
+	nsd_to out --db "redis://127.0.0.1:$port/x" --db-info
+	expect_eq "$status" 7
+	[ ! -s out ]
+	[[ "$stderr" == "nsdedup: redis://127.0.0.1:$port/x: cannot use the index: "* ]]
+}
+
+# Fail unless --db-verify of URL $1 finds problems, each one of the lines
+# $2... (in that order) and nothing else, with status 7 and the report on
+# stdout.
+verify_finds() {
+	local url=$1 want
+
+	shift
+	nsd_to out --db "$url" --db-verify
+	expect_eq "$status" 7
+	want=$(printf "nsdedup: $url: %s\n" "$@")
+	expect_eq "$stderr" "$want
+nsdedup: $url: damaged: $# problem$([ $# -eq 1 ] || echo s) found"
+	expect_eq "$(info_line index out)" "$url"
+	! grep -q '^verified:' out
+}
+
+@test "--db-verify finds a namespace damaged: a group, the parameters, the counter, a key, a chain" {
+	local url ns=hurt params fp group next
+
+	url=$(single_url "$ns")
+	head -n 200 part1.jsonl > small.jsonl
+	nsd_to out -m nshash --db "$url" small.jsonl
+	ran_clean
+	nsd_to out --db "$url" --db-verify
+	ran_clean
+	# A group whose record is gone, that fingerprints name.
+	fp=$(redis_keys "$SINGLE_PORT" "$ns" | grep ":f:" | head -n 1)
+	group=$(redis_cli "$SINGLE_PORT" GET "$fp")
+	redis_cli "$SINGLE_PORT" DEL "$ns:g:$group" > /dev/null
+	nsd_to out --db "$url" --db-verify
+	cat out.err
+	expect_eq "$status" 7
+	grep -q -F -x "nsdedup: $url: $fp names group $group, which has no record ($ns:g:$group)" out.err
+	expect_eq "$(tail -n 1 out.err)" \
+	    "nsdedup: $url: damaged: $(grep -c 'which has no record' out.err) problem$([ "$(grep -c 'which has no record' out.err)" -eq 1 ] || echo s) found"
+	redis_cli "$SINGLE_PORT" SET "$ns:g:$group" "g0000000000000001$(printf '%0192d' 0)" > /dev/null
+	nsd_to out --db "$url" --db-verify
+	ran_clean
+	# Parameters that cannot be read: found, and refused by --db-info
+	# and by a run in the same words.
+	params=$(redis_cli "$SINGLE_PORT" GET "$ns:params")
+	redis_cli "$SINGLE_PORT" SET "$ns:params" \
+	    "${params/sentences=5/sentences=five}" > /dev/null
+	verify_finds "$url" "$ns:params: 'five' is not a value of sentences"
+	expect_eq "$(info_line parameters out)" "cannot be read ($ns:params)"
+	nsd_to out --db "$url" --db-info
+	expect_eq "$status" 7
+	[ ! -s out ]
+	expect_eq "$stderr" "nsdedup: $url: damaged: $ns:params: 'five' is not a value of sentences (try --db-verify)"
+	nsd_to out --db "$url" small.jsonl
+	expect_eq "$status" 7
+	expect_eq "$stderr" "nsdedup: $url: damaged: $ns:params: 'five' is not a value of sentences (try --db-verify)"
+	redis_cli "$SINGLE_PORT" SET "$ns:params" "$params" > /dev/null
+	# A counter behind the groups: the next group would take a number
+	# that one has.
+	next=$(redis_cli "$SINGLE_PORT" GET "$ns:next")
+	redis_cli "$SINGLE_PORT" SET "$ns:next" 1 > /dev/null
+	nsd_to out --db "$url" --db-verify
+	expect_eq "$status" 7
+	[[ "$stderr" == "nsdedup: $url: $ns:"*" names group $next, past the counter $ns:next (1): a later group would take its number
+nsdedup: $url: damaged: 1 problem found" ]]
+	redis_cli "$SINGLE_PORT" SET "$ns:next" "$next" > /dev/null
+	# A key nsdedup does not make, and one of its own with another value.
+	redis_cli "$SINGLE_PORT" SET "$ns:stray" x > /dev/null
+	verify_finds "$url" "$ns:stray is no key that nsdedup makes"
+	redis_cli "$SINGLE_PORT" DEL "$ns:stray" > /dev/null
+	redis_cli "$SINGLE_PORT" SET "$ns:run:00000000000000aa" running \
+	    > /dev/null
+	verify_finds "$url" \
+	    "$ns:run:00000000000000aa says running, with no lease that ends"
+	redis_cli "$SINGLE_PORT" DEL "$ns:run:00000000000000aa" > /dev/null
+	# Groups that gave way: to a root, which is whole; in a chain, not.
+	redis_cli "$SINGLE_PORT" SET "$ns:w:1" root > /dev/null
+	redis_cli "$SINGLE_PORT" SET "$ns:w:2" @1 > /dev/null
+	redis_cli "$SINGLE_PORT" SET "$ns:a:1:2" 2 > /dev/null
+	redis_cli "$SINGLE_PORT" SET "$ns:g:2" @1 > /dev/null
+	nsd_to out --db "$url" --db-verify
+	ran_clean
+	expect_eq "$(info_line groups out)" "$next numbered ($ns:next), $next records ($ns:g:N), 1 given way to another"
+	expect_eq "$(info_line arbitrations out)" \
+	    "1 between two groups ($ns:a:N:M), 2 stances ($ns:w:N)"
+	redis_cli "$SINGLE_PORT" SET "$ns:g:3" @2 > /dev/null
+	redis_cli "$SINGLE_PORT" SET "$ns:w:3" @2 > /dev/null
+	verify_finds "$url" \
+	    "$ns:g:3 gave way to group 2, which is no root ($ns:w:2 says @1)" \
+	    "$ns:g:3 gave way to group 2, which gave way itself: a chain"
+}
+
+@test "--db-info says when keys expire; --db-verify misses nothing that expired" {
+	local url ns=expiring fp group
+
+	url=$(single_url "$ns")
+	head -n 200 part1.jsonl > small.jsonl
+	nsd_to out --ttl 1h --db "$url" small.jsonl
+	ran_clean
+	nsd_to out --db "$url" --db-info
+	ran_clean
+	[[ "$(info_line ttl out)" =~ ^[0-9]+" of the keys expire, the last in "(3599|3600)" s (--ttl)"$ ]]
+	fp=$(redis_keys "$SINGLE_PORT" "$ns" | grep ":f:" | head -n 1)
+	group=$(redis_cli "$SINGLE_PORT" GET "$fp")
+	redis_cli "$SINGLE_PORT" DEL "$ns:g:$group" > /dev/null
+	nsd_to out --db "$url" --db-verify
+	ran_clean
 }
 
 # --- --no-update, keys, passwords, URLs ---
@@ -778,7 +1087,7 @@ b a"
 	nsd_to got --no-update --db "$(single_url never-made)" part1.jsonl
 	expect_eq "$status" 7
 	[ ! -s got ]
-	expect_eq "$stderr" "nsdedup: $(single_url never-made): no index there (--no-update makes none)"
+	expect_eq "$stderr" "nsdedup: $(single_url never-made): no such index"
 	expect_eq "$(redis_keys "$SINGLE_PORT" never-made)" ""
 }
 
@@ -827,6 +1136,17 @@ b a"
 	nsd_to got --db "redis://default:s3cret!x@127.0.0.1:$port/c" \
 	    part1.jsonl
 	ran_clean
+	# --db-info and --db-verify name the namespace without it, even in
+	# its problems.
+	redis_cli "$port" -a 's3cret!x' --no-auth-warning SET c:stray x \
+	    > /dev/null
+	nsd_to got --db "redis://default:s3cret!x@127.0.0.1:$port/c" \
+	    --db-verify
+	expect_eq "$status" 7
+	expect_eq "$(sed -n 's/^index: *//p' got)" \
+	    "redis://***@127.0.0.1:$port/c"
+	expect_eq "$stderr" "nsdedup: redis://***@127.0.0.1:$port/c: c:stray is no key that nsdedup makes
+nsdedup: redis://***@127.0.0.1:$port/c: damaged: 1 problem found"
 	for url in "redis://:wrong@127.0.0.1:$port/d" \
 	    "redis://127.0.0.1:$port/d"; do
 		nsd_to got --db "$url" part1.jsonl
@@ -890,11 +1210,11 @@ b a"
 		[ ! -s got ]
 		[[ $stderr == "nsdedup: "* ]]
 	done
-	# --db-info and --db-verify read index files only.
+	# --db-info and --db-verify take the URL as a run does.
 	for action in --db-info --db-verify; do
-		run_nsd "$action" --db "$(single_url a)"
+		run_nsd "$action" --db "redis://127.0.0.1:$SINGLE_PORT/a/b"
 		expect_eq "$status" 2
-		[[ $stderr == "nsdedup: --${action#--} reads an index file, not redis://"* ]]
+		[[ $stderr == "nsdedup: --db redis://127.0.0.1:$SINGLE_PORT/a/b: "* ]]
 	done
 	# A password in the URL is never repeated in a message.
 	for url in "redis://u:s3cret@127.0.0.1:$SINGLE_PORT/a{b}" \
@@ -906,9 +1226,9 @@ b a"
 		[[ $stderr != *s3cret* ]]
 	done
 	run_nsd --db-info --db "redis://u:s3cret@127.0.0.1:$SINGLE_PORT/a"
-	expect_eq "$status" 2
-	expect_eq "${stderr%%$'\n'*}" \
-	    "nsdedup: --db-info reads an index file, not redis://u:*@127.0.0.1:$SINGLE_PORT/a"
+	expect_eq "$status" 7
+	[[ $stderr == "nsdedup: redis://***@127.0.0.1:$SINGLE_PORT/a: "* ]]
+	[[ $stderr != *s3cret* ]]
 }
 
 @test "--ttl: once the keys expired, the records are new again" {
