@@ -195,7 +195,8 @@ names_are(const char *line, const char *want)
 		nsd_buf_append(&got, line + names.v[i].start,
 		    names.v[i].len);
 	}
-	same = got.len == strlen(want) && memcmp(got.data, want, got.len) == 0;
+	same = got.len == strlen(want) && (got.len == 0 ||
+	    memcmp(got.data, want, got.len) == 0);
 	nsd_json_names_free(&names);
 	nsd_buf_free(&got);
 	return (same);
