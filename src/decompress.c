@@ -602,7 +602,7 @@ static int
 read_input(struct nsd_decompressor *d)
 {
 	ssize_t	 n;
-	int	 stopping;
+	int	 stopping, e;
 
 	d->in_len -= d->in_pos;
 	memmove(d->in, d->in + d->in_pos, d->in_len);
@@ -621,9 +621,10 @@ read_input(struct nsd_decompressor *d)
 		n = read(d->fd, d->in + d->in_len, d->in_cap - d->in_len);
 	while (n == -1 && errno == EINTR);
 	if (n == -1) {
+		e = errno;
 		pthread_mutex_lock(&d->lock);
 		nsd_error_set(&d->error, NSD_EXIT_INPUT, "%s: %s", d->name,
-		    strerror(errno));
+		    strerror(e));
 		d->failed = 1;
 		pthread_mutex_unlock(&d->lock);
 		return (-1);
