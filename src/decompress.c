@@ -21,7 +21,6 @@
 #include <sys/stat.h>
 
 #include <errno.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -565,13 +564,20 @@ empty_slot(struct nsd_decompressor *d)
 	return (s);
 }
 
+/* Give the reader the slot decoded into; d->lock is held. */
+static void
+hand_over_locked(struct nsd_decompressor *d)
+{
+	d->tail = (d->tail + 1) % NSLOTS;
+	d->nfull++;
+	pthread_cond_signal(&d->filled);
+}
+
 static void
 hand_over(struct nsd_decompressor *d)
 {
 	pthread_mutex_lock(&d->lock);
-	d->tail = (d->tail + 1) % NSLOTS;
-	d->nfull++;
-	pthread_cond_signal(&d->filled);
+	hand_over_locked(d);
 	pthread_mutex_unlock(&d->lock);
 }
 
@@ -582,16 +588,7 @@ hand_over(struct nsd_decompressor *d)
 static int
 input_ready(struct nsd_decompressor *d, int ms)
 {
-	struct pollfd	 pfd;
-	int		 rc;
-
-	if (d->regular)
-		return (1);
-	pfd.fd = d->fd;
-	pfd.events = POLLIN;
-	pfd.revents = 0;
-	rc = poll(&pfd, 1, ms);
-	return (rc > 0 || (rc == -1 && errno != EINTR));
+	return (d->regular || nsd_fd_readable(d->fd, ms));
 }
 
 /*
@@ -708,10 +705,8 @@ decode(void *arg)
 	 * found corrupt is dropped with the batch it would have ended.
 	 */
 	pthread_mutex_lock(&d->lock);
-	if (s != NULL && s->len > 0) {
-		d->tail = (d->tail + 1) % NSLOTS;
-		d->nfull++;
-	}
+	if (s != NULL && s->len > 0)
+		hand_over_locked(d);
 	d->done = 1;
 	pthread_cond_broadcast(&d->filled);
 	pthread_mutex_unlock(&d->lock);

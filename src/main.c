@@ -189,6 +189,17 @@ format_progress(const struct report *rp, const struct nsd_stats *st,
 	}
 }
 
+/* The progress as a line of its own: asked for, or into a log. */
+static void
+print_progress_line(struct report *rp, const struct nsd_stats *st)
+{
+	char	 line[256];
+
+	clear_progress(rp);
+	format_progress(rp, st, line, sizeof line);
+	fprintf(stderr, "%s\n", line);
+}
+
 /*
  * Show the progress: on a terminal, one line drawn again in place twice a
  * second; elsewhere (--progress=always into a log), a plain line every
@@ -202,21 +213,20 @@ on_progress(void *ctx, const struct nsd_stats *st)
 
 	if (progress_asked) {
 		progress_asked = 0;
-		clear_progress(rp);
-		format_progress(rp, st, line, sizeof line);
-		fprintf(stderr, "%s\n", line);
+		print_progress_line(rp, st);
 		return;
 	}
 	if (!rp->progress || seconds_since(&rp->last) <
 	    (rp->terminal ? 0.5 : PROGRESS_LOG_SECONDS))
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &rp->last);
+	if (!rp->terminal) {
+		print_progress_line(rp, st);
+		return;
+	}
 	format_progress(rp, st, line, sizeof line);
-	if (rp->terminal) {
-		fprintf(stderr, "\r\033[K%s", line);
-		rp->drawn = 1;
-	} else
-		fprintf(stderr, "%s\n", line);
+	fprintf(stderr, "\r\033[K%s", line);
+	rp->drawn = 1;
 }
 
 /*
@@ -735,7 +745,6 @@ main(int argc, char **argv)
 	struct report		 rp;
 	sigset_t		 signals, old;
 	struct timespec		 no_wait = { 0, 0 };
-	char			 line[256];
 	int			 rc, fd, status;
 
 	/* Before anything else is opened. */
@@ -847,10 +856,8 @@ main(int argc, char **argv)
 
 	clear_progress(&rp);
 	/* A log of --progress=always gets the last line, with the totals. */
-	if (rp.progress && !rp.terminal) {
-		format_progress(&rp, &st, line, sizeof line);
-		fprintf(stderr, "%s\n", line);
-	}
+	if (rp.progress && !rp.terminal)
+		print_progress_line(&rp, &st);
 	if (!cfg.quiet && st.bad > rp.shown)
 		fprintf(stderr,
 		    "nsdedup: %" PRIu64 " bad records (%" PRIu64 " shown)\n",

@@ -7,7 +7,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -76,8 +75,6 @@ nsd_reader_close(struct nsd_reader *r)
 int
 nsd_reader_ready(struct nsd_reader *r, int ms)
 {
-	struct pollfd	 pfd;
-	int		 rc;
 	struct stat	 sb;
 
 	if (r->eof)
@@ -87,14 +84,7 @@ nsd_reader_ready(struct nsd_reader *r, int ms)
 	if (r->regular == 0)
 		r->regular = fstat(r->fd, &sb) == 0 && S_ISREG(sb.st_mode) ?
 		    1 : -1;
-	if (r->regular == 1)
-		return (1);
-	pfd.fd = r->fd;
-	pfd.events = POLLIN;
-	pfd.revents = 0;
-	/* A signal (SIGUSR1) that cuts the wait short: not ready yet. */
-	rc = poll(&pfd, 1, ms);
-	return (rc > 0 || (rc == -1 && errno != EINTR));
+	return (r->regular == 1 || nsd_fd_readable(r->fd, ms));
 }
 
 void

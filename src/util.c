@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -178,4 +179,17 @@ nsd_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg)
 	rc = pthread_create(thread, NULL, fn, arg);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return (rc);
+}
+
+int
+nsd_fd_readable(int fd, int ms)
+{
+	struct pollfd	 pfd;
+	int		 rc;
+
+	pfd.fd = fd;
+	pfd.events = POLLIN;
+	pfd.revents = 0;
+	rc = poll(&pfd, 1, ms);
+	return (rc > 0 || (rc == -1 && errno != EINTR));
 }

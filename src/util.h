@@ -94,6 +94,13 @@ void	 nsd_wipe(void *, size_t);
  */
 int	 nsd_thread_start(pthread_t *, void *(*)(void *), void *);
 
+/*
+ * Whether descriptor fd has bytes, or its end, to read, waiting up to ms
+ * milliseconds. A wait that a signal cuts short (SIGUSR1) says not yet; an
+ * error says yes, for the read to report it.
+ */
+int	 nsd_fd_readable(int, int);
+
 static inline void
 nsd_buf_putc(struct nsd_buf *b, char c)
 {
