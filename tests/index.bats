@@ -463,6 +463,13 @@ old_version_round_trip() {
 	expect_eq "$(info_field sketches)" "none (made before them: matches are not confirmed; rebuild the index to confirm them)"
 }
 
+@test "version-6 indexes give the same answers, confirmed" {
+	old_version_round_trip 6 news: simhash:-m,simhash minhash:-m,minhash
+	run_nsd --db minhash.nsd --db-info
+	[ "$status" -eq 0 ]
+	expect_eq "$(info_field sketches)" "192 bytes a group (matches are confirmed)"
+}
+
 @test "a log that is missing, truncated or another index's: status 7" {
 	news_halves
 	"$NSDEDUP" --db x day1.jsonl > /dev/null
