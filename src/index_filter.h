@@ -53,7 +53,6 @@ struct nsd_filter {
 	uint64_t	 keys;		/* keys that set a bit */
 	uint64_t	 gen;		/* as in the header it was read from */
 	int		 changed;	/* since it was read or written */
-	int		 fresh;		/* made anew: no file holds it yet */
 };
 
 /* Why the bytes of PATH.filter are not a filter that can be used. */

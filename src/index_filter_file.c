@@ -194,7 +194,7 @@ nsd_file_filter_build(struct file_index *fi, struct nsd_error *err)
 	}
 	nsd_filter_free(fi->filter);
 	fi->filter = f;
-	f->fresh = f->changed = 1;
+	f->changed = 1;
 	return (0);
 }
 
@@ -246,7 +246,7 @@ nsd_file_filter_sync(struct file_index *fi, struct nsd_error *err)
 	struct stat		 sb;
 	uint64_t		 gen;
 	ssize_t			 n;
-	size_t			 len;
+	size_t			 len, done;
 	int			 fd, ok;
 
 	if (f == NULL)
@@ -271,7 +271,7 @@ nsd_file_filter_sync(struct file_index *fi, struct nsd_error *err)
 	nsd_filter_encode_header(f, fi->hdr.file_id, head);
 	ok = pwrite(fd, head, sizeof head, 0) == (ssize_t)sizeof head;
 	len = f->nblocks * NSD_FILTER_BLOCK;
-	for (size_t done = 0; ok && done < len; done += n)
+	for (done = 0; ok && done < len; done += n)
 		if ((n = pwrite(fd, (char *)f->words + done, len - done,
 		    NSD_FILTER_OFFSET + done)) <= 0)
 			ok = 0;
@@ -294,6 +294,6 @@ nsd_file_filter_sync(struct file_index *fi, struct nsd_error *err)
 	if (nsd_file_sync_dir(fi->filter_path) == -1)
 		return (nsd_file_commit_error(fi, "syncing the index's "
 		    "directory", err));
-	f->changed = f->fresh = 0;
+	f->changed = 0;
 	return (0);
 }

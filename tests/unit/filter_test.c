@@ -79,7 +79,7 @@ main(void)
 	unsigned char			 head[NSD_FILTER_OFFSET];
 	uint64_t			 state = 7, pos, len;
 	double				 rate;
-	int				 ok;
+	int				 ok, i;
 
 	/* Full (3/4 of the slots) and just grown (3/8): the bounds. */
 	rate = fill(1 << 20, 75, 0, &state, &ok);
@@ -107,7 +107,7 @@ main(void)
 	f = nsd_filter_new(nsd_filter_blocks(8192));
 	tap_ok(f->nblocks == 128, "a byte a slot: %llu blocks for 8192 slots",
 	    (unsigned long long)f->nblocks);
-	for (int i = 0; i < 1000; i++)
+	for (i = 0; i < 1000; i++)
 		nsd_filter_add(f, position(0, next(&state)));
 	f->gen = 5;
 	len = nsd_filter_file_size(f->nblocks);
