@@ -2,12 +2,14 @@
  * index_fuzz.c: opening an index file made of arbitrary bytes.
  *
  * The input is a flags byte, then the bytes of PATH, PATH.ids, PATH.log,
- * PATH.stage and PATH.next separated by SEP (a missing part is a missing
- * file). With flag 1 the checksums of both header copies, and of the
- * stage's header, are recomputed first (and in a version 5 index the
- * checks of the slots, log records and group records: reseal()), so that
- * mutated headers and slots get past them to the checks behind. The files are
- * written to a scratch directory, then read as nsdedup --db-info,
+ * PATH.stage, PATH.next and PATH.filter separated by SEP (a missing part
+ * is a missing file). With flag 1 the checksums of both header copies, of
+ * the stage's header and of the key filter are recomputed first (and in a
+ * version 5 index the checks of the slots, log records and group records:
+ * reseal()), so that mutated headers, slots and filters get past them to
+ * the checks behind; a filter that then lacks a key of the table makes
+ * lookups miss it, which is no error, but --db-verify must find it. The
+ * files are written to a scratch directory, then read as nsdedup --db-info,
  * --db-verify and --db --no-update would: described, verified, and opened
  * read-only with the parameters the header names, with lookups of the keys
  * in the first slots, the names of the groups found, and a claim (kept in
@@ -32,6 +34,7 @@
 #include <xxhash.h>
 
 #include "index.h"
+#include "index_filter.h"
 #include "index_format.h"
 #include "simhash.h"
 #include "text.h"
@@ -41,8 +44,10 @@
 #define SEP_LEN		(sizeof SEP - 1)
 #define NKEYS		64
 
-#define NPARTS		5		/* PATH, .ids, .log, .stage, .next */
-#define NPATHS		8		/* and .lock, .new, .stage.new */
+#define NPARTS		6		/* PATH, .ids, .log, .stage, .next,
+					   .filter */
+#define NPATHS		10		/* and .lock, .new, .stage.new,
+					   .filter.new */
 
 static char	 dir[64];
 static char	*paths[NPATHS];
@@ -61,7 +66,8 @@ static void
 init(void)
 {
 	static const char *suffix[NPATHS] = { "", ".ids", ".log", ".stage",
-	    ".next", ".lock", ".new", ".stage.new" };
+	    ".next", ".filter", ".lock", ".new", ".stage.new",
+	    ".filter.new" };
 	size_t	 i;
 
 	snprintf(dir, sizeof dir, "/dev/shm/nsd-fuzz-index.XXXXXX");
@@ -127,6 +133,21 @@ checksum_at(const uint8_t *p, size_t n)
 	if (version < NSD_INDEX_CHECKED)
 		return (NSD_INDEX_V4_CHECKSUM);
 	return (offsetof(struct nsd_index_header, checksum));
+}
+
+/* The key filter's checksums: of its blocks, then of its header. */
+static void
+fix_filter(uint8_t *p, size_t n)
+{
+	uint64_t	 sum;
+	size_t		 i, at = offsetof(struct nsd_filter_header, bits_sum);
+
+	if (n < NSD_FILTER_OFFSET)
+		return;
+	sum = XXH3_64bits(p + NSD_FILTER_OFFSET, n - NSD_FILTER_OFFSET);
+	for (i = 0; i < 8; i++)
+		p[at + i] = sum >> (8 * i);
+	fix_checksum(p, n, offsetof(struct nsd_filter_header, checksum));
 }
 
 /* Both header copies of a table, or the header of a stage. */
@@ -391,6 +412,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fix_checksums(bufs[0], lens[0], 0);
 		if (bufs[3] != NULL)
 			fix_checksums(bufs[3], lens[3], 1);
+		if (bufs[5] != NULL)
+			fix_filter(bufs[5], lens[5]);
 	}
 	for (i = 0; i < NPARTS; i++)
 		if (bufs[i] != NULL)

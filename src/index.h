@@ -258,7 +258,19 @@ struct nsd_index_report {
 	int		 copy;		/* the header copy in use, 0 or 1 */
 	uint64_t	 leftovers;	/* slots of a run that did not commit
 					   (--db-verify only) */
+	int		 filter;	/* PATH.filter: NSD_REPORT_FILTER_* */
+	uint64_t	 filter_file_size;
+	uint64_t	 filter_blocks;
+	uint64_t	 filter_keys;	/* keys that set a bit in it */
 };
+
+/* What nsd_index_report's filter says of PATH.filter. */
+#define NSD_REPORT_FILTER_NONE		0	/* no file */
+#define NSD_REPORT_FILTER_OK		1	/* believed */
+#define NSD_REPORT_FILTER_DAMAGED	2	/* its header is */
+#define NSD_REPORT_FILTER_OTHER		3	/* another index's */
+#define NSD_REPORT_FILTER_STALE		4	/* older than the commit */
+#define NSD_REPORT_FILTER_UNUSED	5	/* of a version before them */
 
 /*
  * Describe the index at path (--db-info), under a shared lock taken within

@@ -294,6 +294,7 @@ nsd_table_put(const struct file_index *fi, struct table *tb, uint64_t key,
 	}
 	nsd_slot_put(&tb->slots[i], key, meta);
 	tb->entries++;
+	filter_add(fi, key, meta);
 	return (0);
 }
 
@@ -472,6 +473,7 @@ table_add(struct file_index *fi, uint64_t key, uint64_t group,
 		nsd_slot_put(&fi->main.slots[m->slot], key,
 		    nsd_slot_meta(fi->gen, 0, group));
 		fi->main.entries++;
+		filter_add(fi, key, 0);
 		t = 1;
 	}
 	for (; t < fi->hdr.ntables; t++)
@@ -563,6 +565,8 @@ file_prefetch(struct nsd_index *ix, uint64_t fp)
 	/* The home bucket, and the next one, often read too near full load. */
 	for (t = 0; t < fi->hdr.ntables; t++) {
 		pos = nsd_index_position(&fi->hdr, t, fp);
+		if (fi->filter != NULL)
+			__builtin_prefetch(nsd_filter_block(fi->filter, pos));
 		tb = nsd_file_grown(fi, pos) ? &fi->next : &fi->main;
 		home = home_bucket(tb, pos);
 		__builtin_prefetch(&tb->slots[home]);
@@ -610,6 +614,10 @@ file_lookup(struct nsd_index *ix, uint64_t fp, uint64_t *group,
 	int			 found;
 
 	*group = 0;
+	/* A key the filter does not hold is in neither the table nor stage. */
+	if (fi->filter != NULL && !nsd_filter_maybe(fi->filter,
+	    nsd_index_position(&fi->hdr, 0, fp)))
+		goto overlay;
 	if (m->epoch == fi->epoch && m->key == fp && !m->found &&
 	    slot_read(fi, tb, m->slot, &key, &meta) == SLOT_FREE)
 		found = 0;
@@ -627,6 +635,7 @@ file_lookup(struct nsd_index *ix, uint64_t fp, uint64_t *group,
 	}
 	if (stage_lookup(fi, fp, group, err) == -1 || *group != 0)
 		return (*group != 0 ? 0 : -1);
+overlay:
 	if (overlay_empty(fi))
 		return (0);
 	return (nsd_index_lookup(fi->overlay, fp, group, err));
@@ -697,6 +706,9 @@ file_near(struct nsd_index *ix, uint64_t fp, unsigned k,
 
 	memset(near, 0, sizeof *near);
 	for (t = 0; t < fi->hdr.ntables; t++) {
+		if (fi->filter != NULL && !nsd_filter_maybe(fi->filter,
+		    nsd_index_position(&fi->hdr, t, fp)))
+			continue;
 		if (near_in(fi, nsd_file_table_for(fi, t, fp), t, fp, k, near,
 		    err) == -1)
 			return (-1);
@@ -879,6 +891,8 @@ file_commit(struct nsd_index *ix, uint64_t records, struct nsd_error *err)
 			return (-1);
 		CRASH_POINT("ids-synced");
 	}
+	if (nsd_file_filter_sync(fi, err) == -1)
+		return (-1);
 	h = fi->hdr;
 	if (fi->gen != 0)
 		h.committed_gen = h.pending_gen = fi->gen;
@@ -926,6 +940,10 @@ file_info(struct nsd_index *ix, struct nsd_index_info *info)
 	info->groups += fi->hdr.groups + fi->groups;
 	info->memory += sizeof *fi;
 	info->peak += sizeof *fi;
+	if (fi->filter != NULL) {
+		info->memory += fi->filter->nblocks * NSD_FILTER_BLOCK;
+		info->peak += fi->filter->nblocks * NSD_FILTER_BLOCK;
+	}
 	info->mapped += fi->main.map_len + fi->stage.map_len +
 	    fi->next.map_len + fi->ids_cap;
 }
@@ -954,6 +972,9 @@ file_close(struct nsd_index *ix)
 	free(fi->stage_path);
 	free(fi->stage_new_path);
 	free(fi->next_path);
+	free(fi->filter_path);
+	free(fi->filter_new_path);
+	nsd_filter_free(fi->filter);
 	free(fi);
 }
 

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "index.h"
+#include "index_filter.h"
 #include "index_format.h"
 #include "warm.h"
 
@@ -83,6 +84,8 @@ struct file_index {
 	char			*stage_path;
 	char			*stage_new_path;
 	char			*next_path;
+	char			*filter_path;
+	char			*filter_new_path;
 	int			 lock_fd;
 	int			 ids_fd;
 	int			 log_fd;
@@ -129,6 +132,14 @@ struct file_index {
 						   the run's */
 	struct memo		 memo[MEMO_SIZE];
 	uint64_t		 epoch;		/* of the tables, from 1 */
+	/*
+	 * The key filter (index_filter.c): it holds every entry of the
+	 * table, the stage and PATH.next, or it is NULL (a reader that found
+	 * none it can use, a writer before an upgrade).
+	 */
+	struct nsd_filter	*filter;
+	int			 filter_off;	/* a test build's run
+						   without one */
 };
 
 static inline unsigned
@@ -278,6 +289,20 @@ int	 nsd_table_new(struct file_index *, const char *, const char *, size_t,
 int	 nsd_table_replace(struct file_index *, struct install *,
 	    struct table *, const char *, struct nsd_index_header *,
 	    struct nsd_error *);
+
+/* Put the entry key, meta of a table file into the run's filter. */
+static inline void
+filter_add(const struct file_index *fi, uint64_t key, uint64_t meta)
+{
+	if (fi->filter != NULL)
+		nsd_filter_add(fi->filter, nsd_index_position(&fi->hdr,
+		    nsd_slot_table(meta), key));
+}
+
+/* index_filter_file.c */
+int	 nsd_file_filter_load(struct file_index *, struct nsd_error *);
+int	 nsd_file_filter_build(struct file_index *, struct nsd_error *);
+int	 nsd_file_filter_sync(struct file_index *, struct nsd_error *);
 
 /* index_sweep.c */
 int	 nsd_file_sweep_owed(struct file_index *, int, struct nsd_error *);

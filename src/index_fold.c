@@ -294,7 +294,9 @@ install(struct file_index *fi, struct install *in, unsigned char *map,
 	char	 msg[96];
 
 	in->done = 0;
-	if (nsd_file_sync_map(fi, map, size, fd, in->what, err) == -1)
+	/* The filter first: see index_filter_file.c. */
+	if (nsd_file_filter_sync(fi, err) == -1 ||
+	    nsd_file_sync_map(fi, map, size, fd, in->what, err) == -1)
 		return (-1);
 	CRASH_POINT(in->built);
 	if (rename(new, old) == -1) {
@@ -339,6 +341,10 @@ nsd_table_replace(struct file_index *fi, struct install *in, struct table *nt,
 	fi->hdr = *h;
 	fi->copy = 0;
 	fi->epoch++;
+	/* A table of another size gets a filter of its size. */
+	if (!fi->filter_off && (fi->filter == NULL || fi->filter->nblocks !=
+	    nsd_filter_blocks(nslots_of(&fi->main))))
+		return (nsd_file_filter_build(fi, err));
 	return (0);
 }
 

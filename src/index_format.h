@@ -131,12 +131,13 @@
 #include "util.h"
 
 #define NSD_INDEX_MAGIC		"NSDINDEX"
-#define NSD_INDEX_VERSION	6
+#define NSD_INDEX_VERSION	7
 #define NSD_INDEX_OLDEST	1	/* the oldest version still read */
 #define NSD_INDEX_CHECKED	5	/* the first with checks in its slots,
 					   group records and log */
 #define NSD_INDEX_SKETCHED	6	/* the first whose groups may keep
 					   sketches */
+#define NSD_INDEX_FILTERED	7	/* the first with a key filter */
 #define NSD_INDEX_BOM		0x0102030405060708ULL
 #define NSD_INDEX_COPY_SIZE	4096	/* room for one header copy */
 #define NSD_INDEX_TABLE_OFFSET	(2 * NSD_INDEX_COPY_SIZE)

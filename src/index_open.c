@@ -808,6 +808,8 @@ nsd_index_open_file(struct nsd_index **ixp, const struct nsd_index_open *o,
 	fi->stage_path = nsd_index_path(fi->path, ".stage");
 	fi->stage_new_path = nsd_index_path(fi->path, ".stage.new");
 	fi->next_path = nsd_index_path(fi->path, ".next");
+	fi->filter_path = nsd_index_path(fi->path, ".filter");
+	fi->filter_new_path = nsd_index_path(fi->path, ".filter.new");
 	fi->main.fd = fi->stage.fd = fi->next.fd = -1;
 	fi->ids_fd = fi->log_fd = fi->lock_fd = -1;
 	fi->readonly = o->readonly;
@@ -821,13 +823,14 @@ nsd_index_open_file(struct nsd_index **ixp, const struct nsd_index_open *o,
 		/* What a rebuild, fold or growth cut short left. */
 		(void)unlink(fi->new_path);
 		(void)unlink(fi->stage_new_path);
+		(void)unlink(fi->filter_new_path);
 		if (fi->hdr.next_shift == 0)
 			(void)unlink(fi->next_path);
 		fi->base.scratch = fi->new_path;
 	}
 	if (open_stage(fi, err) == -1 ||
 	    (fi->hdr.next_shift != 0 && open_next(fi, err) == -1) ||
-	    load_log(fi, err) == -1)
+	    load_log(fi, err) == -1 || nsd_file_filter_load(fi, err) == -1)
 		goto fail;
 	if (!fi->readonly) {
 		if (fi->legacy && upgrade(fi, err) == -1)

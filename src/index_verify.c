@@ -12,7 +12,8 @@
  * invariants between the places are about all of them: what the sweep has
  * passed is in the table, what the growth sweep has passed in PATH.next,
  * a key that repeats (SimHash's) is in every block table somewhere, and
- * a key claimed once has one group wherever it is.
+ * a key claimed once has one group wherever it is; and the key filter
+ * holds the key of every committed entry of them all.
  */
 #include "config.h"
 
@@ -29,6 +30,7 @@
 #include <unistd.h>
 
 #include "index.h"
+#include "index_filter.h"
 #include "index_format.h"
 
 /* A table of the index: its slots, where they are, what it is called. */
@@ -48,7 +50,10 @@ struct verify {
 	char		*log_path;
 	char		*stage_path;
 	char		*next_path;
+	char		*filter_path;
 	int		 fd;
+	int		 filter_fd;
+	int		 filter_errno;
 	int		 stage_fd;
 	int		 next_fd;
 	int		 ids_fd;
@@ -68,6 +73,8 @@ struct verify {
 	struct nsd_index_header hdr;
 	struct nsd_stage_header stage_hdr;
 	struct place	 table, stage, next;
+	struct nsd_filter *filter;	/* read whole, believed */
+	struct nsd_filter_header filter_hdr;
 	void		(*problem)(void *, const char *);
 	void		*ctx;
 	size_t		 max;
@@ -155,6 +162,10 @@ verify_close(struct verify *v)
 		close(v->stage_fd);
 	if (v->next_fd != -1)
 		close(v->next_fd);
+	if (v->filter_fd != -1)
+		close(v->filter_fd);
+	nsd_filter_free(v->filter);
+	free(v->filter_path);
 	free(v->stage_path);
 	free(v->next_path);
 	if (v->ids_fd != -1)
@@ -253,6 +264,80 @@ read_stage_header(struct verify *v, struct nsd_index_report *r)
 	r->stage_unfinished = sh->seq != v->hdr.stage_seq;
 }
 
+/* What the header of the key filter says, and whether it can be used. */
+static void
+read_filter_header(struct verify *v, struct nsd_index_report *r)
+{
+	unsigned char	 page[NSD_FILTER_OFFSET];
+
+	if (v->hdr.version < NSD_INDEX_FILTERED) {
+		r->filter = NSD_REPORT_FILTER_UNUSED;
+		return;
+	}
+	if (read_full(v->filter_fd, page, sizeof page, 0) != 0) {
+		r->filter = NSD_REPORT_FILTER_DAMAGED;
+		return;
+	}
+	switch (nsd_filter_decode_header(page, r->filter_file_size,
+	    v->hdr.file_id, v->hdr.committed_gen, &v->filter_hdr)) {
+	case NSD_FILTER_OK:
+		r->filter = NSD_REPORT_FILTER_OK;
+		r->filter_blocks = v->filter_hdr.nblocks;
+		r->filter_keys = v->filter_hdr.keys;
+		break;
+	case NSD_FILTER_DAMAGED:
+		r->filter = NSD_REPORT_FILTER_DAMAGED;
+		break;
+	case NSD_FILTER_OTHER:
+		r->filter = NSD_REPORT_FILTER_OTHER;
+		break;
+	case NSD_FILTER_STALE:
+		r->filter = NSD_REPORT_FILTER_STALE;
+		break;
+	}
+}
+
+/*
+ * Read the whole key filter that its header says can be used, and check
+ * its blocks against their checksum; what is wrong with it is said. A
+ * filter that is missing is no problem: the next run that writes makes
+ * it. One that is there but cannot be used is: no run writes one.
+ */
+static void
+verify_filter(struct verify *v, const struct nsd_index_report *r)
+{
+	struct nsd_filter	*f;
+
+	switch (r->filter) {
+	case NSD_REPORT_FILTER_NONE:
+	case NSD_REPORT_FILTER_UNUSED:
+		return;
+	case NSD_REPORT_FILTER_DAMAGED:
+		say(v, "%s: damaged (runs go without it, and the next that "
+		    "writes makes it anew)", v->filter_path);
+		return;
+	case NSD_REPORT_FILTER_OTHER:
+		say(v, "%s: not this index's key filter", v->filter_path);
+		return;
+	case NSD_REPORT_FILTER_STALE:
+		say(v, "%s: holds the entries up to run %llu, older than the "
+		    "last commit (%llu)", v->filter_path,
+		    (unsigned long long)v->filter_hdr.gen,
+		    (unsigned long long)v->hdr.committed_gen);
+		return;
+	}
+	f = nsd_filter_new(v->filter_hdr.nblocks);
+	if (f->nblocks != v->filter_hdr.nblocks || read_full(v->filter_fd,
+	    (unsigned char *)f->words, f->nblocks * NSD_FILTER_BLOCK,
+	    NSD_FILTER_OFFSET) != 0 || !nsd_filter_sum_ok(f, &v->filter_hdr)) {
+		say(v, "%s: its blocks fail their checksum", v->filter_path);
+		nsd_filter_free(f);
+		return;
+	}
+	nsd_filter_words_le(f);
+	v->filter = f;
+}
+
 /* Lock, open and read the current header; sizes go into r. */
 static int
 verify_open_files(struct verify *v, const char *path, long wait_ms,
@@ -265,11 +350,12 @@ verify_open_files(struct verify *v, const char *path, long wait_ms,
 	v->path = nsd_index_resolve(path);
 	path = v->path;
 	v->fd = v->ids_fd = v->log_fd = v->lock_fd = -1;
-	v->stage_fd = v->next_fd = -1;
+	v->stage_fd = v->next_fd = v->filter_fd = -1;
 	v->ids_path = nsd_index_path(path, ".ids");
 	v->log_path = nsd_index_path(path, ".log");
 	v->stage_path = nsd_index_path(path, ".stage");
 	v->next_path = nsd_index_path(path, ".next");
+	v->filter_path = nsd_index_path(path, ".filter");
 	if (nsd_index_lock(path, 1, wait_ms, &v->lock_fd, &v->made_lock,
 	    err) == -1)
 		return (-1);
@@ -299,6 +385,10 @@ verify_open_files(struct verify *v, const char *path, long wait_ms,
 		    &r->next_file_size);
 	if (v->stage_fd != -1)
 		read_stage_header(v, r);
+	v->filter_fd = open_companion(v->filter_path, &v->filter_errno,
+	    &r->filter_file_size);
+	if (v->filter_fd != -1)
+		read_filter_header(v, r);
 	return (0);
 }
 
@@ -600,6 +690,12 @@ verify_slots(struct verify *v, const struct place *p, uint64_t want,
 				    table, h->ntables);
 				continue;
 			}
+			if (v->filter != NULL && !nsd_filter_maybe(v->filter,
+			    nsd_index_position(h, table, key)))
+				say(v, "%sslot %llu: the key filter does not "
+				    "hold its key (%016llx, table %u)", p->what,
+				    (unsigned long long)i,
+				    (unsigned long long)key, table);
 			if (!is_group(h, starts, group))
 				say(v, "%sslot %llu: group %llu is not a "
 				    "group record", p->what,
@@ -1042,6 +1138,7 @@ nsd_index_verify(const char *path, long wait_ms,
 		}
 	}
 	verify_places(&v, r);
+	verify_filter(&v, r);
 	if (v.table.slots != NULL)
 		verify_slots(&v, &v.table, v.hdr.entries, 0, starts, r);
 	if (v.stage.slots != NULL)

@@ -445,6 +445,32 @@ share_of_space(uint64_t positions)
 	return (positions == UINT64_MAX ? 100.0 : positions / 1.8446744e17);
 }
 
+/* The line of --db-info about the key filter. */
+static void
+print_filter(const char *path, const struct nsd_index_report *r)
+{
+	switch (r->filter) {
+	case NSD_REPORT_FILTER_OK:
+		printf("filter:        %" PRIu64 " bytes in %s.filter, ",
+		    r->filter_file_size, path);
+		if (r->filter_keys > 0)
+			printf("%.1f bits a key\n", 512.0 * r->filter_blocks /
+			    r->filter_keys);
+		else
+			printf("no key yet\n");
+		return;
+	case NSD_REPORT_FILTER_NONE:
+	case NSD_REPORT_FILTER_UNUSED:
+		printf("filter:        none (the next run that writes makes "
+		    "it)\n");
+		return;
+	default:
+		printf("filter:        %s.filter cannot be used (the next run "
+		    "that writes makes it anew)\n", path);
+		return;
+	}
+}
+
 /* --db-info, and the summary --db-verify ends with. */
 static void
 print_report(const char *path, const struct nsd_index_report *r)
@@ -493,6 +519,7 @@ print_report(const char *path, const struct nsd_index_report *r)
 		    r->stage_file_size, path, r->stage_build,
 		    r->stage_unfinished ? "; the next build is there, and the "
 		    "next run that writes takes it" : "");
+	print_filter(path, r);
 	printf("sweep:         at %.1f%% of the hash space, %.1f%% of it "
 	    "since the last fold\n", share_of_space(r->sweep_cursor),
 	    share_of_space(r->sweep_done));

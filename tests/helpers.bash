@@ -101,7 +101,7 @@ expect_eq() {
 copy_index() {
 	local f
 
-	for f in "$1" "$1.ids" "$1.log" "$1.stage" "$1.next"; do
+	for f in "$1" "$1.ids" "$1.log" "$1.stage" "$1.next" "$1.filter"; do
 		[ ! -e "$f" ] || cp "$f" "$2/"
 	done
 }
@@ -109,7 +109,7 @@ copy_index() {
 # Remove the files of index $1 (but its lock), and what a run cut short left.
 remove_index() {
 	rm -f "$1" "$1.ids" "$1.log" "$1.stage" "$1.next" "$1.new" \
-	    "$1.stage.new"
+	    "$1.stage.new" "$1.filter" "$1.filter.new"
 }
 
 # Fail unless dump file $1 is the same as $2, showing how they differ.

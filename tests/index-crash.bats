@@ -269,6 +269,46 @@ fold_first() {
 	[ "$(grep -c '^interrupted:' verify.out)" -eq 0 ]
 }
 
+# The key filter is written whole to db.filter.new and renamed into place
+# before each file that takes in the log (the fold's stage, a rebuilt
+# table) and before the commit's header; a run that put nothing new into
+# the table files only stamps its header. Killed at any of these, the
+# index is as before, and the filter it leaves holds every committed key
+# (--db-verify checks it).
+
+@test "killed when the key filter is built, before its rename" {
+	prepare a.jsonl b.jsonl
+	crash_at filter-built
+	[ -e db.filter.new ]
+	check_recovered pre
+	[ ! -e db.filter.new ]
+	check_interrupted any
+}
+
+@test "killed just after the key filter's rename, before the rebuild's" {
+	prepare a.jsonl b.jsonl
+	crash_at filter-renamed
+	[ ! -e db.filter.new ]
+	check_recovered pre
+	check_interrupted any
+}
+
+@test "killed when the key filter is built for the fold before a run" {
+	fold_first
+	crash_at filter-renamed
+	[ ! -e db.stage ]
+	check_recovered pre
+	[ "$(grep -c '^interrupted:' verify.out)" -eq 0 ]
+}
+
+@test "killed when the key filter's header is stamped at the commit" {
+	prepare a.jsonl few.jsonl
+	cmp -s pre/db.filter ref/db.filter && false
+	crash_at filter-stamped
+	check_recovered pre
+	check_interrupted 0
+}
+
 @test "killed at each step of the upgrade of a version-4 index: as before, in either version" {
 	local point version dir="$TOP_SRCDIR/tests/data/index-v4"
 	local news="$TOP_SRCDIR/examples/news.jsonl"
@@ -287,7 +327,7 @@ fold_first() {
 		run_nsd --db up/growing.nsd --db-verify
 		expect_eq "$status" 0
 		version=4
-		[ "$point" != upgrade-renamed ] || version=6
+		[ "$point" != upgrade-renamed ] || version=7
 		[[ "${lines[1]}" == "format:        version $version "* ]]
 		[ "${lines[-1]}" = "verified:      no problems found" ]
 		# Read as it is, then taken by the next writer.
@@ -302,7 +342,7 @@ fold_first() {
 		[ ! -e up/growing.nsd.stage ] && [ ! -e up/growing.nsd.next ]
 		run_nsd --db up/growing.nsd --db-verify
 		expect_eq "$status" 0
-		[[ "${lines[1]}" == "format:        version 6 "* ]]
+		[[ "${lines[1]}" == "format:        version 7 "* ]]
 	done
 }
 

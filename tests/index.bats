@@ -355,7 +355,7 @@ size_of() {
 	[ "$(printf '%s\n' "$output" | grep -c '"is_dup":false')" -eq 0 ]
 }
 
-@test "a version-1 index gets a log at its first commit, and version 6" {
+@test "a version-1 index gets a log at its first commit, and version 7" {
 	cp "$FIXTURE/news.nsd" "$FIXTURE/news.nsd.ids" .
 	chmod u+w news.nsd news.nsd.ids
 	chmod 640 news.nsd
@@ -365,7 +365,7 @@ size_of() {
 	[ -f news.nsd.log ]
 	[ "$(stat -c %a news.nsd.log)" = 640 ]
 	run_nsd --db news.nsd --db-info
-	[[ "${lines[1]}" == "format:        version 6 "* ]]
+	[[ "${lines[1]}" == "format:        version 7 "* ]]
 	# Back to version 1 in every other way: its size, its checksum's place.
 	"$NSD_INDEX_DUMP" --set-u32 12 368 news.nsd
 	"$NSD_INDEX_DUMP" --set-u32 8 1 news.nsd
@@ -411,8 +411,9 @@ old_version_round_trip() {
 		expect_eq "$(cat after)" "$(cat before)"
 		run_nsd --db "$name.nsd" --db-verify
 		[ "$status" -eq 0 ]
-		# Version 5 needs no upgrade: the next commit makes it 6.
-		[[ "${lines[1]}" == "format:        version $((version < 5 ? 6 : version)) "* ]]
+		# Versions 5 and 6 need no upgrade: the next commit makes
+		# them 7.
+		[[ "${lines[1]}" == "format:        version $((version < 5 ? 7 : version)) "* ]]
 		[ "${lines[-1]}" = "verified:      no problems found" ]
 		[ "$(info_field stage)" = none ]
 		[ ! -e "$name.nsd.stage" ] && [ ! -e "$name.nsd.next" ]
@@ -422,17 +423,17 @@ old_version_round_trip() {
 		expect_eq "$output" "$(cat "$dir/$name.expected.jsonl")"
 		run_nsd --db "$name.nsd" --db-verify
 		[ "$status" -eq 0 ]
-		[[ "${lines[1]}" == "format:        version 6 "* ]]
+		[[ "${lines[1]}" == "format:        version 7 "* ]]
 		[ "${lines[-1]}" = "verified:      no problems found" ]
 		expect_eq "$(info_field records)" $((records + 40))
 	done
 }
 
-@test "version-2 indexes give the same answers, and become version 6 when written" {
+@test "version-2 indexes give the same answers, and become version 7 when written" {
 	old_version_round_trip 2
 }
 
-@test "version-3 indexes with a stage give the same answers, and become version 6" {
+@test "version-3 indexes with a stage give the same answers, and become version 7" {
 	for name in news simhash; do
 		cp "$TOP_SRCDIR/tests/data/index-v3/$name".nsd* .
 		run_nsd --db "$name.nsd" --db-info
@@ -443,7 +444,7 @@ old_version_round_trip() {
 	old_version_round_trip 3
 }
 
-@test "version-4 indexes, MinHash and a growth under way among them, give the same answers, and become version 6" {
+@test "version-4 indexes, MinHash and a growth under way among them, give the same answers, and become version 7" {
 	cp "$TOP_SRCDIR/tests/data/index-v4/growing".nsd* .
 	run_nsd --db growing.nsd --db-info
 	[ "$status" -eq 0 ]
@@ -455,12 +456,19 @@ old_version_round_trip() {
 	    growing:-m,minhash,--threshold,0.2
 }
 
-@test "version-5 indexes give the same answers, unconfirmed, and become version 6" {
+@test "version-5 indexes give the same answers, unconfirmed, and become version 7" {
 	old_version_round_trip 5 news: simhash:-m,simhash minhash:-m,minhash
 	# Their groups keep no sketch, and cannot: --db-info says so.
 	run_nsd --db news.nsd --db-info
 	[ "$status" -eq 0 ]
 	expect_eq "$(info_field sketches)" "none (made before them: matches are not confirmed; rebuild the index to confirm them)"
+}
+
+@test "version-6 indexes give the same answers, confirmed, and become version 7" {
+	old_version_round_trip 6 news: simhash:-m,simhash minhash:-m,minhash
+	run_nsd --db minhash.nsd --db-info
+	[ "$status" -eq 0 ]
+	expect_eq "$(info_field sketches)" "192 bytes a group (matches are confirmed)"
 }
 
 @test "a log that is missing, truncated or another index's: status 7" {
@@ -553,7 +561,7 @@ old_version_round_trip() {
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	[ "${lines[0]}" = "index:         x" ]
-	[[ "${lines[1]}" =~ ^format:\ +version\ 6\ \(header\ copy\ [AB]\ in\ use\)$ ]]
+	[[ "${lines[1]}" =~ ^format:\ +version\ 7\ \(header\ copy\ [AB]\ in\ use\)$ ]]
 	expect_eq "$(info_field parameters)" \
 	    "--method nshash --sentences 4 --min-length 25, normalization 2"
 	expect_eq "$(info_field records)" 40
@@ -580,11 +588,13 @@ old_version_round_trip() {
 	expect_eq "$(info_field log)" \
 	    "$fps records, $((16 + 16 * fps)) bytes in x.log (folded into the stage at 4096)"
 	expect_eq "$(info_field stage)" "none"
+	# A byte a slot; every entry is still in the log.
+	expect_eq "$(info_field filter)" "8192 bytes in x.filter, no key yet"
 	# The sweep goes once round the hash space for 1024 entries added.
 	pct=$(awk -v n="$fps" 'BEGIN { printf "%.1f", 100 * n / 1024 }')
 	expect_eq "$(info_field sweep)" \
 	    "at $pct% of the hash space, $pct% of it since the last fold"
-	[ "${#lines[@]}" -eq 15 ]
+	[ "${#lines[@]}" -eq 16 ]
 }
 
 @test "--db-info shows --compat=nshash, reads no FILE and changes nothing" {
@@ -1013,23 +1023,23 @@ refused_everywhere() {
 @test "an index of a newer format version is refused, saying so" {
 	cp "$FIXTURE/news.nsd" "$FIXTURE/news.nsd.ids" .
 	chmod u+w news.nsd news.nsd.ids
-	dump --set-u32 8 7 news.nsd
-	refused_everywhere "nsdedup: news.nsd: index format version 7 is newer than this nsdedup reads (6); use a newer nsdedup"
+	dump --set-u32 8 8 news.nsd
+	refused_everywhere "nsdedup: news.nsd: index format version 8 is newer than this nsdedup reads (7); use a newer nsdedup"
 }
 
 @test "a version field changed without its checksum: newer, or damaged" {
 	cp "$FIXTURE/news.nsd" "$FIXTURE/news.nsd.ids" .
 	chmod u+w news.nsd news.nsd.ids
-	put_bytes news.nsd 8 '\007\000\000\000'
-	put_bytes news.nsd 4104 '\007\000\000\000'
-	refused_everywhere "nsdedup: news.nsd: index format version 7 is newer than this nsdedup reads (6), or the index is damaged"
+	put_bytes news.nsd 8 '\010\000\000\000'
+	put_bytes news.nsd 4104 '\010\000\000\000'
+	refused_everywhere "nsdedup: news.nsd: index format version 8 is newer than this nsdedup reads (7), or the index is damaged"
 }
 
 @test "one copy's version field damaged: the other copy is used" {
 	news_halves
 	"$NSDEDUP" --db x day1.jsonl > /dev/null
 	"$NSDEDUP" --db x --no-update day2.jsonl > expected.jsonl
-	put_bytes x "$(header_byte in-use 8)" '\007\000\000\000'
+	put_bytes x "$(header_byte in-use 8)" '\010\000\000\000'
 	run_nsd --db x --no-update day2.jsonl
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]

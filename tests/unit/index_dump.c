@@ -14,13 +14,15 @@
  * Usage: nsd-index-dump PATH
  *        nsd-index-dump --set-u32|--set-u64 OFFSET VALUE PATH [A|B]
  *        nsd-index-dump --put-slot FILE OFFSET KEY META
+ *        nsd-index-dump --absent-key PATH
  *
  * The second form writes VALUE at OFFSET of both header copies (or of the
  * one named) and gives them a valid checksum again: a header as a later
  * nsdedup might write it, or one damaged past what a checksum can tell.
  * The third writes a slot (or a log record) at byte OFFSET of FILE: KEY,
  * and META, a slot word of format version 5 whose check it computes:
- * damage that the check cannot tell.
+ * damage that the check cannot tell. The fourth prints, in hex, a key of
+ * table 0 that the index's key filter (PATH.filter) says is absent.
  */
 #include "config.h"
 
@@ -37,6 +39,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "index_filter.h"
 #include "index_format.h"
 
 struct entry {
@@ -296,6 +299,46 @@ put_slot(const char *path, size_t off, uint64_t key, uint64_t meta)
 	return (close(fd) == 0 ? 0 : 2);
 }
 
+/* Print a key of table 0 that the key filter of the index at path lacks. */
+static int
+absent_key(const char *path)
+{
+	unsigned char			 head[NSD_FILTER_OFFSET];
+	struct nsd_index_header		 h;
+	struct nsd_filter_header	 fh;
+	struct nsd_filter		*f;
+	struct nsd_error		 err;
+	struct stat			 sb;
+	char				*fpath;
+	uint64_t			 k;
+	int				 fd, ffd, copy;
+
+	fpath = nsd_index_path(path, ".filter");
+	if ((fd = open(path, O_RDONLY)) == -1 ||
+	    nsd_index_read_header(fd, path, &h, &copy, 0, &err) == -1 ||
+	    (ffd = open(fpath, O_RDONLY)) == -1 || fstat(ffd, &sb) == -1 ||
+	    pread(ffd, head, sizeof head, 0) != (ssize_t)sizeof head ||
+	    nsd_filter_decode_header(head, sb.st_size, h.file_id,
+	    h.committed_gen, &fh) != NSD_FILTER_OK) {
+		fprintf(stderr, "nsd-index-dump: %s: no key filter to read\n",
+		    path);
+		return (2);
+	}
+	f = nsd_filter_new(fh.nblocks);
+	if (pread(ffd, f->words, f->nblocks * NSD_FILTER_BLOCK,
+	    NSD_FILTER_OFFSET) != (ssize_t)(f->nblocks * NSD_FILTER_BLOCK))
+		return (2);
+	nsd_filter_words_le(f);
+	for (k = 1; nsd_filter_maybe(f, nsd_index_position(&h, 0, k)); k++)
+		continue;
+	printf("%016" PRIx64 "\n", k);
+	nsd_filter_free(f);
+	free(fpath);
+	close(ffd);
+	close(fd);
+	return (0);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -317,11 +360,14 @@ main(int argc, char **argv)
 	if (argc == 6 && strcmp(argv[1], "--put-slot") == 0)
 		return (put_slot(argv[2], strtoul(argv[3], NULL, 10),
 		    strtoull(argv[4], NULL, 0), strtoull(argv[5], NULL, 0)));
+	if (argc == 3 && strcmp(argv[1], "--absent-key") == 0)
+		return (absent_key(argv[2]));
 	if (argc != 2) {
 		fputs("usage: nsd-index-dump PATH\n"
 		    "       nsd-index-dump --set-u32|--set-u64 OFFSET VALUE "
 		    "PATH [A|B]\n"
-		    "       nsd-index-dump --put-slot FILE OFFSET KEY META\n",
+		    "       nsd-index-dump --put-slot FILE OFFSET KEY META\n"
+		    "       nsd-index-dump --absent-key PATH\n",
 		    stderr);
 		return (2);
 	}
