@@ -407,6 +407,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		o.path = paths[0];
 		o.readonly = 1;
 		o.wait_ms = 0;
+		o.undo = 0;
 		/* As a --no-update run reads it. */
 		if (nsd_index_open_file(&ix, &o, &p, &err) == 0 &&
 		    nsd_index_open_overlay(&ix, ix, &err) == 0) {

@@ -5,7 +5,8 @@
  * has the design, the tables, lookups, claims and the commit;
  * index_fold.c the files runs make anew or append to (new tables, the
  * log, folds and rebuilds); index_sweep.c the sweeps and growth;
- * index_open.c opening, recovery and upgrades. Functions that return int
+ * index_open.c opening, recovery and upgrades; index_undo.c what undo
+ * keeps (PATH.undo) and --db-undo. Functions that return int
  * return 0, or -1 with err set; one that finds damage sets status
  * NSD_EXIT_INDEX through nsd_file_damaged().
  */
@@ -83,6 +84,7 @@ struct file_index {
 	char			*stage_path;
 	char			*stage_new_path;
 	char			*next_path;
+	char			*undo_path;
 	int			 lock_fd;
 	int			 ids_fd;
 	int			 log_fd;
@@ -96,6 +98,7 @@ struct file_index {
 	int			 repeats;	/* add, not claim */
 	int			 in_place;	/* into the table, not the log:
 						   a bulk load */
+	int			 undo;		/* opened for --db-undo */
 	struct nsd_index_header	 hdr;		/* the current copy */
 	int			 copy;		/* which copy that is */
 	struct table		 main;
@@ -237,6 +240,8 @@ int	 nsd_file_grown(const struct file_index *, uint64_t);
 struct table *nsd_file_table_for(struct file_index *, unsigned, uint64_t);
 int	 nsd_file_write_header(struct file_index *, struct nsd_index_header *,
 	    struct nsd_error *);
+int	 nsd_file_write_undone(struct file_index *, struct nsd_index_header *,
+	    struct nsd_error *);
 int	 nsd_file_overlay_put(struct file_index *, uint64_t, uint64_t,
 	    struct nsd_error *);
 const unsigned char *nsd_file_group_record(struct file_index *, uint64_t,
@@ -277,6 +282,15 @@ int	 nsd_table_new(struct file_index *, const char *, const char *, size_t,
 	    uint64_t, struct table *, struct nsd_error *);
 int	 nsd_table_replace(struct file_index *, struct install *,
 	    struct table *, const char *, struct nsd_index_header *,
+	    struct nsd_error *);
+
+/* index_open.c */
+int	 nsd_file_recover(struct file_index *, struct nsd_error *);
+int	 nsd_file_undone(struct file_index *, struct nsd_error *);
+
+/* index_undo.c */
+int	 nsd_file_undo_save(struct file_index *,
+	    const struct nsd_index_header *, const struct nsd_index_header *,
 	    struct nsd_error *);
 
 /* index_sweep.c */

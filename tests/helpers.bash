@@ -97,18 +97,18 @@ expect_eq() {
 # signals.bats).
 
 # Copy the files of index $1 that exist (the table, PATH.ids, PATH.log,
-# PATH.stage and PATH.next) into directory $2.
+# PATH.stage, PATH.next and PATH.undo) into directory $2.
 copy_index() {
 	local f
 
-	for f in "$1" "$1.ids" "$1.log" "$1.stage" "$1.next"; do
+	for f in "$1" "$1.ids" "$1.log" "$1.stage" "$1.next" "$1.undo"; do
 		[ ! -e "$f" ] || cp "$f" "$2/"
 	done
 }
 
 # Remove the files of index $1 (but its lock), and what a run cut short left.
 remove_index() {
-	rm -f "$1" "$1.ids" "$1.log" "$1.stage" "$1.next" "$1.new" \
+	rm -f "$1" "$1.ids" "$1.log" "$1.stage" "$1.next" "$1.undo" "$1.new" \
 	    "$1.stage.new"
 }
 
