@@ -2,8 +2,8 @@
  * index_fuzz.c: opening an index file made of arbitrary bytes.
  *
  * The input is a flags byte, then the bytes of PATH, PATH.ids, PATH.log,
- * PATH.stage and PATH.next separated by SEP (a missing part is a missing
- * file). With flag 1 the checksums of both header copies, and of the
+ * PATH.stage, PATH.next and PATH.undo separated by SEP (a missing part is
+ * a missing file). With flag 1 the checksums of both header copies, and of the
  * stage's header, are recomputed first (and in a version 5 index the
  * checks of the slots, log records and group records: reseal()), so that
  * mutated headers and slots get past them to the checks behind. The files are
@@ -19,8 +19,10 @@
  * grow, or load in bulk, from a small index), committed and closed. When that
  * commit succeeds, every fingerprint it claimed must be found by a
  * read-only open afterwards, and an index that --db-verify passed before
- * must pass after. The scratch files are in /dev/shm where there is one,
- * so that the update's syncs cost nothing.
+ * must pass after; then the update is taken back (--db-undo), which must
+ * succeed for an index that verified, and that must verify again. The
+ * scratch files are in /dev/shm where there is one, so that the update's
+ * syncs cost nothing.
  */
 #include "config.h"
 
@@ -41,8 +43,9 @@
 #define SEP_LEN		(sizeof SEP - 1)
 #define NKEYS		64
 
-#define NPARTS		5		/* PATH, .ids, .log, .stage, .next */
-#define NPATHS		8		/* and .lock, .new, .stage.new */
+#define NPARTS		6		/* PATH, .ids, .log, .stage, .next,
+					   .undo */
+#define NPATHS		9		/* and .lock, .new, .stage.new */
 
 static char	 dir[64];
 static char	*paths[NPATHS];
@@ -61,7 +64,7 @@ static void
 init(void)
 {
 	static const char *suffix[NPATHS] = { "", ".ids", ".log", ".stage",
-	    ".next", ".lock", ".new", ".stage.new" };
+	    ".next", ".undo", ".lock", ".new", ".stage.new" };
 	size_t	 i;
 
 	snprintf(dir, sizeof dir, "/dev/shm/nsd-fuzz-index.XXXXXX");
@@ -308,6 +311,7 @@ update(const struct nsd_index_params *p, int simhash, uint64_t seed,
 {
 	struct nsd_index_open	 o = { .path = paths[0] };
 	struct nsd_index_report	 r;
+	struct nsd_index_undone	 u;
 	struct nsd_index	*ix;
 	struct nsd_error	 err;
 	uint64_t		 fp, group = 0, problems = 0;
@@ -345,6 +349,23 @@ update(const struct nsd_index_params *p, int simhash, uint64_t seed,
 		if (problems != 0)
 			FUZZ_FAIL("a verified index has %" PRIu64
 			    " problems after an update", problems);
+	}
+	/*
+	 * Its own commit saved what it replaced: it can be taken back, unless
+	 * the recovery finds damage that the update did not meet.
+	 */
+	if (nsd_index_undo(paths[0], 0, &u, &err) == -1) {
+		if (verified)
+			FUZZ_FAIL("the update cannot be taken back: %s",
+			    err.msg);
+		return;
+	}
+	if (verified) {
+		FUZZ_CHECK(nsd_index_verify(paths[0], 0, problem, NULL, 50, &r,
+		    &problems, &err) == 0);
+		if (problems != 0)
+			FUZZ_FAIL("a verified index has %" PRIu64
+			    " problems after an undo", problems);
 	}
 }
 
