@@ -133,7 +133,7 @@ nsd_file_commit_error(struct file_index *fi, const char *what,
     struct nsd_error *err)
 {
 	return (nsd_error_set(err, NSD_EXIT_COMMIT,
-	    "%s: %s: %s; nothing of this run was committed", fi->path, what,
+	    "%s: %s: %s" NSD_FILE_NOT_COMMITTED, fi->path, what,
 	    strerror(errno)));
 }
 

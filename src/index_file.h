@@ -52,6 +52,9 @@ struct memo {
 	int		 found;
 };
 
+/* How nsd_file_commit_error()'s messages end. */
+#define NSD_FILE_NOT_COMMITTED	"; nothing of this run was committed"
+
 /* Log records a writer gathers before it writes them out. */
 #define LOG_BUFFER	4096
 

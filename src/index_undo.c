@@ -184,6 +184,23 @@ undo_load(struct file_index *fi, struct nsd_undo_entry *e,
 	return (0);
 }
 
+/*
+ * Say what a write that failed left of the undo (done: its header is
+ * written), in place of what a run's failure says.
+ */
+static void
+undo_failed(struct nsd_error *err, int done)
+{
+	size_t	 len = strlen(err->msg), tail = strlen(NSD_FILE_NOT_COMMITTED);
+
+	if (err->status != NSD_EXIT_COMMIT || len < tail ||
+	    strcmp(err->msg + len - tail, NSD_FILE_NOT_COMMITTED) != 0)
+		return;
+	snprintf(err->msg + len - tail, sizeof err->msg - (len - tail), "%s",
+	    done ? "; the run is taken back, and the next run that writes "
+	    "clears what it left" : "; the index is as before --db-undo");
+}
+
 /* The newest generation the stage in use holds, or 0 without one. */
 static uint64_t
 stage_gen(const struct file_index *fi)
@@ -226,9 +243,14 @@ nsd_index_undo(const char *path, long wait_ms, struct nsd_index_undone *u,
 	u->run.records = fi->hdr.records;
 	u->run.committed_at = fi->hdr.committed_at;
 	h = step->before;
-	if (nsd_file_write_undone(fi, &h, err) == -1 ||
-	    nsd_file_undone(fi, err) == -1)
+	if (nsd_file_write_undone(fi, &h, err) == -1) {
+		undo_failed(err, 0);
 		goto done;
+	}
+	if (nsd_file_undone(fi, err) == -1) {
+		undo_failed(err, 1);
+		goto done;
+	}
 	CRASH_POINT("undone");
 	u->generation = fi->hdr.committed_gen;
 	u->records = fi->hdr.records;

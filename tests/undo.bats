@@ -421,3 +421,38 @@ crash_undo() {
 	undo
 	state_is pre2.dump
 }
+
+# --- Failed system calls, injected with fiu-run ---
+
+# --db-undo with the named POSIX function failing with errno $2.
+fiu_undo() {
+	need fiu
+	run --separate-stderr "$FIU_RUN" -x -f '' \
+	    -c "enable name=$1,failinfo=$2" "${fiu_nsdedup[@]}" --db db --db-undo
+}
+
+@test "fiu: a header copy of the undo cannot be synced: status 9, as before the undo" {
+	need fiu
+	day 1
+	day 2
+	fiu_undo posix/io/sync/fdatasync 5
+	expect_eq "$status" 9
+	expect_eq "$output" ""
+	expect_eq "$stderr" "nsdedup: db: syncing a header copy: Input/output error; the index is as before --db-undo"
+	state_is post2.dump
+	verified
+	undo
+	state_is pre2.dump
+}
+
+@test "fiu: the run's entries cannot be cleared: status 9, the run taken back" {
+	need fiu
+	day 1
+	day 2
+	fiu_undo posix/mm/msync 5
+	expect_eq "$status" 9
+	expect_eq "$stderr" "nsdedup: db: msync of the table: Input/output error; the run is taken back, and the next run that writes clears what it left"
+	state_is pre2.dump
+	verified
+	again 2
+}
