@@ -77,7 +77,7 @@ _nsdedup()
 	if [[ $cur == -* ]]; then
 		opts='-a -d -D -f -H -h -j -k -m -n -o -q -V
 		    --annotate --common= --compat= --confirm= --db= --db-info
-		    --db-verify --distance=
+		    --db-undo --db-verify --distance=
 		    --drop-dups --dup-field= --explain --field-name= --format=
 		    --help --id-field= --jobs= --key= --max-line= --method=
 		    --min-features= --min-length= --min-match= --ngram=

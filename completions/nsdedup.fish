@@ -10,6 +10,8 @@ complete -c nsdedup -l db -r -F \
     -d 'Remember fingerprints in this index file, or redis://HOST:PORT/NS'
 complete -c nsdedup -l db-info \
     -d 'Describe the index and exit'
+complete -c nsdedup -l db-undo \
+    -d 'Take back the last run committed to the index and exit'
 complete -c nsdedup -l db-verify \
     -d 'Check every invariant of the index and exit'
 complete -c nsdedup -l distance -x -a '0 1 2 3 4 5 6 7 8' \

@@ -2,12 +2,12 @@
  * index_fuzz.c: opening an index file made of arbitrary bytes.
  *
  * The input is a flags byte, then the bytes of PATH, PATH.ids, PATH.log,
- * PATH.stage, PATH.next and PATH.filter separated by SEP (a missing part
- * is a missing file). With flag 1 the checksums of both header copies, of
- * the stage's header and of the key filter are recomputed first (and in a
- * version 5 index the checks of the slots, log records and group records:
- * reseal()), so that mutated headers, slots and filters get past them to
- * the checks behind; a filter that then lacks a key of the table makes
+ * PATH.stage, PATH.next, PATH.filter and PATH.undo separated by SEP (a
+ * missing part is a missing file). With flag 1 the checksums of both
+ * header copies, of the stage's header and of the key filter are
+ * recomputed first (and in a version 5 index the checks of the slots,
+ * log records and group records: reseal()), so that mutated headers,
+ * slots and filters get past them to the checks behind; a filter that then lacks a key of the table makes
  * lookups miss it, which is no error, but --db-verify must find it. The
  * files are written to a scratch directory, then read as nsdedup --db-info,
  * --db-verify and --db --no-update would: described, verified, and opened
@@ -21,8 +21,10 @@
  * grow, or load in bulk, from a small index), committed and closed. When that
  * commit succeeds, every fingerprint it claimed must be found by a
  * read-only open afterwards, and an index that --db-verify passed before
- * must pass after. The scratch files are in /dev/shm where there is one,
- * so that the update's syncs cost nothing.
+ * must pass after; then the update is taken back (--db-undo), which must
+ * succeed for an index that verified, and that must verify again. The
+ * scratch files are in /dev/shm where there is one, so that the update's
+ * syncs cost nothing.
  */
 #include "config.h"
 
@@ -44,9 +46,10 @@
 #define SEP_LEN		(sizeof SEP - 1)
 #define NKEYS		64
 
-#define NPARTS		6		/* PATH, .ids, .log, .stage, .next,
-					   .filter */
-#define NPATHS		10		/* and .lock, .new, .stage.new,
+#define NPARTS		7		/* PATH, .ids, .log, .stage, .next,
+					   .filter, .undo */
+#define NTABLES		5		/* of them, those made of slots */
+#define NPATHS		11		/* and .lock, .new, .stage.new,
 					   .filter.new */
 
 static char	 dir[64];
@@ -66,7 +69,7 @@ static void
 init(void)
 {
 	static const char *suffix[NPATHS] = { "", ".ids", ".log", ".stage",
-	    ".next", ".filter", ".lock", ".new", ".stage.new",
+	    ".next", ".filter", ".undo", ".lock", ".new", ".stage.new",
 	    ".filter.new" };
 	size_t	 i;
 
@@ -175,7 +178,7 @@ fix_checksums(uint8_t *p, size_t n, int stage)
 static void
 reseal(uint8_t **bufs, const size_t *lens)
 {
-	static const size_t	 offset[NPARTS] = { NSD_INDEX_TABLE_OFFSET, 0,
+	static const size_t	 offset[NTABLES] = { NSD_INDEX_TABLE_OFFSET, 0,
 	    NSD_LOG_HEADER_SIZE, NSD_STAGE_OFFSET, NSD_INDEX_TABLE_OFFSET };
 	uint64_t		 key, meta, sum = 0, sig, off, last = 0;
 	uint64_t		 len, size, committed;
@@ -188,7 +191,7 @@ reseal(uint8_t **bufs, const size_t *lens)
 	    ids_length));
 	sig = 2 * (uint64_t)nsd_le32(bufs[0] +
 	    offsetof(struct nsd_index_header, bins));
-	for (i = 0; i < NPARTS; i++) {
+	for (i = 0; i < NTABLES; i++) {
 		if (i == 1 || bufs[i] == NULL)
 			continue;
 		for (at = offset[i]; at + NSD_INDEX_SLOT_SIZE <= lens[i];
@@ -329,6 +332,7 @@ update(const struct nsd_index_params *p, int simhash, uint64_t seed,
 {
 	struct nsd_index_open	 o = { .path = paths[0] };
 	struct nsd_index_report	 r;
+	struct nsd_index_undone	 u;
 	struct nsd_index	*ix;
 	struct nsd_error	 err;
 	uint64_t		 fp, group = 0, problems = 0;
@@ -366,6 +370,23 @@ update(const struct nsd_index_params *p, int simhash, uint64_t seed,
 		if (problems != 0)
 			FUZZ_FAIL("a verified index has %" PRIu64
 			    " problems after an update", problems);
+	}
+	/*
+	 * Its own commit saved what it replaced: it can be taken back, unless
+	 * the recovery finds damage that the update did not meet.
+	 */
+	if (nsd_index_undo(paths[0], 0, &u, &err) == -1) {
+		if (verified)
+			FUZZ_FAIL("the update cannot be taken back: %s",
+			    err.msg);
+		return;
+	}
+	if (verified) {
+		FUZZ_CHECK(nsd_index_verify(paths[0], 0, problem, NULL, 50, &r,
+		    &problems, &err) == 0);
+		if (problems != 0)
+			FUZZ_FAIL("a verified index has %" PRIu64
+			    " problems after an undo", problems);
 	}
 }
 
@@ -430,6 +451,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		o.path = paths[0];
 		o.readonly = 1;
 		o.wait_ms = 0;
+		o.undo = 0;
 		/* As a --no-update run reads it. */
 		if (nsd_index_open_file(&ix, &o, &p, &err) == 0 &&
 		    nsd_index_open_overlay(&ix, ix, &err) == 0) {

@@ -193,6 +193,10 @@ struct nsd_index_open {
 	int		 readonly;	/* --no-update: shared lock, and the
 					   run's claims stay in memory */
 	long		 wait_ms;	/* for the lock: -1 forever, 0 not */
+	int		 undo;		/* for nsd_index_undo(): an index
+					   that must exist, with its own
+					   parameters, changed no further
+					   than recovery needs */
 };
 
 /*
@@ -212,6 +216,16 @@ int	 nsd_index_open_file(struct nsd_index **, const struct nsd_index_open *,
 	    const struct nsd_index_params *, struct nsd_error *);
 
 /* What --db-info and --db-verify tell of an index file. */
+/* The most commits --db-undo keeps (PATH.undo's entries). */
+#define NSD_INDEX_UNDO_MAX	8
+
+/* A commit that --db-undo can take back. */
+struct nsd_undo_run {
+	uint64_t	 generation;	/* the index's after it */
+	uint64_t	 records;	/* the index's after it */
+	int64_t		 committed_at;	/* Unix time */
+};
+
 struct nsd_index_report {
 	unsigned	 version;
 	char		 method[16];
@@ -262,6 +276,9 @@ struct nsd_index_report {
 	uint64_t	 filter_file_size;
 	uint64_t	 filter_blocks;
 	uint64_t	 filter_keys;	/* keys that set a bit in it */
+	size_t		 undo_runs;	/* commits --db-undo can take back */
+	struct nsd_undo_run undo[NSD_INDEX_UNDO_MAX]; /* newest first */
+	const char	*undo_why;	/* why not one more */
 };
 
 /* What nsd_index_report's filter says of PATH.filter. */
@@ -271,6 +288,24 @@ struct nsd_index_report {
 #define NSD_REPORT_FILTER_OTHER		3	/* another index's */
 #define NSD_REPORT_FILTER_STALE		4	/* older than the commit */
 #define NSD_REPORT_FILTER_UNUSED	5	/* of a version before them */
+
+/* What nsd_index_undo() took back, and what is left to take back. */
+struct nsd_index_undone {
+	struct nsd_undo_run run;	/* the commit taken back */
+	uint64_t	 generation;	/* the index's now */
+	uint64_t	 records;
+	size_t		 left;		/* commits that can still be */
+	const char	*why;		/* why not one more */
+};
+
+/*
+ * Take back the last commit of the index at path (--db-undo), under the
+ * writer's lock taken within wait_ms milliseconds: the index is then as
+ * it was before that run, or, when it cannot be, as it is, with an error
+ * that says why (NSD_EXIT_INDEX). A crash leaves it as before or as after.
+ */
+int	 nsd_index_undo(const char *, long, struct nsd_index_undone *,
+	    struct nsd_error *);
 
 /*
  * Describe the index at path (--db-info), under a shared lock taken within

@@ -68,9 +68,13 @@
  * growth sweep gone round with PATH.next not yet in place renames it over
  * PATH before its run.
  *
- * Folding is in index_fold.c, sweeping and growth in index_sweep.c, and
- * opening, recovery and upgrades in index_open.c; index_file.h holds what
- * they share.
+ * Undo. Before the commit's header, the run saves the header it replaces
+ * in PATH.undo; making that header current again takes the run back, its
+ * entries then being leftovers that recovery clears (index_undo.c).
+ *
+ * Folding is in index_fold.c, sweeping and growth in index_sweep.c,
+ * opening, recovery and upgrades in index_open.c, and undo in
+ * index_undo.c; index_file.h holds what they share.
  *
  * Locking. A writer holds an exclusive flock on PATH.lock for the whole
  * run; --no-update runs hold a shared one and write nothing: what they
@@ -129,7 +133,7 @@ nsd_file_commit_error(struct file_index *fi, const char *what,
     struct nsd_error *err)
 {
 	return (nsd_error_set(err, NSD_EXIT_COMMIT,
-	    "%s: %s: %s; nothing of this run was committed", fi->path, what,
+	    "%s: %s: %s" NSD_FILE_NOT_COMMITTED, fi->path, what,
 	    strerror(errno)));
 }
 
@@ -363,18 +367,18 @@ nsd_table_holds(struct file_index *fi, const struct table *tb, uint64_t key,
 }
 
 /*
- * Write one header copy, the one that is not current, and sync it; point
- * names the crash point between the two.
+ * Write h, numbered seq, as header copy which (0 or 1), and sync it; point
+ * names the crash point between the two. What is current is the caller's
+ * to say.
  */
 static int
-write_header_at(struct file_index *fi, struct nsd_index_header *h,
-    const char *point, struct nsd_error *err)
+write_copy(struct file_index *fi, int which, struct nsd_index_header *h,
+    uint64_t seq, const char *point, struct nsd_error *err)
 {
 	unsigned char	 old[NSD_INDEX_COPY_SIZE], copy[NSD_INDEX_COPY_SIZE];
-	int		 other = !fi->copy;
-	off_t		 at = (off_t)other * NSD_INDEX_COPY_SIZE;
+	off_t		 at = (off_t)which * NSD_INDEX_COPY_SIZE;
 
-	h->sequence = fi->hdr.sequence + 1;
+	h->sequence = seq;
 	nsd_index_header_encode(h, copy);
 	if (pread(fi->main.fd, old, sizeof old, at) != (ssize_t)sizeof old)
 		return (nsd_file_commit_error(fi, "reading a header copy",
@@ -390,8 +394,6 @@ write_header_at(struct file_index *fi, struct nsd_index_header *h,
 		nsd_file_commit_error(fi, "syncing a header copy", err);
 		goto restore;
 	}
-	fi->hdr = *h;
-	fi->copy = other;
 	return (0);
 restore:
 	/*
@@ -401,6 +403,50 @@ restore:
 	if (pwrite(fi->main.fd, old, sizeof old, at) == (ssize_t)sizeof old)
 		(void)fdatasync(fi->main.fd);
 	return (-1);
+}
+
+/*
+ * Write one header copy, the one that is not current, as the current one;
+ * point names the crash point between its write and its sync.
+ */
+static int
+write_header_at(struct file_index *fi, struct nsd_index_header *h,
+    const char *point, struct nsd_error *err)
+{
+	if (write_copy(fi, !fi->copy, h, fi->hdr.sequence + 1, point,
+	    err) == -1)
+		return (-1);
+	fi->hdr = *h;
+	fi->copy = !fi->copy;
+	return (0);
+}
+
+/*
+ * Make h, a state before the current one (an undo's), current, in both
+ * copies, so that a crash leaves the one or the other and the copies
+ * always agree (nsd_index_copies_agree(): the newer never goes back on
+ * the older). First the copy that is not current gets h under a sequence
+ * number that keeps it the older (equal, when it is copy B, which loses
+ * a tie; one less, when it is copy A): the current state stands. Then the
+ * current copy gets h under a number one past the other's: that write is
+ * the undo. Should it be torn, the other copy holds h already.
+ */
+int
+nsd_file_write_undone(struct file_index *fi, struct nsd_index_header *h,
+    struct nsd_error *err)
+{
+	uint64_t	 seq = fi->hdr.sequence;
+	int		 cur = fi->copy;
+
+	assert(cur == 0 || seq > 0);
+	if (write_copy(fi, !cur, h, cur == 0 ? seq : seq - 1, "undo-prepared",
+	    err) == -1)
+		return (-1);
+	if (write_copy(fi, cur, h, cur == 0 ? seq + 1 : seq, "undo-written",
+	    err) == -1)
+		return (-1);
+	fi->hdr = *h;
+	return (0);
 }
 
 int
@@ -869,6 +915,8 @@ file_commit(struct nsd_index *ix, uint64_t records, struct nsd_error *err)
 	struct file_index	*fi = (struct file_index *)ix;
 	struct nsd_index_header	 h;
 
+	struct nsd_index_header	 before;
+
 	if (fi->readonly || (fi->gen == 0 && records == 0))
 		return (0);
 	if (fi->gen != 0) {
@@ -893,7 +941,8 @@ file_commit(struct nsd_index *ix, uint64_t records, struct nsd_error *err)
 	}
 	if (nsd_file_filter_sync(fi, err) == -1)
 		return (-1);
-	h = fi->hdr;
+	/* After the run's folds, rebuilds and growth: what undo restores. */
+	before = h = fi->hdr;
 	if (fi->gen != 0)
 		h.committed_gen = h.pending_gen = fi->gen;
 	h.records += records;
@@ -911,7 +960,8 @@ file_commit(struct nsd_index *ix, uint64_t records, struct nsd_error *err)
 		h.grow_done = fi->grow_done;
 		h.next_entries = fi->next.entries;
 	}
-	if (write_header_at(fi, &h, "commit-written", err) == -1)
+	if (nsd_file_undo_save(fi, &before, &h, err) == -1 ||
+	    write_header_at(fi, &h, "commit-written", err) == -1)
 		return (-1);
 	CRASH_POINT("committed");
 	fi->gen = 0;
@@ -975,6 +1025,7 @@ file_close(struct nsd_index *ix)
 	free(fi->filter_path);
 	free(fi->filter_new_path);
 	nsd_filter_free(fi->filter);
+	free(fi->undo_path);
 	free(fi);
 }
 

@@ -5,7 +5,8 @@
  * has the design, the tables, lookups, claims and the commit;
  * index_fold.c the files runs make anew or append to (new tables, the
  * log, folds and rebuilds); index_sweep.c the sweeps and growth;
- * index_open.c opening, recovery and upgrades. Functions that return int
+ * index_open.c opening, recovery and upgrades; index_undo.c what undo
+ * keeps (PATH.undo) and --db-undo. Functions that return int
  * return 0, or -1 with err set; one that finds damage sets status
  * NSD_EXIT_INDEX through nsd_file_damaged().
  */
@@ -52,6 +53,9 @@ struct memo {
 	int		 found;
 };
 
+/* How nsd_file_commit_error()'s messages end. */
+#define NSD_FILE_NOT_COMMITTED	"; nothing of this run was committed"
+
 /* Log records a writer gathers before it writes them out. */
 #define LOG_BUFFER	4096
 
@@ -86,6 +90,7 @@ struct file_index {
 	char			*next_path;
 	char			*filter_path;
 	char			*filter_new_path;
+	char			*undo_path;
 	int			 lock_fd;
 	int			 ids_fd;
 	int			 log_fd;
@@ -99,6 +104,7 @@ struct file_index {
 	int			 repeats;	/* add, not claim */
 	int			 in_place;	/* into the table, not the log:
 						   a bulk load */
+	int			 undo;		/* opened for --db-undo */
 	struct nsd_index_header	 hdr;		/* the current copy */
 	int			 copy;		/* which copy that is */
 	struct table		 main;
@@ -248,6 +254,8 @@ int	 nsd_file_grown(const struct file_index *, uint64_t);
 struct table *nsd_file_table_for(struct file_index *, unsigned, uint64_t);
 int	 nsd_file_write_header(struct file_index *, struct nsd_index_header *,
 	    struct nsd_error *);
+int	 nsd_file_write_undone(struct file_index *, struct nsd_index_header *,
+	    struct nsd_error *);
 int	 nsd_file_overlay_put(struct file_index *, uint64_t, uint64_t,
 	    struct nsd_error *);
 const unsigned char *nsd_file_group_record(struct file_index *, uint64_t,
@@ -303,6 +311,14 @@ filter_add(const struct file_index *fi, uint64_t key, uint64_t meta)
 int	 nsd_file_filter_load(struct file_index *, struct nsd_error *);
 int	 nsd_file_filter_build(struct file_index *, struct nsd_error *);
 int	 nsd_file_filter_sync(struct file_index *, struct nsd_error *);
+/* index_open.c */
+int	 nsd_file_recover(struct file_index *, struct nsd_error *);
+int	 nsd_file_undone(struct file_index *, struct nsd_error *);
+
+/* index_undo.c */
+int	 nsd_file_undo_save(struct file_index *,
+	    const struct nsd_index_header *, const struct nsd_index_header *,
+	    struct nsd_error *);
 
 /* index_sweep.c */
 int	 nsd_file_sweep_owed(struct file_index *, int, struct nsd_error *);

@@ -66,6 +66,8 @@ static_assert(offsetof(struct nsd_stage_header, max_gen) == 56,
 static_assert(offsetof(struct nsd_stage_header, checksum) == 96,
     "stage checksum");
 static_assert(sizeof(struct nsd_stage_header) == 104, "stage header size");
+static_assert(NSD_UNDO_HEAD + sizeof(struct nsd_index_header) + 8 <=
+    NSD_UNDO_ENTRY_SIZE, "undo entry room");
 static_assert(sizeof(struct nsd_stage_header) <= NSD_STAGE_OFFSET,
     "stage header room");
 
@@ -702,5 +704,168 @@ nsd_index_read_header(int fd, const char *path, struct nsd_index_header *h,
 		    "%s: both header copies are damaged " NSD_DAMAGE_HINT,
 		    path));
 	*h = c[*copy];
+	return (0);
+}
+
+void
+nsd_undo_entry_encode(const struct nsd_undo_entry *e, unsigned i, void *buf)
+{
+	unsigned char	 copy[NSD_INDEX_COPY_SIZE], *p = buf;
+
+	memset(p, 0, NSD_UNDO_ENTRY_SIZE);
+	nsd_put_le64(p, e->serial);
+	nsd_put_le64(p + 8, e->gen);
+	nsd_put_le64(p + 16, e->records);
+	nsd_put_le64(p + 24, e->groups);
+	nsd_put_le64(p + 32, e->ids_length);
+	nsd_put_le64(p + 40, e->committed_at);
+	nsd_index_header_encode(&e->before, copy);
+	memcpy(p + NSD_UNDO_HEAD, copy, sizeof e->before);
+	nsd_put_le64(p + NSD_UNDO_ENTRY_SIZE - 8, XXH3_64bits_withSeed(p,
+	    NSD_UNDO_ENTRY_SIZE - 8, i));
+}
+
+enum nsd_slot_state
+nsd_undo_entry_decode(const void *buf, unsigned i, uint64_t file_id,
+    struct nsd_undo_entry *e)
+{
+	unsigned char		 copy[NSD_INDEX_COPY_SIZE];
+	const unsigned char	*p = buf;
+	size_t			 k;
+
+	memset(e, 0, sizeof *e);
+	for (k = 0; k < NSD_UNDO_ENTRY_SIZE && p[k] == 0; k++)
+		continue;
+	if (k == NSD_UNDO_ENTRY_SIZE)
+		return (NSD_SLOT_EMPTY);
+	if (nsd_le64(p + NSD_UNDO_ENTRY_SIZE - 8) != XXH3_64bits_withSeed(p,
+	    NSD_UNDO_ENTRY_SIZE - 8, i))
+		return (NSD_SLOT_DAMAGED);
+	memset(copy, 0, sizeof copy);
+	memcpy(copy, p + NSD_UNDO_HEAD, sizeof e->before);
+	if (nsd_index_header_decode(copy, &e->before) != NSD_HEADER_OK ||
+	    e->before.file_id != file_id || nsd_le64(p) == 0)
+		return (NSD_SLOT_DAMAGED);
+	e->serial = nsd_le64(p);
+	e->gen = nsd_le64(p + 8);
+	e->records = nsd_le64(p + 16);
+	e->groups = nsd_le64(p + 24);
+	e->ids_length = nsd_le64(p + 32);
+	e->committed_at = nsd_le64(p + 40);
+	return (NSD_SLOT_FULL);
+}
+
+int
+nsd_undo_entry_matches(const struct nsd_undo_entry *e,
+    const struct nsd_index_header *h)
+{
+	return (e->serial != 0 && e->gen == h->committed_gen &&
+	    e->records == h->records && e->groups == h->groups &&
+	    e->ids_length == h->ids_length &&
+	    e->committed_at == h->committed_at);
+}
+
+/*
+ * Why the commit of entry e cannot be taken back from the state of header
+ * h, or NULL when it can: what the header before it names must be there
+ * still, and it must be a state that can have come before h's.
+ */
+static const char *
+undo_refusal(const struct nsd_undo_entry *e, const struct nsd_index_header *h)
+{
+	struct nsd_index_header	 before = e->before;
+
+	if (before.version != h->version)
+		return ("the index has been upgraded since");
+	if (before.nslots != h->nslots)
+		return ("the table has grown, or been rebuilt, since");
+	if (before.stage_seq != h->stage_seq)
+		return ("the log has been folded into the stage since");
+	before.sequence = h->sequence;
+	if (!nsd_index_copies_agree(&before, h) ||
+	    before.pending_gen != h->committed_gen ||
+	    before.committed_gen + 1 < h->committed_gen)
+		return ("what is kept of it does not go with the index "
+		    "(damaged)");
+	return (NULL);
+}
+
+size_t
+nsd_undo_chain(const struct nsd_undo_entry *e, size_t n,
+    const struct nsd_index_header *h, uint64_t stage_max_gen,
+    const struct nsd_undo_entry **steps, size_t max, const char **why)
+{
+	struct nsd_index_header	 cur = *h;
+	const struct nsd_undo_entry *best;
+	size_t			 count, i;
+
+	for (count = 0;; count++) {
+		if (cur.committed_gen == 0 && cur.records == 0) {
+			*why = count == 0 ? "no run has committed to it" :
+			    "there is none";
+			break;
+		}
+		best = NULL;
+		for (i = 0; i < n; i++)
+			if (nsd_undo_entry_matches(&e[i], &cur) &&
+			    (best == NULL || e[i].serial > best->serial))
+				best = &e[i];
+		if (best == NULL) {
+			*why = "nothing of it is kept for --db-undo (only "
+			    "of the last 8 commits, by an nsdedup that has it)";
+			break;
+		}
+		if ((*why = undo_refusal(best, &cur)) != NULL)
+			break;
+		if (count < max)
+			steps[count] = best;
+		/*
+		 * Entries of the run in the stage (it folded its own) make
+		 * the recovery fold it again, without them: a new build.
+		 */
+		if (best->before.pending_gen > best->before.committed_gen &&
+		    cur.stage_seq != 0 &&
+		    stage_max_gen > best->before.committed_gen) {
+			count++;
+			*why = "the log has been folded into the stage since";
+			break;
+		}
+		cur = best->before;
+		cur.pending_gen = cur.committed_gen;
+	}
+	return (count);
+}
+
+int
+nsd_undo_read(int fd, uint64_t file_id, struct nsd_undo_entry *e,
+    unsigned *damaged)
+{
+	unsigned char	 buf[NSD_UNDO_FILE_SIZE];
+	ssize_t		 n;
+	size_t		 done = 0;
+	unsigned	 i;
+
+	memset(e, 0, NSD_UNDO_RUNS * sizeof *e);
+	*damaged = 0;
+	while (done < sizeof buf) {
+		n = pread(fd, buf + done, sizeof buf - done, (off_t)done);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1)
+			return (-1);
+		if (n == 0)
+			break;
+		done += n;
+	}
+	if (done < sizeof buf || memcmp(buf, NSD_UNDO_MAGIC, 8) != 0 ||
+	    nsd_le64(buf + 8) != file_id)
+		return (0);
+	for (i = 0; i < NSD_UNDO_RUNS; i++)
+		if (nsd_undo_entry_decode(buf + NSD_UNDO_HEADER_SIZE +
+		    i * NSD_UNDO_ENTRY_SIZE, i, file_id, &e[i]) ==
+		    NSD_SLOT_DAMAGED) {
+			memset(&e[i], 0, sizeof e[i]);
+			(*damaged)++;
+		}
 	return (0);
 }

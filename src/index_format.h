@@ -16,6 +16,8 @@
  *               PATH once the sweep has gone round;
  *   PATH.lock   empty; flock(2) on it decides who may write. It is never
  *               renamed, so every run locks the same inode;
+ *   PATH.undo   what --db-undo needs of the last NSD_UNDO_RUNS commits
+ *               (below), written at each commit;
  *
  * and, only while they are built, PATH.new (a new index, or the table a
  * bulk load rebuilds) and PATH.stage.new (a fold's stage), each renamed
@@ -118,6 +120,21 @@
  *     reads the log, and last_group, the place of the newest group record,
  *     whose number must be the header's groups and whose end must be
  *     ids_length.
+ *
+ * PATH.undo starts with a 64-byte header of its own: magic "NSDUNDO\0\1"
+ * and the index's file id, then zeros. Then NSD_UNDO_RUNS entries of
+ * NSD_UNDO_ENTRY_SIZE bytes, one a commit, the oldest written over: its
+ * serial number (from 1; 0 is an unused entry), what the commit left of
+ * the fields that say which commit it was (committed_gen, records, groups,
+ * ids_length, committed_at: nothing but a commit changes them), then the
+ * header copy current just before the commit was written, as encoded
+ * (sizeof struct nsd_index_header bytes, with its own checksum), and last
+ * an XXH3-64 checksum of the entry's bytes before it, seeded with the
+ * entry's place. That header is the state an undo of the commit goes back
+ * to: for a run that added entries, "committed G-1, pending G", after
+ * every fold, rebuild and growth the run made, so that writing it as the
+ * current header makes the run's entries leftovers, which recover() clears
+ * (see "Undo" in index_undo.c).
  */
 #ifndef NSD_INDEX_FORMAT_H
 #define NSD_INDEX_FORMAT_H
@@ -289,6 +306,27 @@ struct nsd_stage_header {
 	uint64_t	 checksum;	/* XXH3-64 of the bytes before it */
 };
 
+#define NSD_UNDO_MAGIC		"NSDUNDO\0\1"
+#define NSD_UNDO_HEADER_SIZE	64
+#define NSD_UNDO_RUNS		8	/* commits kept for --db-undo */
+#define NSD_UNDO_ENTRY_SIZE	512
+#define NSD_UNDO_HEAD		48	/* bytes before the header copy */
+#define NSD_UNDO_FILE_SIZE	(NSD_UNDO_HEADER_SIZE + \
+	NSD_UNDO_RUNS * NSD_UNDO_ENTRY_SIZE)
+
+/* An entry of PATH.undo, decoded: a commit, and the state before it. */
+struct nsd_undo_entry {
+	uint64_t		 serial;	/* 0: unused */
+	/* What the commit left of these fields of the header. */
+	uint64_t		 gen;		/* committed_gen */
+	uint64_t		 records;
+	uint64_t		 groups;
+	uint64_t		 ids_length;
+	uint64_t		 committed_at;
+	struct nsd_index_header	 before;	/* the header current before
+						   it */
+};
+
 /* A slot as it is on disk. */
 struct nsd_index_slot {
 	uint64_t	 key;
@@ -334,6 +372,45 @@ enum nsd_header_state nsd_index_header_decode(const void *,
 void	 nsd_index_header_encode(const struct nsd_index_header *, void *);
 
 const char *nsd_index_header_problem(enum nsd_header_state);
+
+/*
+ * Encode entry e as the bytes of place i of PATH.undo (NSD_UNDO_ENTRY_SIZE
+ * of them), with its checksum.
+ */
+void	 nsd_undo_entry_encode(const struct nsd_undo_entry *, unsigned,
+	    void *);
+
+/*
+ * Decode the entry at place i of PATH.undo of the index file_id:
+ * NSD_SLOT_EMPTY (never written), NSD_SLOT_FULL, or NSD_SLOT_DAMAGED (its
+ * checksum fails, or its header copy is not one of this index's).
+ */
+enum nsd_slot_state nsd_undo_entry_decode(const void *, unsigned, uint64_t,
+	    struct nsd_undo_entry *);
+
+/* Whether entry e records the commit that left the state of header h. */
+int	 nsd_undo_entry_matches(const struct nsd_undo_entry *,
+	    const struct nsd_index_header *);
+
+/*
+ * The commits that --db-undo can take back, newest first, from the state
+ * of header h, whose stage holds generations up to stage_max_gen: each the
+ * newest entry of e[0..n) that records the commit that left the state,
+ * while undoing it needs no file that a later fold, growth, rebuild or
+ * upgrade replaced. The first max of them go into steps; the count is
+ * returned, and *why says why the next cannot be taken back.
+ */
+size_t	 nsd_undo_chain(const struct nsd_undo_entry *, size_t,
+	    const struct nsd_index_header *, uint64_t,
+	    const struct nsd_undo_entry **, size_t, const char **);
+
+/*
+ * Read PATH.undo, open at fd, of the index file_id, into e[NSD_UNDO_RUNS]
+ * (an entry that cannot be used has serial 0); *damaged counts the entries
+ * that fail their checks. -1 with errno set when it cannot be read; 0
+ * with every entry unused when it is short or another index's.
+ */
+int	 nsd_undo_read(int, uint64_t, struct nsd_undo_entry *, unsigned *);
 
 /* Bytes of an index file with nslots slots. */
 static inline uint64_t

@@ -23,31 +23,51 @@
 
 #include "index_file.h"
 
-/* Refuse an index made with other fingerprint parameters, naming one. */
+/* The fingerprint parameters header h says the index was made with. */
+static void
+params_of(const struct nsd_index_header *h, struct nsd_index_params *had)
+{
+	memset(had, 0, sizeof *had);
+	had->method = h->method;
+	had->sentences = h->sentences;
+	had->min_length = h->min_length;
+	had->compat = h->compat;
+	had->norm_version = h->norm_version;
+	had->seed = h->seed;
+	had->distance = h->distance;
+	had->ngram = h->ngram;
+	had->shingle = h->shingle;
+	had->min_features = h->min_features;
+	had->bins = h->bins;
+	had->bands = h->bands;
+	had->rows = h->rows;
+	had->threshold = h->threshold;
+	had->sketch_bytes = h->sketch_bytes;
+	had->ntables = h->ntables;
+	memcpy(had->masks, h->mask, sizeof had->masks);
+	/* Keys repeat in the block tables of SimHash, the one with several. */
+	had->repeats = h->ntables > 1;
+}
+
+/*
+ * Refuse an index made with other fingerprint parameters, naming one. An
+ * index opened for --db-undo, which fingerprints nothing, takes its own.
+ */
 static int
-check_params(const struct file_index *fi, const struct nsd_index_params *p,
+check_params(struct file_index *fi, const struct nsd_index_params *p,
     struct nsd_error *err)
 {
 	const struct nsd_index_header	*h = &fi->hdr;
 	struct nsd_index_params		 had;
 
-	memset(&had, 0, sizeof had);
-	had.method = h->method;
-	had.sentences = h->sentences;
-	had.min_length = h->min_length;
-	had.compat = h->compat;
-	had.norm_version = h->norm_version;
-	had.seed = h->seed;
-	had.distance = h->distance;
-	had.ngram = h->ngram;
-	had.shingle = h->shingle;
-	had.min_features = h->min_features;
-	had.bins = h->bins;
-	had.bands = h->bands;
-	had.rows = h->rows;
-	had.threshold = h->threshold;
-	had.sketch_bytes = h->sketch_bytes;
-	had.ntables = h->ntables;
+	params_of(h, &had);
+	if (fi->undo) {
+		had.norm_oldest = had.norm_version;
+		had.sig_bytes = nsd_ids_sig_bytes(h);
+		fi->base.params = had;
+		fi->repeats = had.repeats;
+		return (0);
+	}
 	if (nsd_index_params_check(fi->path, &had, p, err) == -1)
 		return (-1);
 	/* Parameters choose the tables' masks, whatever a header says. */
@@ -299,8 +319,8 @@ clear_leftovers(const struct file_index *fi, struct table *tb, int grown,
  * that its generation number can be taken again, and say the index is
  * clean.
  */
-static int
-recover(struct file_index *fi, struct nsd_error *err)
+int
+nsd_file_recover(struct file_index *fi, struct nsd_error *err)
 {
 	struct nsd_index_header	 h;
 
@@ -352,6 +372,9 @@ open_table(struct file_index *fi, const struct nsd_index_params *p,
 
 	fd = open(fi->path, (fi->readonly ? O_RDONLY : O_RDWR) |
 	    NSD_OPEN_FLAGS);
+	if (fd == -1 && errno == ENOENT && fi->undo)
+		return (nsd_error_set(err, NSD_EXIT_INDEX,
+		    "%s: no such index", fi->path));
 	if (fd == -1 && errno == ENOENT && !fi->readonly) {
 		if (create_index(fi, p, err) == -1)
 			return (-1);
@@ -469,6 +492,15 @@ open_stage(struct file_index *fi, struct nsd_error *err)
 	return (nsd_file_write_header(fi, &h, err));
 }
 
+/* What the header says of the growth, as the run keeps it. */
+static void
+growth_of_header(struct file_index *fi)
+{
+	fi->next.entries = fi->next_committed = fi->hdr.next_entries;
+	fi->grow_done = fi->hdr.grow_done;
+	fi->grow_from = fi->hdr.sweep_cursor - fi->hdr.grow_done;
+}
+
 /* Open PATH.next, while the index grows. */
 static int
 open_next(struct file_index *fi, struct nsd_error *err)
@@ -500,9 +532,30 @@ open_next(struct file_index *fi, struct nsd_error *err)
 		close(fd);
 		return (-1);
 	}
-	fi->next.entries = fi->next_committed = fi->hdr.next_entries;
-	fi->grow_done = fi->hdr.grow_done;
-	fi->grow_from = fi->hdr.sweep_cursor - fi->hdr.grow_done;
+	growth_of_header(fi);
+	return (0);
+}
+
+/*
+ * After nsd_file_write_undone() made the header of an earlier state
+ * current: take up that state (a growth it had not started is gone, with
+ * PATH.next), and clear what the run it took back left, as after a run
+ * that did not commit.
+ */
+int
+nsd_file_undone(struct file_index *fi, struct nsd_error *err)
+{
+	fi->main.entries = fi->hdr.entries;
+	fi->cursor = fi->hdr.sweep_cursor;
+	if (fi->hdr.next_shift == 0 && fi->next.fd != -1) {
+		nsd_table_close(&fi->next);
+		(void)unlink(fi->next_path);
+	}
+	if (fi->next.fd != -1)
+		growth_of_header(fi);
+	if (fi->hdr.pending_gen > fi->hdr.committed_gen &&
+	    nsd_file_recover(fi, err) == -1)
+		return (-1);
 	return (0);
 }
 
@@ -810,9 +863,11 @@ nsd_index_open_file(struct nsd_index **ixp, const struct nsd_index_open *o,
 	fi->next_path = nsd_index_path(fi->path, ".next");
 	fi->filter_path = nsd_index_path(fi->path, ".filter");
 	fi->filter_new_path = nsd_index_path(fi->path, ".filter.new");
+	fi->undo_path = nsd_index_path(fi->path, ".undo");
 	fi->main.fd = fi->stage.fd = fi->next.fd = -1;
 	fi->ids_fd = fi->log_fd = fi->lock_fd = -1;
 	fi->readonly = o->readonly;
+	fi->undo = o->undo;
 	fi->repeats = p->repeats;
 	fi->epoch = 1;
 	if (nsd_index_lock(fi->path, o->readonly, o->wait_ms, &fi->lock_fd,
@@ -833,10 +888,18 @@ nsd_index_open_file(struct nsd_index **ixp, const struct nsd_index_open *o,
 	    load_log(fi, err) == -1 || nsd_file_filter_load(fi, err) == -1)
 		goto fail;
 	if (!fi->readonly) {
+		/* Before version 5, nothing was kept to take back. */
+		if (fi->legacy && fi->undo) {
+			nsd_error_set(err, NSD_EXIT_INDEX, "%s: cannot undo "
+			    "the last run: the index is of format version %u, "
+			    "which keeps nothing for --db-undo", fi->path,
+			    fi->hdr.version);
+			goto fail;
+		}
 		if (fi->legacy && upgrade(fi, err) == -1)
 			goto fail;
 		if (fi->hdr.pending_gen > fi->hdr.committed_gen &&
-		    recover(fi, err) == -1)
+		    nsd_file_recover(fi, err) == -1)
 			goto fail;
 		/*
 		 * A run killed between a rename and the sync of the directory
@@ -848,7 +911,8 @@ nsd_index_open_file(struct nsd_index **ixp, const struct nsd_index_open *o,
 			    "cannot sync the index's directory");
 			goto fail;
 		}
-		if (prepare(fi, err) == -1)
+		/* An undo changes nothing it need not change. */
+		if (!fi->undo && prepare(fi, err) == -1)
 			goto fail;
 	}
 	/* Lookups go at random over the table and the stage: see warm.c. */

@@ -51,6 +51,7 @@ struct verify {
 	char		*stage_path;
 	char		*next_path;
 	char		*filter_path;
+	char		*undo_path;
 	int		 fd;
 	int		 filter_fd;
 	int		 filter_errno;
@@ -67,6 +68,8 @@ struct verify {
 	int		 stage_has_log;	/* a fold cut short that took the
 					   log in */
 	int		 legacy;	/* a version before checks */
+	int		 undo_errno;	/* why PATH.undo cannot be read */
+	unsigned	 undo_damaged;	/* its entries that fail checks */
 	int		 lock_fd;
 	int		 made_lock;	/* PATH.lock, of an index copied
 					   without it */
@@ -168,6 +171,7 @@ verify_close(struct verify *v)
 	free(v->filter_path);
 	free(v->stage_path);
 	free(v->next_path);
+	free(v->undo_path);
 	if (v->ids_fd != -1)
 		close(v->ids_fd);
 	if (v->log_fd != -1)
@@ -338,6 +342,43 @@ verify_filter(struct verify *v, const struct nsd_index_report *r)
 	v->filter = f;
 }
 
+/*
+ * The runs --db-undo can take back, from PATH.undo; none when it is not
+ * there (the index has had no commit since nsdedup kept them), or cannot
+ * be read (v->undo_errno says why).
+ */
+static void
+read_undo(struct verify *v, struct nsd_index_report *r)
+{
+	struct nsd_undo_entry		 e[NSD_UNDO_RUNS];
+	const struct nsd_undo_entry	*steps[NSD_UNDO_RUNS];
+	uint64_t			 size, gen = 0;
+	size_t				 i;
+	int				 fd;
+
+	memset(e, 0, sizeof e);
+	if ((fd = open_companion(v->undo_path, &v->undo_errno, &size)) != -1) {
+		if (nsd_undo_read(fd, v->hdr.file_id, e, &v->undo_damaged) ==
+		    -1)
+			v->undo_errno = errno;
+		close(fd);
+	}
+	if (r->stage_unfinished) {
+		/* The next writer finishes the fold: a new build. */
+		r->undo_why = "the log has been folded into the stage since";
+		return;
+	}
+	if (v->stage_ok)
+		gen = v->stage_hdr.max_gen;
+	r->undo_runs = nsd_undo_chain(e, NSD_UNDO_RUNS, &v->hdr, gen, steps,
+	    NSD_UNDO_RUNS, &r->undo_why);
+	for (i = 0; i < r->undo_runs && i < NSD_UNDO_RUNS; i++) {
+		r->undo[i].generation = steps[i]->gen;
+		r->undo[i].records = steps[i]->records;
+		r->undo[i].committed_at = steps[i]->committed_at;
+	}
+}
+
 /* Lock, open and read the current header; sizes go into r. */
 static int
 verify_open_files(struct verify *v, const char *path, long wait_ms,
@@ -356,6 +397,7 @@ verify_open_files(struct verify *v, const char *path, long wait_ms,
 	v->stage_path = nsd_index_path(path, ".stage");
 	v->next_path = nsd_index_path(path, ".next");
 	v->filter_path = nsd_index_path(path, ".filter");
+	v->undo_path = nsd_index_path(path, ".undo");
 	if (nsd_index_lock(path, 1, wait_ms, &v->lock_fd, &v->made_lock,
 	    err) == -1)
 		return (-1);
@@ -389,6 +431,7 @@ verify_open_files(struct verify *v, const char *path, long wait_ms,
 	    &r->filter_file_size);
 	if (v->filter_fd != -1)
 		read_filter_header(v, r);
+	read_undo(v, r);
 	return (0);
 }
 
@@ -1152,6 +1195,12 @@ nsd_index_verify(const char *path, long wait_ms,
 	if (v.next.slots != NULL)
 		verify_between(&v, &v.next);
 	verify_log(&v, r, starts);
+	if (v.undo_errno != 0 && v.undo_errno != ENOENT)
+		say(&v, "%s: cannot read: %s", v.undo_path,
+		    strerror(v.undo_errno));
+	if (v.undo_damaged > 0)
+		say(&v, "%s: %u of its entries fail their checks (their runs "
+		    "cannot be undone)", v.undo_path, v.undo_damaged);
 	*problems = v.problems;
 	rc = 0;
 done:

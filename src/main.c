@@ -471,6 +471,29 @@ print_filter(const char *path, const struct nsd_index_report *r)
 	}
 }
 
+/*
+ * The runs --db-undo can take back (n, the first of them in runs, or none
+ * given), and why not one more.
+ */
+static void
+print_undo(size_t n, const struct nsd_undo_run *runs, const char *why)
+{
+	char	 t[32];
+	size_t	 i;
+
+	if (n == 0) {
+		printf("undo:          nothing to take back: %s\n", why);
+		return;
+	}
+	printf("undo:          %zu run%s can be taken back (--db-undo)%s\n", n,
+	    n == 1 ? "" : "s", runs != NULL ? ", the last first:" : "");
+	for (i = 0; runs != NULL && i < n && i < NSD_INDEX_UNDO_MAX; i++)
+		printf("               generation %" PRIu64 ", %" PRIu64
+		    " records, committed %s\n", runs[i].generation,
+		    runs[i].records, utc(runs[i].committed_at, t, sizeof t));
+	printf("               not the one before: %s\n", why);
+}
+
 /* --db-info, and the summary --db-verify ends with. */
 static void
 print_report(const char *path, const struct nsd_index_report *r)
@@ -537,6 +560,7 @@ print_report(const char *path, const struct nsd_index_report *r)
 	if (r->pending > r->generation)
 		printf("interrupted:   run %" PRIu64 " did not commit; the next"
 		    " run that writes clears what it left\n", r->pending);
+	print_undo(r->undo_runs, r->undo, r->undo_why);
 }
 
 /* A line of --db-info for a namespace: count words, each with its key. */
@@ -668,6 +692,29 @@ inspect_redis(const struct nsd_config *cfg)
 	return (finish_stdout(problems > 0 ? NSD_EXIT_INDEX : NSD_EXIT_OK));
 }
 
+/* --db-undo: take back the index's last run, read no records. */
+static int
+undo(const struct nsd_config *cfg)
+{
+	struct nsd_index_undone	 u;
+	struct nsd_error	 err = { 0, "" };
+	char			 t[32];
+
+	if (nsd_index_undo(cfg->db, cfg->wait_ms, &u, &err) == -1) {
+		fprintf(stderr, "nsdedup: %s\n", err.msg);
+		return (err.status);
+	}
+	errno = 0;
+	printf("undone:        the run committed %s (generation %" PRIu64
+	    ", %" PRIu64 " records)\n"
+	    "index:         %s, as before it: generation %" PRIu64 ", %"
+	    PRIu64 " records\n", utc(u.run.committed_at, t, sizeof t),
+	    u.run.generation, u.run.records, cfg->db, u.generation,
+	    u.records);
+	print_undo(u.left, NULL, u.why);
+	return (finish_stdout(NSD_EXIT_OK));
+}
+
 /* --db-info and --db-verify: look at the index, read no records. */
 static int
 inspect(const struct nsd_config *cfg)
@@ -677,6 +724,8 @@ inspect(const struct nsd_config *cfg)
 	uint64_t		 problems = 0;
 	int			 rc;
 
+	if (cfg->action == NSD_ACTION_DB_UNDO)
+		return (undo(cfg));
 	if (nsd_index_is_redis(cfg->db))
 		return (inspect_redis(cfg));
 	if (cfg->action == NSD_ACTION_DB_INFO)
@@ -829,6 +878,7 @@ main(int argc, char **argv)
 		io.path = cfg.db;
 		io.readonly = cfg.no_update;
 		io.wait_ms = cfg.wait_ms;
+		io.undo = 0;
 		rc = nsd_index_open_file(&ix, &io, &ip, &err);
 	} else
 		rc = nsd_index_open_memory(&ix, &ip, &err);

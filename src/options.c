@@ -401,6 +401,10 @@ static const struct option_spec specs[] = {
 	{ NULL, "db-info", 0, NULL, KIND_FLAG, FIELD(action),
 	  NSD_ACTION_DB_INFO, 0, 0, 0,
 	  "describe the index and exit" },
+	{ NULL, "db-undo", 0, NULL, KIND_FLAG, FIELD(action),
+	  NSD_ACTION_DB_UNDO, 0, 0, 0,
+	  "take back the last run committed to the index\n"
+	  "(again: the run before) and exit" },
 	{ NULL, "db-verify", 0, NULL, KIND_FLAG, FIELD(action),
 	  NSD_ACTION_DB_VERIFY, 0, 0, 0,
 	  "check every invariant of the index and exit" },
@@ -699,6 +703,23 @@ spec_index(const char *name)
 	abort();
 }
 
+/* The option of an action, for messages. */
+static const char *
+action_name(enum nsd_action action)
+{
+	switch (action) {
+	case NSD_ACTION_DB_INFO:
+		return ("db-info");
+	case NSD_ACTION_DB_VERIFY:
+		return ("db-verify");
+	case NSD_ACTION_DB_UNDO:
+		return ("db-undo");
+	case NSD_ACTION_RUN:
+		break;
+	}
+	return ("");
+}
+
 /*
  * The rules between options, once every option is read; given[i] says
  * whether specs[i] was. 0, or -1 with err set.
@@ -731,8 +752,16 @@ check_together(struct nsd_config *cfg, const unsigned char *given,
 		return (nsd_error_set(err, NSD_EXIT_USAGE,
 		    "--%s needs --db PATH", cfg->no_update ? "no-update" :
 		    wait_option != NULL ? wait_option :
-		    cfg->action == NSD_ACTION_DB_INFO ? "db-info" :
-		    "db-verify"));
+		    action_name(cfg->action)));
+	if (cfg->action == NSD_ACTION_DB_UNDO && cfg->no_update)
+		return (nsd_error_set(err, NSD_EXIT_USAGE,
+		    "--db-undo changes the index: it cannot go with "
+		    "--no-update"));
+	if (cfg->action == NSD_ACTION_DB_UNDO && nsd_index_is_redis(cfg->db))
+		return (nsd_error_set(err, NSD_EXIT_USAGE,
+		    "--db-undo takes back runs of a file index only: a "
+		    "redis:// index keeps no state before a run (see Undo in "
+		    "nsdedup-index(5))"));
 	if (cfg->ttl > 0 && (cfg->db == NULL || !nsd_index_is_redis(cfg->db)))
 		return (nsd_error_set(err, NSD_EXIT_USAGE,
 		    "--ttl needs --db redis://...: a file index keeps every "
@@ -744,9 +773,8 @@ check_together(struct nsd_config *cfg, const unsigned char *given,
 		    "and --dup-field other names"));
 	if (cfg->action != NSD_ACTION_RUN && cfg->nfiles > 0)
 		return (nsd_error_set(err, NSD_EXIT_USAGE,
-		    "--%s reads no FILE ('%s')",
-		    cfg->action == NSD_ACTION_DB_INFO ? "db-info" :
-		    "db-verify", cfg->files[0]));
+		    "--%s reads no FILE ('%s')", action_name(cfg->action),
+		    cfg->files[0]));
 	return (0);
 }
 

@@ -526,15 +526,17 @@ fiu_midrun() {
 	check_interrupted 0
 }
 
-@test "fiu: the commit header of a run that adds no entry cannot be written" {
+@test "fiu: the commit of a run that adds no entry cannot be written" {
 	need fiu
 	# Run 2 reads run 1's records again: its commit only counts them.
 	prepare a.jsonl a.jsonl
+	# Before the header, the entry of db.undo that saves the state
+	# before the run is written and synced.
 	fiu_fail posix/io/sync/fdatasync 5 --db db a.jsonl
-	commit_failed "syncing a header copy: Input/output error"
+	commit_failed "writing the undo file: Input/output error"
 	check_recovered pre
 	fiu_fail posix/io/rw/pwrite 28 --db db a.jsonl
-	commit_failed "writing a header copy: No space left on device"
+	commit_failed "writing the undo file: No space left on device"
 	check_recovered post
 }
 

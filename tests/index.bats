@@ -594,7 +594,12 @@ old_version_round_trip() {
 	pct=$(awk -v n="$fps" 'BEGIN { printf "%.1f", 100 * n / 1024 }')
 	expect_eq "$(info_field sweep)" \
 	    "at $pct% of the hash space, $pct% of it since the last fold"
-	[ "${#lines[@]}" -eq 16 ]
+	expect_eq "$(info_field undo)" \
+	    "2 runs can be taken back (--db-undo), the last first:"
+	[[ "${lines[17]}" =~ ^\ {15}generation\ 2,\ 40\ records,\ committed\ [0-9T:Z-]{20}$ ]]
+	[[ "${lines[18]}" =~ ^\ {15}generation\ 1,\ 20\ records,\ committed\ [0-9T:Z-]{20}$ ]]
+	expect_eq "${lines[19]}" "               not the one before: there is none"
+	[ "${#lines[@]}" -eq 20 ]
 }
 
 @test "--db-info shows --compat=nshash, reads no FILE and changes nothing" {

@@ -2,8 +2,8 @@
 # Memory errors and leaks under valgrind's memcheck, on runs that go
 # through every stage and the odd paths: bad records, long lines streamed
 # in pieces, input arriving in small pieces, compressed inputs, failing
-# runs, fields that no record has, and an index made, grown, updated, read
-# and checked. Leaks of every kind but memory still reachable at exit are
+# runs, fields that no record has, and an index made, grown, updated, read,
+# checked and taken back. Leaks of every kind but memory still reachable at exit are
 # errors. (-m simhash has its memcheck test in simhash.bats.)
 
 load helpers
@@ -87,7 +87,7 @@ memcheck() {
 	[[ "${lines[1]}" == *'"similar_id":1,"is_dup":true}' ]]
 }
 
-@test "memcheck: an index made, grown, updated, read and checked" {
+@test "memcheck: an index made, grown, updated, read, checked and taken back" {
 	: "${GENCORPUS:?run the tests through make check}"
 	need_memcheck
 	# 1000 records after 100 grow the table (see index-crash.bats).
@@ -111,6 +111,14 @@ memcheck() {
 	[ "$status" -eq 0 ]
 	memcheck --db db --db-verify
 	[ "$status" -eq 0 ]
+	# The TSV run taken back, then the growing run; not the first.
+	memcheck --db db --db-undo
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	memcheck --db db --db-undo
+	[ "$status" -eq 0 ]
+	memcheck --db db --db-undo
+	[ "$status" -eq 7 ]
 	memcheck --db missing --no-update a.jsonl
 	[ "$status" -eq 7 ]
 }

@@ -7,7 +7,10 @@
  * none that only a failed run claimed is found, and --db-verify finds no
  * problem. The sizes take the index through folds before a run and in
  * the middle of one, sweeps, growth (and its rename in the middle of a
- * run) and bulk loads, each committed or not.
+ * run) and bulk loads, each committed or not. Now and then the last runs
+ * are taken back (--db-undo): each undo that succeeds must leave what the
+ * model held before the run, every fingerprint of it found and none that
+ * only the run added, and one that is refused must change nothing.
  *
  * Then the rebuild with the log, on fingerprints chosen for where they
  * land in the table.
@@ -71,7 +74,7 @@ static const struct nsd_index_params params = {
 static struct nsd_index *
 open_index(const char *path)
 {
-	struct nsd_index_open	 o = { path, 0, -1 };
+	struct nsd_index_open	 o = { path, 0, -1, 0 };
 	struct nsd_index	*ix;
 	struct nsd_error	 err;
 
@@ -116,6 +119,75 @@ rnd(void)
 
 #define RUNS	40
 
+/* The model before each of the last committed runs, for their undo. */
+struct saved {
+	struct claimed	*model;
+	uint64_t	 n;
+};
+
+/*
+ * Take back the last committed run, if --db-undo can, and check the index
+ * against the model before it (the top of stack[*depth]): every key found
+ * with its group, and no key of the model after it that is not in that.
+ * *model and *nmodel become it. Returns whether every check held.
+ */
+static int
+check_undo(const char *path, struct claimed **model, uint64_t *nmodel,
+    struct saved *stack, size_t *depth, int *undone)
+{
+	struct nsd_index_report	 report;
+	struct nsd_index_undone	 u;
+	struct nsd_index	*ix;
+	struct nsd_error	 err;
+	struct claimed		*before;
+	uint64_t		 i, found, nbefore, problems = 0;
+	uint64_t		 lost = 0, wrong = 0, ghosts = 0;
+	int			 ok = 1;
+
+	if (nsd_index_undo(path, -1, &u, &err) == -1) {
+		/* Refused: nothing changes, and the model stands. */
+		if (err.status != NSD_EXIT_INDEX)
+			printf("# undo: %s\n", err.msg);
+		*depth = 0;
+		return (err.status == NSD_EXIT_INDEX);
+	}
+	if (*depth == 0) {
+		printf("# undo took back a run the model did not keep\n");
+		return (0);
+	}
+	(*undone)++;
+	before = stack[*depth - 1].model;
+	nbefore = stack[--*depth].n;
+	ix = open_index(path);
+	for (i = 0; i < nbefore; i++) {
+		found = 0;
+		ok &= nsd_index_lookup(ix, before[i].key, &found, &err) == 0;
+		lost += found == 0;
+		wrong += found != 0 && found != before[i].group;
+	}
+	for (i = 0; i < *nmodel; i++) {
+		if (bsearch(&(*model)[i], before, nbefore, sizeof *before,
+		    claimed_cmp) != NULL)
+			continue;
+		found = 0;
+		ok &= nsd_index_lookup(ix, (*model)[i].key, &found, &err) == 0;
+		ghosts += found != 0;
+	}
+	nsd_index_close(ix);
+	ok &= nsd_index_verify(path, -1, problem, NULL, 10, &report,
+	    &problems, &err) == 0 && problems == 0;
+	ok &= lost == 0 && wrong == 0 && ghosts == 0;
+	if (!ok)
+		printf("# undo: %llu lost, %llu wrong, %llu of the run taken "
+		    "back found, %llu problems\n", (unsigned long long)lost,
+		    (unsigned long long)wrong, (unsigned long long)ghosts,
+		    (unsigned long long)problems);
+	free(*model);
+	*model = before;
+	*nmodel = nbefore;
+	return (ok);
+}
+
 /*
  * Run after run over path; returns whether every check held. The model is
  * a sorted array of what committed runs claimed first.
@@ -127,9 +199,11 @@ check_model(const char *path)
 	struct nsd_index	*ix;
 	struct nsd_error	 err;
 	struct claimed		*model = NULL, *run = NULL, probe, *hit;
+	struct saved		 stack[NSD_INDEX_UNDO_MAX];
 	uint64_t		 nmodel = 0, nrun, size, i, g[8], found;
 	uint64_t		 problems, lost = 0, wrong = 0, ghosts = 0;
-	int			 r, commit, ok = 1;
+	size_t			 depth = 0;
+	int			 r, commit, ok = 1, undone = 0;
 
 	for (r = 0; r < RUNS && ok; r++) {
 		size = rnd() % 10 == 0 ? 50000 + rnd() % 100000 :
@@ -156,6 +230,17 @@ check_model(const char *path)
 			printf("# run %d: %s\n", r, err.msg);
 		nsd_index_close(ix);
 		if (commit) {
+			/* The model before it, for its undo. */
+			if (depth == NSD_INDEX_UNDO_MAX) {
+				free(stack[0].model);
+				memmove(stack, stack + 1, --depth *
+				    sizeof *stack);
+			}
+			stack[depth].model = xreallocarray(NULL, nmodel + 1,
+			    sizeof *model);
+			memcpy(stack[depth].model, model, nmodel *
+			    sizeof *model);
+			stack[depth++].n = nmodel;
 			/* First claim wins: only keys new to the model. */
 			model = xreallocarray(model, nmodel + nrun,
 			    sizeof *model);
@@ -195,14 +280,25 @@ check_model(const char *path)
 			    (unsigned long long)wrong,
 			    (unsigned long long)ghosts,
 			    (unsigned long long)problems);
+		/* Now and then, take back the last run or two. */
+		if (ok && commit && r < RUNS - 1 && rnd() % 3 == 0) {
+			ok &= check_undo(path, &model, &nmodel, stack, &depth,
+			    &undone);
+			if (ok && rnd() % 2 == 0)
+				ok &= check_undo(path, &model, &nmodel, stack,
+				    &depth, &undone);
+		}
 	}
-	printf("# %d runs, %llu fingerprints committed; the table of %llu "
-	    "slots, stage build %llu\n", r, (unsigned long long)nmodel,
+	printf("# %d runs, %llu fingerprints committed, %d taken back; the "
+	    "table of %llu slots, stage build %llu\n", r,
+	    (unsigned long long)nmodel, undone,
 	    (unsigned long long)report.slots,
 	    (unsigned long long)report.stage_build);
+	while (depth > 0)
+		free(stack[--depth].model);
 	free(model);
 	free(run);
-	return (ok);
+	return (ok && undone > 0);
 }
 
 /* Remove the files of the index at path. */
@@ -210,7 +306,7 @@ static void
 remove_index(const char *path)
 {
 	static const char *const suffix[] = { "", ".ids", ".log", ".lock",
-	    ".new", ".stage", ".stage.new", ".next" };
+	    ".new", ".stage", ".stage.new", ".next", ".undo" };
 	char		 name[4200];
 	size_t		 i;
 
