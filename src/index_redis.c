@@ -63,6 +63,16 @@
  * the block's unused numbers are handed back when no one has taken a
  * block since, so that one host's runs number their groups 1, 2, 3 ...
  * as the file index does, and hosts running at once interleave blocks.
+ * A block is used only once the replicas of the master that gave it out
+ * have it (WAIT, nsd_redis_command_replicated()): a failover to a replica
+ * without it would give it out again, and two groups with one number
+ * would merge two stories. The other writes are not waited for, since
+ * what a failover takes of them costs at most a duplicate let through: a
+ * lost claim is claimed again by the next record that has it, a lost
+ * group's keys count as gone (group_take()), a lost "@M" leaves a group
+ * its own, whose similar_id still ends at an original, and a lost
+ * arbitration is decided again, the stances keeping groups out of loops
+ * (and a loop made all the same, both lost, is an error, never a merge).
  *
  * With --ttl every key a run writes expires. A claim, a block, a group's
  * record and an arbitration's keys take the TTL when written, and a block
@@ -869,8 +879,9 @@ take_block(struct redis_index *ri, struct nsd_error *err)
 	argv[2] = block;
 	for (i = 0; i < 3; i++)
 		argvlen[i] = strlen(argv[i]);
-	if (nsd_redis_command(ri->cl, key, strlen(key), 3, argv, argvlen, &r,
-	    err) == -1)
+	/* Used only once the master's replicas have it (see above). */
+	if (nsd_redis_command_replicated(ri->cl, key, strlen(key), 3, argv,
+	    argvlen, &r, NULL, err) == -1)
 		return (nsd_ri_url_error(ri, err));
 	if (r->type == REDIS_REPLY_INTEGER && r->integer >= GROUP_BLOCK) {
 		ri->block_end = (uint64_t)r->integer;

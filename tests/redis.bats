@@ -555,6 +555,40 @@ slots_of() {
 	[ "$(printf '%s\n' "$masters" | grep -c -x "$victim")" -eq 0 ]
 }
 
+@test "with replicas, group numbers are used once every replica has them" {
+	local master replicas
+
+	redis_cluster_start cluster 3 1 2000
+	"$NSDEDUP" part1.jsonl > want
+	url=$(redis_cluster_url cluster waited)
+	master=$(redis_cluster_master_of cluster waited:next)
+	[ -n "$master" ]
+	nsd_to got --db "$url" part1.jsonl
+	ran_clean
+	same_file got want
+	# The master of the counter was asked for its replicas, and waited
+	# for them, once for each block of numbers the run took.
+	[ "$(redis_calls "$master" wait)" -ge 1 ]
+	[ "$(redis_calls "$master" wait)" -eq "$(redis_calls "$master" incrby)" ]
+	# Replicas that no longer answer acknowledge nothing: the run takes
+	# no number and ends, saying why.
+	replicas=$(redis_cluster_replicas cluster)
+	expect_eq "$(printf '%s\n' "$replicas" | wc -l)" 3
+	for port in $replicas; do
+		kill -STOP "$(redis_cluster_pid cluster "$port")"
+	done
+	url=$(redis_cluster_url cluster unwaited)
+	master=$(redis_cluster_master_of cluster unwaited:next)
+	NSDEDUP_REDIS_WAIT=1 NSDEDUP_REDIS_RETRY=2 \
+	    nsd_to got --db "$url" part1.jsonl
+	for port in $replicas; do
+		kill -CONT "$(redis_cluster_pid cluster "$port")"
+	done
+	expect_eq "$status" 7
+	[ ! -s got ]
+	expect_eq "$stderr" "nsdedup: $url: 127.0.0.1:$master: 0 of its 1 replicas acknowledged unwaited:next within 500 ms (gave up after 2.0 s)"
+}
+
 @test "connections lost mid-run are made again, and no decision is lost" {
 	"$NSDEDUP" --db file part1.jsonl > want
 	mkfifo feed
