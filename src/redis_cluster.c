@@ -72,6 +72,7 @@ struct nsd_redis {
 	size_t		 ask_cap;
 	char		 problem[256];		/* the last thing that went
 						   wrong, for the error */
+	uint64_t	 rounds;		/* rounds run so far */
 	struct nsd_redis_counts counts;
 };
 
@@ -728,6 +729,7 @@ round_run(struct nsd_redis *cl, struct nsd_redis_batch *b, int *refresh,
 	size_t		 i, k;
 	int		 done, asking;
 
+	cl->rounds++;
 	for (ni = 0; ni < cl->nnodes; ni++)
 		cl->nodes[ni].nsent = 0;
 	for (i = 0; i < b->ncmds; i++) {
@@ -793,6 +795,7 @@ round_run(struct nsd_redis *cl, struct nsd_redis_batch *b, int *refresh,
 				b->cmds[i].reply = r;
 				b->cmds[i].node = ni;
 				b->cmds[i].conn = n->conn;
+				b->cmds[i].round = cl->rounds;
 				continue;
 			case MOVED:
 				cl->counts.moved++;
@@ -965,15 +968,19 @@ nsd_redis_command_replicated(struct nsd_redis *cl, const char *key,
 		}
 		if (batch_run(cl, &b, err) == -1)
 			break;
-		acked = 0;
-		if (b.cmds[0].node != node)
-			snprintf(cl->problem, sizeof cl->problem, "%s:%d: "
-			    "the master changed", cl->nodes[node].host,
-			    cl->nodes[node].port);
-		else if (online == 0 || (b.cmds[1].node == node &&
+		/* WAIT counts from the command only behind it, on its link. */
+		acked = -1;
+		if (online > 0 && b.cmds[1].node == node &&
 		    b.cmds[1].conn == b.cmds[0].conn &&
-		    b.cmds[1].reply->type == REDIS_REPLY_INTEGER &&
-		    (acked = (long)b.cmds[1].reply->integer) >= online)) {
+		    b.cmds[1].round == b.cmds[0].round &&
+		    b.cmds[1].reply->type == REDIS_REPLY_INTEGER)
+			acked = (long)b.cmds[1].reply->integer;
+		if (b.cmds[0].node != node || (online > 0 && acked == -1))
+			snprintf(cl->problem, sizeof cl->problem, "%s:%d: %.*s "
+			    "was not answered with its WAIT (the master or "
+			    "the connection changed)", cl->nodes[node].host,
+			    cl->nodes[node].port, (int)key_len, key);
+		else if (online == 0 || acked >= online) {
 			*reply = b.cmds[0].reply;
 			b.cmds[0].reply = NULL;
 			if (replicas != NULL)

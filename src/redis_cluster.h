@@ -102,9 +102,10 @@ struct nsd_redis_batch {
 		size_t		 len;
 		unsigned	 slot;
 		redisReply	*reply;
-		/* Where it was answered: a node, and its connection. */
+		/* Where and when it was answered: a node, its connection. */
 		uint16_t	 node;
 		uint64_t	 conn;
+		uint64_t	 round;
 	}		*cmds;
 	size_t		 ncmds;
 	size_t		 cap;

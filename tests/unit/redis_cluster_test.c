@@ -1373,6 +1373,28 @@ test_replicated(void)
 	}
 	fake_finish(&f, "WAIT: fewer replicas, then all");
 
+	/* The command told to wait: its WAIT counted from before it. */
+	fake_init(&f);
+	s = fake_script(&f, "a", 6379);
+	step(s, "CLUSTER SLOTS", disabled);
+	step_info(s, 1);
+	step(s, "INCRBY n 1024", "-LOADING Redis is loading the dataset in "
+	    "memory\r\n");
+	step(s, "WAIT 1 500", ":1\r\n");
+	step(s, "INCRBY n 1024", ":1024\r\n");
+	step_info(s, 1);
+	step(s, "INCRBY n 1024", ":2048\r\n");
+	step(s, "WAIT 1 500", ":1\r\n");
+	fake_start(&f, &o, "a:6379");
+	if ((cl = client_open(&o, name)) != NULL) {
+		v = incr_replicated(cl, &acked, &err);
+		tap_ok(v == 2048 && acked == 1,
+		    "%s: answered before its command ran, it does not count "
+		    "(%lld)", name, v);
+		nsd_redis_close(cl);
+	}
+	fake_finish(&f, "WAIT: before the command");
+
 	fake_init(&f);
 	s = fake_script(&f, "a", 6379);
 	step(s, "CLUSTER SLOTS", disabled);
