@@ -63,6 +63,28 @@
  * the block's unused numbers are handed back when no one has taken a
  * block since, so that one host's runs number their groups 1, 2, 3 ...
  * as the file index does, and hosts running at once interleave blocks.
+ * A block is used only once the replicas of the master that gave it out
+ * have it (WAIT, nsd_redis_command_replicated()): a failover to a replica
+ * without it would give it out again, and two groups with one number
+ * would merge two stories. The other writes are not waited for, since
+ * what a failover takes of them costs at most a duplicate let through: a
+ * lost claim is claimed again by the next record that has it, a lost
+ * group's keys count as gone (group_take()), a lost "@M" leaves a group
+ * its own, whose similar_id still ends at an original, and a lost
+ * arbitration is decided again, the stances keeping groups out of loops
+ * (and a loop made all the same, both lost, is an error, never a merge).
+ *
+ * With --ttl every key a run writes expires. A claim, a block, a group's
+ * record and an arbitration's keys take the TTL when written, and a block
+ * and a group's record again with each claim for them. A run's key, done,
+ * takes it too: past it, a group of the run that later claims kept alive
+ * takes its first record again for an original, as --ttl promises of a
+ * record whose fingerprints expired. NS:params and NS:next must outlive
+ * every key made with those parameters or naming a group number (a group
+ * numbered again would merge two stories), so they expire only in a
+ * namespace made with --ttl (NS:params made with an expiry), where each
+ * batch pushes theirs past its own writes (EXPIRE ... GT, which another
+ * run's longer TTL keeps), and a run without --ttl makes them stay.
  *
  * Every command may be sent twice (redis_cluster.c resends what a lost
  * connection left unanswered), and each answers the second time as it
@@ -817,6 +839,29 @@ redis_add(struct nsd_index *ix, uint64_t fp, uint64_t group,
 	return (0);
 }
 
+/* Give the counter key, which has no expiry, the namespace's. */
+static int
+counter_expire(struct redis_index *ri, const char *key, struct nsd_error *err)
+{
+	const char	*argv[3];
+	size_t		 argvlen[3];
+	char		 ttl[24];
+	redisReply	*r;
+	int		 i;
+
+	snprintf(ttl, sizeof ttl, "%ld", ri->ttl);
+	argv[0] = "EXPIRE";
+	argv[1] = key;
+	argv[2] = ttl;
+	for (i = 0; i < 3; i++)
+		argvlen[i] = strlen(argv[i]);
+	if (nsd_redis_command(ri->cl, key, argvlen[1], 3, argv, argvlen, &r,
+	    err) == -1)
+		return (nsd_ri_url_error(ri, err));
+	freeReplyObject(r);
+	return (0);
+}
+
 /* Take a block of group numbers; 0 or -1. */
 static int
 take_block(struct redis_index *ri, struct nsd_error *err)
@@ -834,13 +879,17 @@ take_block(struct redis_index *ri, struct nsd_error *err)
 	argv[2] = block;
 	for (i = 0; i < 3; i++)
 		argvlen[i] = strlen(argv[i]);
-	if (nsd_redis_command(ri->cl, key, strlen(key), 3, argv, argvlen, &r,
-	    err) == -1)
+	/* Used only once the master's replicas have it (see above). */
+	if (nsd_redis_command_replicated(ri->cl, key, strlen(key), 3, argv,
+	    argvlen, &r, NULL, err) == -1)
 		return (nsd_ri_url_error(ri, err));
 	if (r->type == REDIS_REPLY_INTEGER && r->integer >= GROUP_BLOCK) {
 		ri->block_end = (uint64_t)r->integer;
 		ri->block_next = ri->block_end - GROUP_BLOCK + 1;
 		ri->block_taken = ri->block_end;
+		/* A counter this made, in a namespace that expires. */
+		if (ri->meta_expires && r->integer == GROUP_BLOCK)
+			rc = counter_expire(ri, key, err);
 	} else
 		rc = nsd_error_set(err, NSD_EXIT_INDEX, "%s: %s: %s", ri->url,
 		    key, r->type == REDIS_REPLY_ERROR ? r->str :
@@ -1009,7 +1058,7 @@ give_back(struct redis_index *ri)
 	int	 i;
 	static const char script[] =
 	    "if redis.call('GET', KEYS[1]) == ARGV[1] then "
-	    "redis.call('SET', KEYS[1], ARGV[2]) end return 0";
+	    "redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL') end return 0";
 	const char	*argv[6];
 	size_t		 argvlen[6];
 	char		 key[128], taken[24], used[24];

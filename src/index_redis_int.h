@@ -110,6 +110,8 @@ struct redis_index {
 	char			 ns[NAMESPACE_MAX + 1];
 	int			 readonly;
 	long			 ttl;		/* seconds; 0: keys stay */
+	int			 meta_expires;	/* NS:params and NS:next
+						   expire too (--ttl) */
 	int			 repeats;	/* keys added to block tables,
 					   not claimed (nsd_index_params) */
 	unsigned		 distance;	/* SimHash, from near() */
@@ -228,6 +230,7 @@ int	 nsd_ri_params_refuse(const char *, const char *,
 /* index_redis_settle.c: writing a batch, arbitration, the runs. */
 size_t	 nsd_ri_run_key(const struct redis_index *, char *, size_t, uint64_t);
 int	 nsd_ri_run_mark(struct redis_index *, int, int, struct nsd_error *);
+void	 nsd_ri_meta_refresh(struct redis_index *);
 void	 nsd_ri_begin_batch(struct nsd_index *);
 int	 nsd_ri_settle(struct nsd_index *, const struct nsd_index_conflict **,
 	    size_t *, struct nsd_error *);

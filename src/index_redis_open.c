@@ -188,10 +188,10 @@ nsd_ri_params_refuse(const char *url, const char *ns,
 static int
 check_params(struct redis_index *ri, struct nsd_error *err)
 {
-	int	 i;
-	const char	*argv[5];
-	size_t		 argvlen[5];
-	char		 key[128], want[512];
+	int	 i, argc = 5;
+	const char	*argv[7];
+	size_t		 argvlen[7];
+	char		 key[128], want[512], ttl[24];
 	struct ri_params had;
 	enum params_state st;
 	redisReply	*r;
@@ -204,10 +204,16 @@ check_params(struct redis_index *ri, struct nsd_error *err)
 	argv[2] = want;
 	argv[3] = "NX";
 	argv[4] = "GET";
-	for (i = 0; i < 5; i++)
+	/* Made by a run with --ttl, the namespace expires whole. */
+	if (ri->ttl > 0) {
+		snprintf(ttl, sizeof ttl, "%ld", ri->ttl);
+		argv[argc++] = "EX";
+		argv[argc++] = ttl;
+	}
+	for (i = 0; i < argc; i++)
 		argvlen[i] = strlen(argv[i]);
-	if (nsd_redis_command(ri->cl, key, strlen(key), ri->readonly ? 2 : 5,
-	    argv, argvlen, &r, err) == -1)
+	if (nsd_redis_command(ri->cl, key, strlen(key), ri->readonly ? 2 :
+	    argc, argv, argvlen, &r, err) == -1)
 		return (nsd_ri_url_error(ri, err));
 	if (r->type == REDIS_REPLY_ERROR &&
 	    strncmp(r->str, "WRONGTYPE", 9) == 0)
@@ -239,6 +245,39 @@ check_params(struct redis_index *ri, struct nsd_error *err)
 	}
 	freeReplyObject(r);
 	return (rc);
+}
+
+/*
+ * Whether NS:params and NS:next are to expire with what this run writes:
+ * with --ttl, when NS:params expires (the namespace was made by a run
+ * with --ttl); they are then kept alive as long as any key a run wrote
+ * (nsd_ri_meta_refresh()). A run without --ttl writes keys that stay, and
+ * so makes them stay too: were the counter to expire before a group that
+ * stays, a later group would take its number.
+ */
+static int
+meta_expiry(struct redis_index *ri, struct nsd_error *err)
+{
+	const char		*argv[2];
+	size_t			 argvlen[2];
+	char			 params[128], next[128];
+	const redisReply	*r;
+
+	snprintf(params, sizeof params, "%s:params", ri->ns);
+	snprintf(next, sizeof next, "%s:next", ri->ns);
+	nsd_ri_cmds_begin(ri);
+	argv[0] = ri->ttl > 0 ? "PTTL" : "PERSIST";
+	nsd_ri_cmd_add(ri, params, strlen(params), 2, argv, argvlen);
+	if (ri->ttl == 0)
+		nsd_ri_cmd_add(ri, next, strlen(next), 2, argv, argvlen);
+	if (nsd_ri_cmds_run(ri, err) == -1)
+		return (-1);
+	r = nsd_redis_batch_reply(&ri->batch, 0);
+	if (nsd_ri_reply_failed(ri, r, err))
+		return (-1);
+	ri->meta_expires = ri->ttl > 0 && r->type == REDIS_REPLY_INTEGER &&
+	    r->integer >= 0;
+	return (0);
 }
 
 /*
@@ -390,6 +429,8 @@ nsd_index_open_redis(struct nsd_index **ixp, const struct nsd_index_redis *o,
 	ri->repeats = p->repeats;
 	if (rc == 0)
 		rc = check_params(ri, err);
+	if (rc == 0 && !ri->readonly)
+		rc = meta_expiry(ri, err);
 	/* This run's token, which its groups keep, and its lease. */
 	if (getrandom(&ri->run, sizeof ri->run, 0) != sizeof ri->run)
 		ri->run = nsd_fmix64((uint64_t)time(NULL) ^

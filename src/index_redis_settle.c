@@ -102,8 +102,15 @@ nsd_ri_run_mark(struct redis_index *ri, int done, int batch,
 	argv[1] = key;
 	argvlen[1] = nsd_ri_run_key(ri, key, sizeof key, ri->run);
 	argv[2] = done ? "done" : "running";
-	if (!done) {
-		snprintf(lease, sizeof lease, "%d", RUN_LEASE);
+	/*
+	 * Done, it lives as long as --ttl lets what the run wrote live:
+	 * past that, a group of the run that a later claim kept alive takes
+	 * its first record again for an original, as --ttl promises of a
+	 * record whose fingerprints expired.
+	 */
+	if (!done || ri->ttl > 0) {
+		snprintf(lease, sizeof lease, "%ld", done ? ri->ttl :
+		    (long)RUN_LEASE);
 		argv[argc++] = "EX";
 		argv[argc++] = lease;
 	}
@@ -186,6 +193,34 @@ set_nx_get_args(const struct redis_index *ri, const char **argv,
 	return (ttl_args(ri, argv, argvlen, 5, ttl, size));
 }
 
+/*
+ * Add to the batch being built what keeps NS:params and NS:next alive as
+ * long as the keys it writes, when they expire at all: EXPIRE ... GT,
+ * which never shortens a life that another run made longer.
+ */
+void
+nsd_ri_meta_refresh(struct redis_index *ri)
+{
+	const char	*argv[4];
+	size_t		 argvlen[4];
+	char		 key[128], ttl[24];
+	int		 n;
+
+	if (!ri->meta_expires)
+		return;
+	snprintf(ttl, sizeof ttl, "%ld", ri->ttl);
+	argv[0] = "EXPIRE";
+	argv[2] = ttl;
+	argvlen[2] = SIZE_MAX;
+	argv[3] = "GT";
+	argvlen[3] = 2;
+	n = snprintf(key, sizeof key, "%s:params", ri->ns);
+	nsd_ri_cmd_add(ri, key, (size_t)n, 4, argv, argvlen);
+	n = snprintf(key, sizeof key, "%s:next", ri->ns);
+	argvlen[2] = SIZE_MAX;
+	nsd_ri_cmd_add(ri, key, (size_t)n, 4, argv, argvlen);
+}
+
 /* Write the records of the groups this batch opened. */
 static int
 write_groups(struct redis_index *ri, struct nsd_error *err)
@@ -220,6 +255,8 @@ write_groups(struct redis_index *ri, struct nsd_error *err)
 		nsd_ri_cmd_add(ri, key, nsd_ri_group_key(ri, key, sizeof key,
 		    ri->fresh[i]), argc, argv, argvlen);
 	}
+	if (ri->nclaims == 0)
+		nsd_ri_meta_refresh(ri);
 	if (nsd_ri_cmds_run(ri, err) == -1)
 		return (-1);
 	for (i = 0; i < ri->batch.ncmds; i++)
@@ -334,6 +371,7 @@ write_claims(struct redis_index *ri, struct nsd_error *err)
 		nsd_ri_cmd_add(ri, key, nsd_ri_group_key(ri, key, sizeof key,
 		    ri->claims[i].group), 3, argv, argvlen);
 	}
+	nsd_ri_meta_refresh(ri);
 	if (nsd_ri_cmds_run(ri, err) == -1)
 		return (-1);
 	for (i = 0, c = 0; i < ri->nclaims; i++) {
@@ -654,8 +692,15 @@ nsd_ri_commit(struct nsd_index *ix, uint64_t records, struct nsd_error *err)
 
 	(void)records;
 	batch_done(ri);
-	if (ri->readonly || nsd_ri_run_mark(ri, 1, 0, err) == -1)
-		return (ri->readonly ? 0 : -1);
+	if (ri->readonly)
+		return (0);
+	/* The run's key, done, dies no later than the namespace. */
+	nsd_ri_cmds_begin(ri);
+	(void)nsd_ri_run_mark(ri, 1, 1, err);
+	nsd_ri_meta_refresh(ri);
+	if (nsd_ri_cmds_run(ri, err) == -1 || nsd_ri_reply_failed(ri,
+	    nsd_redis_batch_reply(&ri->batch, 0), err))
+		return (-1);
 	ri->committed = 1;
 	return (0);
 }

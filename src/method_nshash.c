@@ -154,7 +154,14 @@ is_common(struct nsd_index *ix, uint64_t fp, unsigned common, int *yes,
 	return (0);
 }
 
-/* Group, new to fingerprint fp, presents it: add its next mark. */
+/*
+ * Group, new to fingerprint fp, presents it: add its next mark, unless it
+ * holds one already. A group counts once however many of its records
+ * present fp: on a shared index, the records of two groups that are to
+ * become one (two hosts opened them at once) present each other's
+ * fingerprints until they learn it, and counting every record would make
+ * the story's own sentences boilerplate.
+ */
 static int
 count_presenter(struct nsd_index *ix, uint64_t fp, unsigned common,
     uint64_t group, struct nsd_error *err)
@@ -166,7 +173,7 @@ count_presenter(struct nsd_index *ix, uint64_t fp, unsigned common,
 		if (nsd_index_claim(ix, nsd_nshash_mark(fp, level), group,
 		    &holder, err) == -1)
 			return (-1);
-		if (holder == 0)
+		if (holder == 0 || holder == group)
 			break;		/* the first level no group held */
 	}
 	return (0);

@@ -54,6 +54,7 @@ struct node {
 	size_t		 nsent;
 	size_t		 sent_cap;
 	int		 connected_before;
+	uint64_t	 conn;		/* connections made so far */
 };
 
 struct nsd_redis {
@@ -71,6 +72,7 @@ struct nsd_redis {
 	size_t		 ask_cap;
 	char		 problem[256];		/* the last thing that went
 						   wrong, for the error */
+	uint64_t	 rounds;		/* rounds run so far */
 	struct nsd_redis_counts counts;
 };
 
@@ -267,6 +269,7 @@ node_connect(struct nsd_redis *cl, struct node *n)
 		node_drop(n);
 		return (-1);
 	}
+	n->conn++;
 	if (cl->password == NULL)
 		return (0);
 	argv[argc++] = "AUTH";
@@ -726,6 +729,7 @@ round_run(struct nsd_redis *cl, struct nsd_redis_batch *b, int *refresh,
 	size_t		 i, k;
 	int		 done, asking;
 
+	cl->rounds++;
 	for (ni = 0; ni < cl->nnodes; ni++)
 		cl->nodes[ni].nsent = 0;
 	for (i = 0; i < b->ncmds; i++) {
@@ -789,6 +793,9 @@ round_run(struct nsd_redis *cl, struct nsd_redis_batch *b, int *refresh,
 			switch (v) {
 			case ANSWER:
 				b->cmds[i].reply = r;
+				b->cmds[i].node = ni;
+				b->cmds[i].conn = n->conn;
+				b->cmds[i].round = cl->rounds;
 				continue;
 			case MOVED:
 				cl->counts.moved++;
@@ -877,4 +884,128 @@ nsd_redis_command(struct nsd_redis *cl, const char *key, size_t key_len,
 	b.cmds[0].reply = NULL;
 	nsd_redis_batch_free(&b);
 	return (0);
+}
+
+/*
+ * The replicas that INFO replication's reply r says are online: those
+ * that have the data set and follow the stream, and so could be promoted
+ * with what the master acknowledged. -1 when r is not that reply.
+ */
+static long
+replicas_online(const redisReply *r)
+{
+	const char	*p, *end, *line;
+	long		 n = 0;
+	int		 role = 0;
+
+	if (r->type != REDIS_REPLY_STRING)
+		return (-1);
+	for (p = r->str, end = r->str + r->len; p < end; p = line + 1) {
+		line = memchr(p, '\n', (size_t)(end - p));
+		if (line == NULL)
+			line = end;
+		if ((size_t)(line - p) >= 11 && memcmp(p, "role:master",
+		    11) == 0)
+			role = 1;
+		if ((size_t)(line - p) > 5 && memcmp(p, "slave", 5) == 0 &&
+		    p[5] >= '0' && p[5] <= '9' &&
+		    memmem(p, (size_t)(line - p), "state=online", 12) != NULL)
+			n++;
+	}
+	return (role ? n : -1);
+}
+
+int
+nsd_redis_command_replicated(struct nsd_redis *cl, const char *key,
+    size_t key_len, int argc, const char **argv, const size_t *argvlen,
+    redisReply **reply, long *replicas, struct nsd_error *err)
+{
+	const char		*info[2] = { "INFO", "replication" };
+	const size_t		 info_len[2] = { 4, 11 };
+	const char		*wait[3] = { "WAIT", NULL, NULL };
+	size_t			 wait_len[3];
+	char			 want[24], timeout[24];
+	struct nsd_redis_batch	 b;
+	struct pipe_guard	 g;
+	const redisReply	*r;
+	long			 online, acked, deadline, backoff;
+	uint16_t		 node;
+	int			 rc = -1;
+
+	nsd_redis_batch_init(&b);
+	deadline = now_ms() + cl->opt.retry_ms;
+	backoff = BACKOFF_FIRST_MS;
+	snprintf(timeout, sizeof timeout, "%ld", cl->opt.wait_ms / 2);
+	pipe_guard_begin(&g);
+	for (;;) {
+		/* The replicas of the master that serves key. */
+		nsd_redis_batch_reset(&b);
+		nsd_redis_batch_add(&b, key, key_len, 2, info, info_len);
+		if (batch_run(cl, &b, err) == -1)
+			break;
+		r = nsd_redis_batch_reply(&b, 0);
+		if ((online = replicas_online(r)) == -1) {
+			nsd_error_set(err, NSD_EXIT_INDEX, "%s:%d: INFO "
+			    "replication: %s", cl->nodes[b.cmds[0].node].host,
+			    cl->nodes[b.cmds[0].node].port,
+			    r->type == REDIS_REPLY_ERROR ? r->str :
+			    "not a master's");
+			break;
+		}
+		node = b.cmds[0].node;
+		/* The command, then WAIT behind it on its connection. */
+		nsd_redis_batch_reset(&b);
+		nsd_redis_batch_add(&b, key, key_len, argc, argv, argvlen);
+		if (online > 0) {
+			snprintf(want, sizeof want, "%ld", online);
+			wait[1] = want;
+			wait[2] = timeout;
+			wait_len[0] = 4;
+			wait_len[1] = strlen(want);
+			wait_len[2] = strlen(timeout);
+			nsd_redis_batch_add(&b, key, key_len, 3, wait,
+			    wait_len);
+		}
+		if (batch_run(cl, &b, err) == -1)
+			break;
+		/* WAIT counts from the command only behind it, on its link. */
+		acked = -1;
+		if (online > 0 && b.cmds[1].node == node &&
+		    b.cmds[1].conn == b.cmds[0].conn &&
+		    b.cmds[1].round == b.cmds[0].round &&
+		    b.cmds[1].reply->type == REDIS_REPLY_INTEGER)
+			acked = (long)b.cmds[1].reply->integer;
+		if (b.cmds[0].node != node || (online > 0 && acked == -1))
+			snprintf(cl->problem, sizeof cl->problem, "%s:%d: %.*s "
+			    "was not answered with its WAIT (the master or "
+			    "the connection changed)", cl->nodes[node].host,
+			    cl->nodes[node].port, (int)key_len, key);
+		else if (online == 0 || acked >= online) {
+			*reply = b.cmds[0].reply;
+			b.cmds[0].reply = NULL;
+			if (replicas != NULL)
+				*replicas = online > 0 ? acked : 0;
+			rc = 0;
+			break;
+		} else
+			snprintf(cl->problem, sizeof cl->problem, "%s:%d: "
+			    "%ld of its %ld replicas acknowledged %.*s "
+			    "within %s ms", cl->nodes[node].host,
+			    cl->nodes[node].port, acked, online,
+			    (int)key_len, key, timeout);
+		cl->counts.retried++;
+		if (now_ms() >= deadline) {
+			nsd_error_set(err, NSD_EXIT_INDEX, "%s (gave up after "
+			    "%.1f s)", cl->problem, cl->opt.retry_ms / 1000.0);
+			break;
+		}
+		sleep_ms(backoff);
+		backoff = backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS :
+		    backoff * 2;
+		if (cl->cluster)
+			(void)map_read(cl);
+	}
+	pipe_guard_end(&g);
+	nsd_redis_batch_free(&b);
+	return (rc);
 }

@@ -102,6 +102,10 @@ struct nsd_redis_batch {
 		size_t		 len;
 		unsigned	 slot;
 		redisReply	*reply;
+		/* Where and when it was answered: a node, its connection. */
+		uint16_t	 node;
+		uint64_t	 conn;
+		uint64_t	 round;
 	}		*cmds;
 	size_t		 ncmds;
 	size_t		 cap;
@@ -144,5 +148,23 @@ nsd_redis_batch_reply(const struct nsd_redis_batch *b, size_t i)
  */
 int	 nsd_redis_command(struct nsd_redis *, const char *, size_t, int,
 	    const char **, const size_t *, redisReply **, struct nsd_error *);
+
+/*
+ * Run one command (routed by key) as nsd_redis_command() does, then make
+ * sure that the replicas of the master that ran it have it before the
+ * caller uses the reply: WAIT for the replicas that master has online
+ * (INFO replication), on the same connection, for at most half of
+ * wait_ms. A master without replicas is not waited for. When fewer
+ * replicas than that acknowledge, or the command and its WAIT were not
+ * answered on one connection (a redirection, a lost connection, a
+ * failover between them), the command is run again, after a back-off,
+ * until the retry budget is spent: -1 then, with err saying how many of
+ * how many replicas acknowledged. So only for a command whose run again
+ * costs nothing but its first answer (INCRBY of a counter of blocks).
+ * *replicas (unless NULL) is how many replicas acknowledged.
+ */
+int	 nsd_redis_command_replicated(struct nsd_redis *, const char *,
+	    size_t, int, const char **, const size_t *, redisReply **,
+	    long *, struct nsd_error *);
 
 #endif /* NSD_REDIS_CLUSTER_H */

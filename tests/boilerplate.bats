@@ -94,6 +94,20 @@ footed_stories() {
 	[[ "$stderr" == *'duplicates  1'* ]]
 }
 
+@test "a group counts once towards --common, however many of its records present the footer" {
+	# s2 presents s1's footer; so does c2, a copy of s2 that joins it
+	# (its whole text another): still one group, not two, so the footer
+	# is not common and f1, the footer alone, joins s1.
+	footed_stories 2
+	record c2 "Reposted. $(story 2 "$FOOTER")" >>in.jsonl
+	record f1 "$FOOTER" >>in.jsonl
+	run_nsd --common=3 in.jsonl
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	expect_eq "$(groups_of "$output")" \
+	    "$(printf 's1 s1\ns2 s2\nc2 s2\nf1 s1')"
+}
+
 @test "the counts of --common last in the index, and --no-update reads them" {
 	footed_stories 3
 	"$NSDEDUP" --db x.nsd in.jsonl >/dev/null

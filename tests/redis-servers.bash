@@ -352,6 +352,24 @@ redis_cluster_masters() {
 	    sort -n
 }
 
+# The ports of cluster $1's running replicas, as a running node sees them.
+redis_cluster_replicas() {
+	local port
+
+	port=$(redis_cluster_live "$1" | head -n 1)
+	redis_cli "$port" CLUSTER NODES | tr -d '\r' |
+	    awk '$3 ~ /slave/ && $3 !~ /fail/ {
+		sub(/^[^:]*:/, "", $2); sub(/@.*/, "", $2); print $2 }' |
+	    sort -n
+}
+
+# How many times the server on port $1 ran command $2 (lower case).
+redis_calls() {
+	redis_cli "$1" INFO commandstats | tr -d '\r' |
+	    sed -n "s/^cmdstat_$2:calls=\([0-9]*\),.*/\1/p" | grep . ||
+	    echo 0
+}
+
 # The port of the master of cluster $1 that serves key $2.
 redis_cluster_master_of() {
 	local port slot

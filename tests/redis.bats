@@ -275,8 +275,8 @@ partition() {
 }
 
 # Two runs of -m $1 at once on the shared cluster, in namespace $4, over
-# in.jsonl in the orders of seeds $2 and $3. Fails if a run fails, or
-# misses a record; writes what they made of the groups that is wrong, if
+# in.jsonl in the orders of seeds $2 and $3, with --ttl. Fails if a run
+# fails, misses a record or leaves a key without an expiry; writes what they made of the groups that is wrong, if
 # anything, to problems-$4, and sets raced to whether they raced.
 race() {
 	local m=$1 ns=$4 url pa pb sa sb
@@ -292,11 +292,11 @@ race() {
 	triples one.jsonl | cut -d ' ' -f 1,2 > groups.txt
 	[ "$(cut -d ' ' -f 2 groups.txt | sort -u | wc -l)" -lt 1000 ]
 	url=$(redis_cluster_url "$CLUSTER" "$ns")
-	timeout 100 "$NSDEDUP" --stats -m "$m" --db "$url" a.jsonl \
+	timeout 100 "$NSDEDUP" --stats --ttl 1d -m "$m" --db "$url" a.jsonl \
 	    > out-a 2> err-a 3>&- &
 	pa=$!
 	redis_track "$pa"
-	timeout 100 "$NSDEDUP" --stats -m "$m" --db "$url" b.jsonl \
+	timeout 100 "$NSDEDUP" --stats --ttl 1d -m "$m" --db "$url" b.jsonl \
 	    > out-b 2> err-b 3>&- &
 	pb=$!
 	redis_track "$pb"
@@ -307,6 +307,9 @@ race() {
 	expect_eq "$sa $sb" "0 0"
 	stats_only err-a
 	stats_only err-b
+	# --ttl: every key expires, the arbitrations' among them.
+	# shellcheck disable=SC2046  # the ports, words
+	expect_eq "$(keys_forever "$ns" $(cluster_ports))" ""
 	# They raced: each found claims of the other's in its way, and some
 	# of its groups gave way to the other's.
 	grep -h 'redis ' err-a err-b
@@ -552,6 +555,40 @@ slots_of() {
 	[ "$(printf '%s\n' "$masters" | grep -c -x "$victim")" -eq 0 ]
 }
 
+@test "with replicas, group numbers are used once every replica has them" {
+	local master replicas
+
+	redis_cluster_start cluster 3 1 2000
+	"$NSDEDUP" part1.jsonl > want
+	url=$(redis_cluster_url cluster waited)
+	master=$(redis_cluster_master_of cluster waited:next)
+	[ -n "$master" ]
+	nsd_to got --db "$url" part1.jsonl
+	ran_clean
+	same_file got want
+	# The master of the counter was asked for its replicas, and waited
+	# for them, once for each block of numbers the run took.
+	[ "$(redis_calls "$master" wait)" -ge 1 ]
+	[ "$(redis_calls "$master" wait)" -eq "$(redis_calls "$master" incrby)" ]
+	# Replicas that no longer answer acknowledge nothing: the run takes
+	# no number and ends, saying why.
+	replicas=$(redis_cluster_replicas cluster)
+	expect_eq "$(printf '%s\n' "$replicas" | wc -l)" 3
+	for port in $replicas; do
+		kill -STOP "$(redis_cluster_pid cluster "$port")"
+	done
+	url=$(redis_cluster_url cluster unwaited)
+	master=$(redis_cluster_master_of cluster unwaited:next)
+	NSDEDUP_REDIS_WAIT=1 NSDEDUP_REDIS_RETRY=2 \
+	    nsd_to got --db "$url" part1.jsonl
+	for port in $replicas; do
+		kill -CONT "$(redis_cluster_pid cluster "$port")"
+	done
+	expect_eq "$status" 7
+	[ ! -s got ]
+	expect_eq "$stderr" "nsdedup: $url: 127.0.0.1:$master: 0 of its 1 replicas acknowledged unwaited:next within 500 ms (gave up after 2.0 s)"
+}
+
 @test "connections lost mid-run are made again, and no decision is lost" {
 	"$NSDEDUP" --db file part1.jsonl > want
 	mkfifo feed
@@ -661,24 +698,119 @@ ttls() {
 	    redis_cli "$SINGLE_PORT" | tr -d '\r'
 }
 
-@test "--ttl gives the keys a time to live" {
-	nsd_to out --ttl 100 --db "$(single_url ttl)" part1.jsonl
-	ran_clean
-	ttls ttl > ttls.txt
-	# The index's keys expire within 100 s, but for a few (such as its
-	# parameters).
-	awk '$1 >= 1 && $1 <= 100 { n++ } $1 == -1 { forever++ }
-		END {
-			printf "%d keys, %d with a TTL of at most 100, %d without\n",
-			    NR, n, forever
-			exit !(NR > 1000 && forever <= 5 && n + forever == NR)
-		}' ttls.txt
+# Each key of namespace $1 on the servers on ports $2... that has no
+# expiry (a cluster's keys are found on the master that holds them), one
+# a line; "none" when the namespace has no key at all.
+keys_forever() {
+	local ns=$1 port
+
+	shift
+	for port in "$@"; do
+		redis_keys "$port" "$ns" | tr -d '\r' > "forever-$port"
+		sed 's/^/PTTL /' "forever-$port" | redis_cli "$port" |
+		    tr -d '\r' | paste -d ' ' "forever-$port" -
+	done | awk '$2 == -1 { print $1 } END { if (NR == 0) print "none" }'
+}
+
+# The ports of the shared cluster's nodes.
+cluster_ports() {
+	cat "$CLUSTER/ports"
+}
+
+@test "--ttl gives every key a time to live, on one server and on a cluster" {
+	local where url ports m
+
+	for where in single cluster; do
+		for m in nshash simhash minhash; do
+			if [ "$where" = single ]; then
+				url=$(single_url "ttl-$m")
+				ports=$SINGLE_PORT
+			else
+				url=$(redis_cluster_url "$CLUSTER" "ttl-$m")
+				ports=$(cluster_ports)
+			fi
+			# A run that opens the groups, one that adds to them
+			# and hands group numbers back, one that fails part
+			# way (its run's key deleted), and one read-only.
+			nsd_to out -m "$m" --ttl 1000 --db "$url" part1.jsonl
+			ran_clean
+			nsd_to out -m "$m" --ttl 1000 --db "$url" part2.jsonl
+			ran_clean
+			run_nsd -m "$m" --ttl 1000 --db "$url" -o /dev/full \
+			    part2.jsonl
+			expect_eq "$status" 4
+			nsd_to out -m "$m" --ttl 1000 --no-update --db "$url" \
+			    part1.jsonl
+			ran_clean
+			# shellcheck disable=SC2086  # the ports, words
+			expect_eq "$(keys_forever "ttl-$m" $ports)" ""
+		done
+		# Every kind of key is there to have been looked at.
+		# shellcheck disable=SC2086
+		for port in $ports; do redis_keys "$port" ttl-nshash; done |
+		    sed 's/^ttl-nshash:\([a-z]*\).*/\1/' | sort -u |
+		    tr '\n' ' ' > kinds
+		expect_eq "$(cat kinds)" "f g next params run "
+	done
+	# A run killed leaves its lease, which ends.
+	url=$(single_url ttl-killed)
+	{ head -n 100 part1.jsonl; sleep 100; } |
+	    "$NSDEDUP" --ttl 1000 --db "$url" > /dev/null 2>&1 &
+	pid=$!
+	redis_track "$pid"
+	for _ in $(seq 300); do
+		redis_keys "$SINGLE_PORT" ttl-killed | grep -q ':f:' && break
+		sleep 0.1
+	done
+	kill -9 "$pid"
+	wait "$pid" || true
+	redis_keys "$SINGLE_PORT" ttl-killed | grep -q ':run:'
+	expect_eq "$(keys_forever ttl-killed "$SINGLE_PORT")" ""
 	# Without --ttl, every key stays.
 	nsd_to out --db "$(single_url keep)" part1.jsonl
 	ran_clean
 	ttls keep > ttls.txt
 	[ "$(wc -l < ttls.txt)" -gt 1000 ]
 	expect_eq "$(sort -u ttls.txt)" -1
+}
+
+@test "--ttl on a namespace whose keys stay: its parameters and counter stay too" {
+	local url
+
+	# Made without --ttl: a run with it writes keys that expire, but
+	# the parameters and the group counter outlive the keys that stay.
+	url=$(single_url ttl-mixed)
+	nsd_to out --db "$url" part1.jsonl
+	ran_clean
+	nsd_to out --ttl 1000 --db "$url" part2.jsonl
+	ran_clean
+	ttls ttl-mixed > ttls.txt
+	grep -q '^-1$' ttls.txt
+	awk '$1 > 900 { n++ } END { exit !(n > 100) }' ttls.txt
+	expect_eq "$(redis_cli "$SINGLE_PORT" TTL ttl-mixed:params)" -1
+	expect_eq "$(redis_cli "$SINGLE_PORT" TTL ttl-mixed:next)" -1
+	# Made with --ttl: a run without it makes them stay from then on.
+	url=$(single_url ttl-then-not)
+	nsd_to out --ttl 1000 --db "$url" part1.jsonl
+	ran_clean
+	[ "$(redis_cli "$SINGLE_PORT" TTL ttl-then-not:params)" -gt 900 ]
+	[ "$(redis_cli "$SINGLE_PORT" TTL ttl-then-not:next)" -gt 900 ]
+	nsd_to out --db "$url" part2.jsonl
+	ran_clean
+	expect_eq "$(redis_cli "$SINGLE_PORT" TTL ttl-then-not:params)" -1
+	expect_eq "$(redis_cli "$SINGLE_PORT" TTL ttl-then-not:next)" -1
+	# And a longer --ttl makes them live longer, a shorter one not
+	# shorter.
+	url=$(single_url ttl-longer)
+	nsd_to out --ttl 1000 --db "$url" part1.jsonl
+	ran_clean
+	nsd_to out --ttl 5000 --db "$url" part2.jsonl
+	ran_clean
+	[ "$(redis_cli "$SINGLE_PORT" TTL ttl-longer:params)" -gt 4900 ]
+	nsd_to out --ttl 100 --db "$url" part2.jsonl
+	ran_clean
+	[ "$(redis_cli "$SINGLE_PORT" TTL ttl-longer:params)" -gt 4900 ]
+	[ "$(redis_cli "$SINGLE_PORT" TTL ttl-longer:next)" -gt 4900 ]
 }
 
 @test "--ttl without a redis:// index is a usage error" {
@@ -1234,19 +1366,16 @@ nsdedup: redis://***@127.0.0.1:$port/c: damaged: 1 problem found"
 @test "--ttl: once the keys expired, the records are new again" {
 	nsd_to first --ttl 1 --db "$(single_url expire)" part1.jsonl
 	ran_clean
-	# Wait (60 s at most) for the server to expire every key but those
-	# that stay: the parameters, the group counter and the run's.
+	# Wait (60 s at most) for the server to expire every key, the
+	# parameters, the group counter and the run's among them.
 	for i in $(seq 600); do
-		[ "$(redis_keys "$SINGLE_PORT" expire | wc -l)" -gt 3 ] || break
+		[ -n "$(redis_keys "$SINGLE_PORT" expire)" ] || break
 		sleep 0.1
 	done
-	redis_keys "$SINGLE_PORT" expire | sed 's/:run:[0-9a-f]*$/:run:R/' |
-	    tr '\n' ' ' > left
-	expect_eq "$(cat left)" "expire:next expire:params expire:run:R "
+	expect_eq "$(redis_keys "$SINGLE_PORT" expire)" ""
 	nsd_to again --ttl 1 --db "$(single_url expire)" part1.jsonl
 	ran_clean
-	# The same decisions; only the group numbers of records without an
-	# id go on from where the first run left them.
+	# The same decisions, in a namespace made again.
 	expect_eq "$(grep -c '"is_dup":true}$' again)" \
 	    "$(grep -c '"is_dup":true}$' first)"
 	[ "$(grep -c '"is_dup":true}$' first)" -gt 100 ]

@@ -26,7 +26,8 @@
  * unknown endpoints; TRYAGAIN and CLUSTERDOWN; a connection closed
  * without an answer, or while idle (which must not raise SIGPIPE); a
  * server that never answers; a retry budget that runs out; an ordinary
- * error reply; AUTH on every connection.
+ * error reply; AUTH on every connection; WAIT for the replicas behind a
+ * command, which is taken again when fewer acknowledge.
  *
  * The scripts follow what redis_cluster.c does: CLUSTER SLOTS is read
  * again, from the first node (in the order the client learnt them) that
@@ -1272,6 +1273,164 @@ test_budget(void)
 	fake_finish(&f, name);
 }
 
+/*
+ * Expect INFO replication, answer that the master has online replicas
+ * online and one more still synchronizing (which WAIT does not count).
+ */
+static void
+step_info(struct script *s, int online)
+{
+	struct nsd_buf	 v = { NULL, 0, 0 }, b = { NULL, 0, 0 };
+	char		 line[128];
+	int		 i, len;
+
+	len = snprintf(line, sizeof line, "# Replication\r\nrole:master\r\n"
+	    "connected_slaves:%d\r\n", online + 1);
+	nsd_buf_append(&v, line, (size_t)len);
+	for (i = 0; i <= online; i++) {
+		len = snprintf(line, sizeof line, "slave%d:ip=127.0.0.1,"
+		    "port=%d,state=%s,offset=42,lag=0\r\n", i, 7100 + i,
+		    i < online ? "online" : "wait_bgsave");
+		nsd_buf_append(&v, line, (size_t)len);
+	}
+	len = snprintf(line, sizeof line, "$%zu\r\n", v.len);
+	nsd_buf_append(&b, line, (size_t)len);
+	nsd_buf_append(&b, v.data, v.len);
+	nsd_buf_append(&b, "\r\n", 3);
+	step(s, "INFO replication", b.data);
+	nsd_buf_free(&v);
+	nsd_buf_free(&b);
+}
+
+/* INCRBY n 1024, replicated; its reply (0 when it failed), *acked. */
+static long long
+incr_replicated(struct nsd_redis *cl, long *acked, struct nsd_error *err)
+{
+	const char	*argv[3] = { "INCRBY", "n", "1024" };
+	size_t		 argvlen[3] = { 6, 1, 4 };
+	redisReply	*r;
+	long long	 v;
+
+	*acked = -1;
+	if (nsd_redis_command_replicated(cl, "n", 1, 3, argv, argvlen, &r,
+	    acked, err) == -1)
+		return (0);
+	v = r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
+	freeReplyObject(r);
+	return (v);
+}
+
+/*
+ * A command whose replicas must have it: WAIT for those online, on its
+ * connection; taken again when fewer acknowledge; an error once the
+ * retry budget is spent; no WAIT for a master without replicas.
+ */
+static void
+test_replicated(void)
+{
+	const char		*name = "WAIT";
+	struct fake		 f;
+	struct nsd_redis_options o;
+	struct nsd_redis_counts	 n;
+	struct nsd_redis	*cl;
+	struct nsd_error	 err;
+	struct script		*s;
+	long long		 v;
+	long			 acked;
+
+	fake_init(&f);
+	s = fake_script(&f, "a", 6379);
+	step(s, "CLUSTER SLOTS", disabled);
+	step_info(s, 2);
+	step(s, "INCRBY n 1024", ":1024\r\n");
+	step(s, "WAIT 2 500", ":2\r\n");
+	fake_start(&f, &o, "a:6379");
+	if ((cl = client_open(&o, name)) != NULL) {
+		v = incr_replicated(cl, &acked, &err);
+		tap_ok(v == 1024 && acked == 2,
+		    "%s: for the 2 replicas online, behind the command", name);
+		nsd_redis_close(cl);
+	}
+	fake_finish(&f, "WAIT: every replica acknowledged");
+
+	fake_init(&f);
+	s = fake_script(&f, "a", 6379);
+	step(s, "CLUSTER SLOTS", disabled);
+	step_info(s, 1);
+	step(s, "INCRBY n 1024", ":1024\r\n");
+	step(s, "WAIT 1 500", ":0\r\n");
+	step_info(s, 1);
+	step(s, "INCRBY n 1024", ":2048\r\n");
+	step(s, "WAIT 1 500", ":1\r\n");
+	fake_start(&f, &o, "a:6379");
+	if ((cl = client_open(&o, name)) != NULL) {
+		v = incr_replicated(cl, &acked, &err);
+		nsd_redis_counts(cl, &n);
+		tap_ok(v == 2048 && acked == 1 && n.retried == 1,
+		    "%s: fewer replicas than asked: the command again, its "
+		    "first answer unused (%lld)", name, v);
+		nsd_redis_close(cl);
+	}
+	fake_finish(&f, "WAIT: fewer replicas, then all");
+
+	/* The command told to wait: its WAIT counted from before it. */
+	fake_init(&f);
+	s = fake_script(&f, "a", 6379);
+	step(s, "CLUSTER SLOTS", disabled);
+	step_info(s, 1);
+	step(s, "INCRBY n 1024", "-LOADING Redis is loading the dataset in "
+	    "memory\r\n");
+	step(s, "WAIT 1 500", ":1\r\n");
+	step(s, "INCRBY n 1024", ":1024\r\n");
+	step_info(s, 1);
+	step(s, "INCRBY n 1024", ":2048\r\n");
+	step(s, "WAIT 1 500", ":1\r\n");
+	fake_start(&f, &o, "a:6379");
+	if ((cl = client_open(&o, name)) != NULL) {
+		v = incr_replicated(cl, &acked, &err);
+		tap_ok(v == 2048 && acked == 1,
+		    "%s: answered before its command ran, it does not count "
+		    "(%lld)", name, v);
+		nsd_redis_close(cl);
+	}
+	fake_finish(&f, "WAIT: before the command");
+
+	fake_init(&f);
+	s = fake_script(&f, "a", 6379);
+	step(s, "CLUSTER SLOTS", disabled);
+	step_info(s, 1);
+	step(s, "INCRBY n 1024", ":1024\r\n");
+	step(s, "WAIT 1 500", ":0\r\n");
+	script_repeat(s, 3);
+	fake_start(&f, &o, "a:6379");
+	o.retry_ms = 100;
+	if ((cl = client_open(&o, name)) != NULL) {
+		v = incr_replicated(cl, &acked, &err);
+		tap_ok(v == 0 && err.status == NSD_EXIT_INDEX &&
+		    strstr(err.msg, "a:6379: 0 of its 1 replicas acknowledged "
+		    "n within 500 ms") != NULL,
+		    "%s: never enough: an error once the budget is spent (%s)",
+		    name, v == 0 ? err.msg : "");
+		nsd_redis_close(cl);
+	}
+	fake_finish(&f, "WAIT: never enough replicas");
+
+	fake_init(&f);
+	s = fake_script(&f, "a", 6379);
+	step(s, "CLUSTER SLOTS", disabled);
+	step_info(s, 0);
+	step(s, "INCRBY n 1024", ":1024\r\n");
+	fake_start(&f, &o, "a:6379");
+	if ((cl = client_open(&o, name)) != NULL) {
+		v = incr_replicated(cl, &acked, &err);
+		tap_ok(v == 1024 && acked == 0,
+		    "%s: a master without replicas online is not waited for",
+		    name);
+		nsd_redis_close(cl);
+	}
+	fake_finish(&f, "WAIT: no replica online");
+}
+
 /* An ordinary error reply is the command's reply, not a reason to retry. */
 static void
 test_error_reply(void)
@@ -1418,6 +1577,7 @@ main(void)
 	test_hangup();
 	test_hang();
 	test_budget();
+	test_replicated();
 	test_error_reply();
 	test_auth();
 	return (tap_done());
