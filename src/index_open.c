@@ -23,6 +23,30 @@
 
 #include "index_file.h"
 
+/* The parameters an index was made with, from its header h. */
+static void
+params_of_header(const struct nsd_index_header *h,
+    struct nsd_index_params *had)
+{
+	memset(had, 0, sizeof *had);
+	had->method = h->method;
+	had->sentences = h->sentences;
+	had->min_length = h->min_length;
+	had->compat = h->compat;
+	had->norm_version = h->norm_version;
+	had->seed = h->seed;
+	had->distance = h->distance;
+	had->ngram = h->ngram;
+	had->shingle = h->shingle;
+	had->min_features = h->min_features;
+	had->bins = h->bins;
+	had->bands = h->bands;
+	had->rows = h->rows;
+	had->threshold = h->threshold;
+	had->sketch_bytes = h->sketch_bytes;
+	had->ntables = h->ntables;
+}
+
 /* Refuse an index made with other fingerprint parameters, naming one. */
 static int
 check_params(const struct file_index *fi, const struct nsd_index_params *p,
@@ -31,23 +55,7 @@ check_params(const struct file_index *fi, const struct nsd_index_params *p,
 	const struct nsd_index_header	*h = &fi->hdr;
 	struct nsd_index_params		 had;
 
-	memset(&had, 0, sizeof had);
-	had.method = h->method;
-	had.sentences = h->sentences;
-	had.min_length = h->min_length;
-	had.compat = h->compat;
-	had.norm_version = h->norm_version;
-	had.seed = h->seed;
-	had.distance = h->distance;
-	had.ngram = h->ngram;
-	had.shingle = h->shingle;
-	had.min_features = h->min_features;
-	had.bins = h->bins;
-	had.bands = h->bands;
-	had.rows = h->rows;
-	had.threshold = h->threshold;
-	had.sketch_bytes = h->sketch_bytes;
-	had.ntables = h->ntables;
+	params_of_header(h, &had);
 	if (nsd_index_params_check(fi->path, &had, p, err) == -1)
 		return (-1);
 	/* Parameters choose the tables' masks, whatever a header says. */
@@ -347,8 +355,9 @@ static int
 open_table(struct file_index *fi, const struct nsd_index_params *p,
     struct nsd_error *err)
 {
-	struct stat	 sb;
-	int		 fd;
+	struct nsd_index_params	 had;
+	struct stat		 sb;
+	int			 fd;
 
 	fd = open(fi->path, (fi->readonly ? O_RDONLY : O_RDWR) |
 	    NSD_OPEN_FLAGS);
@@ -403,11 +412,14 @@ open_table(struct file_index *fi, const struct nsd_index_params *p,
 		    (unsigned long long)fi->hdr.ids_length,
 		    NSD_INDEX_VERSION, (unsigned long long)NSD_INDEX_GEN_MAX,
 		    (unsigned long long)((NSD_INDEX_GROUP_MAX + 1) >> 27)));
-	/* An older version is read, and the run fingerprints by it. */
-	fi->base.params.norm_version = fi->hdr.norm_version;
-	/* Its groups keep sketches, or none (made before them). */
-	fi->base.params.sketch_bytes = fi->hdr.sketch_bytes;
-	fi->base.params.sig_bytes = nsd_ids_sig_bytes(&fi->hdr);
+	/*
+	 * An older normalization version is read, and the run fingerprints
+	 * by it; another MinHash layout, and it fingerprints by that; its
+	 * groups keep sketches, or none (made before them).
+	 */
+	params_of_header(&fi->hdr, &had);
+	nsd_index_params_adopt(&fi->base.params, &had);
+	assert(fi->base.params.sig_bytes == nsd_ids_sig_bytes(&fi->hdr));
 	fi->main.fd = -1;
 	if (table_map(fi, &fi->main, "the table", fd, fi->path, sb.st_size,
 	    fi->hdr.nslots, err) == -1) {
