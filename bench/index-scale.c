@@ -30,11 +30,30 @@
  * case for the block tables: real texts' SimHashes cluster, and meet more
  * candidates (nsdedup --stats tells how many).
  *
- * The index is opened with nsdedup's default fingerprint parameters, so
- * that nsdedup --db (-m simhash) can run against it afterwards.
+ * With -m minhash, each record is a set of -F FEATURES (default 300)
+ * pseudo-random feature hashes, from which nsd_minhash_compute() makes its
+ * signature and band keys with the layout nsdedup --method minhash gives
+ * the default --threshold, as the method does: the groups holding any of
+ * its band keys are its candidates, compared oldest first by signature
+ * against the threshold; a record that matches none opens a group, which
+ * keeps its signature (and a sketch's room, zeros), and claims the band
+ * keys no group holds yet. A share of the records (-d RATE) are
+ * near-copies of one of the 1024 records before: the features of that
+ * record's original, with 5% to 25% of them replaced by new ones (Jaccard
+ * similarity 0.6 to 0.9), which the lookup should find. Each line adds
+ * the candidates per lookup, the near-copies and how many were found.
  *
- * Usage: nsd-index-scale [-M] [-b BATCH] [-c COMMIT] [-d RATE] [-f FPS]
- *            [-k K] [-m METHOD] [-n RECORDS] [-S SEED] [-s SLICE] PATH
+ * Every line ends with the bytes of all the index's files (PATH, PATH.ids,
+ * PATH.log, PATH.stage, PATH.next) per group, an original, once the slice
+ * is done; the end gives each file's size.
+ *
+ * The index is opened with nsdedup's default fingerprint parameters, so
+ * that nsdedup --db (-m simhash, -m minhash) can run against it
+ * afterwards.
+ *
+ * Usage: nsd-index-scale [-M] [-b BATCH] [-c COMMIT] [-d RATE] [-F FEATURES]
+ *            [-f FPS] [-k K] [-m METHOD] [-n RECORDS] [-S SEED] [-s SLICE]
+ *            PATH
  */
 #include "config.h"
 
@@ -49,11 +68,14 @@
 
 #include "benchlib.h"
 #include "index.h"
+#include "method.h"
+#include "minhash.h"
 #include "options.h"
 #include "pipeline.h"
 #include "simhash.h"
 
 #define MAX_FPS		64
+#define MAX_FEATURES	4096
 #define MAX_BATCH	(1 << 20)
 #define RSS_EVERY	65536
 
@@ -75,9 +97,10 @@ static void
 usage(int status)
 {
 	fputs("usage: nsd-index-scale [-M] [-b BATCH] [-c COMMIT] [-d RATE] "
-	    "[-f FPS] [-k K]\n"
-	    "           [-m METHOD] [-n RECORDS] [-S SEED] [-s SLICE] PATH\n",
-	    status == 0 ? stdout : stderr);
+	    "[-F FEATURES]\n"
+	    "           [-f FPS] [-k K] [-m METHOD] [-n RECORDS] [-S SEED] "
+	    "[-s SLICE]\n"
+	    "           PATH\n", status == 0 ? stdout : stderr);
 	exit(status);
 }
 
@@ -127,6 +150,12 @@ sample_rss(struct totals *t)
 		t->rss_peak = kib;
 }
 
+/*
+ * What a new group keeps: a signature (MinHash), then a sketch's room,
+ * left zero.
+ */
+static unsigned char	kept[NSD_MINHASH_SIG_BYTES + NSD_SKETCH_BYTES];
+
 /* Report a failed index call and exit 1. */
 static void
 die(const struct nsd_error *err)
@@ -142,6 +171,24 @@ file_size(const char *path)
 	struct stat	 sb;
 
 	return (stat(path, &sb) == 0 ? (uint64_t)sb.st_size : 0);
+}
+
+/* The bytes of all the index's files at path. */
+static uint64_t
+index_bytes(const char *path)
+{
+	static const char *const suffix[] = {
+		"", ".ids", ".log", ".stage", ".next"
+	};
+	char		 name[4096];
+	uint64_t	 sum = 0;
+	size_t		 i;
+
+	for (i = 0; i < sizeof suffix / sizeof suffix[0]; i++) {
+		snprintf(name, sizeof name, "%s%s", path, suffix[i]);
+		sum += file_size(name);
+	}
+	return (sum);
 }
 
 /*
@@ -198,7 +245,8 @@ decide(struct nsd_index *ix, uint64_t seed, unsigned fps, uint64_t from,
 		}
 		if (best == 0) {
 			len = snprintf(id, sizeof id, "\"rec-%" PRIu64 "\"", r);
-			if (nsd_index_group_new(ix, id, len, &best, &err) == -1)
+			if (nsd_index_group_new_signed(ix, id, len, kept, &best,
+			    &err) == -1)
 				die(&err);
 		}
 		for (k = 0; k < fps; k++)
@@ -293,12 +341,140 @@ decide_simhash(struct nsd_index *ix, struct simhash_run *sr, uint64_t seed,
 		g = near.group;
 		if (g == 0) {
 			len = snprintf(id, sizeof id, "\"rec-%" PRIu64 "\"", r);
-			if (nsd_index_group_new(ix, id, len, &g, &err) == -1)
+			if (nsd_index_group_new_signed(ix, id, len, kept, &g,
+			    &err) == -1)
 				die(&err);
 		}
 		if (!(near.group != 0 && near.distance == 0) &&
 		    nsd_index_add(ix, fp, g, &err) == -1)
 			die(&err);
+		after_record(ix, t, r, &mapped, t0);
+	}
+}
+
+/* The MinHash records: their layout, and what they remember. */
+struct minhash_run {
+	double		 rate;		/* of near-copies */
+	unsigned	 features;	/* a record's */
+	unsigned	 bins, bands, rows, threshold;
+	uint64_t	 base[RING];	/* the last records' originals */
+	uint64_t	*keys;		/* the batch's band keys */
+	unsigned char	*sigs;		/* and signatures */
+	char		*copy;		/* and which are near-copies */
+};
+
+/*
+ * The MinHash bins of record r's features: pseudo-random ones or, for a
+ * share of the records (*copy set), those of the original of one of the
+ * RING records before it with 5% to 25% of them replaced. Deterministic in
+ * seed and r, given the records before.
+ */
+static void
+mhrecord(struct minhash_run *mr, uint64_t seed, uint64_t r, uint64_t *min,
+    int *copy)
+{
+	uint64_t	 h, back, b, share, f;
+	unsigned	 i;
+
+	h = fingerprint(seed ^ 0x4d48, r, 1, 0);
+	*copy = r > 0 && (double)(h >> 11) / 9007199254740992.0 < mr->rate;
+	b = r;
+	share = 0;
+	if (*copy) {
+		back = 1 + (h & (RING - 1));
+		if (back > r)
+			back = r;
+		b = mr->base[(r - back) % RING];
+		/* 5% to 25% of 2^64. */
+		share = (UINT64_MAX / 20) +
+		    (UINT64_MAX / 5 / 65536) * ((h >> 20) & 0xffff);
+	}
+	mr->base[r % RING] = b;
+	nsd_minhash_clear(min);
+	for (i = 0; i < mr->features; i++) {
+		f = bench_mix64(h + (i + 1) * 0xD6E8FEB86659FD93ULL) < share ?
+		    fingerprint(seed, r, mr->features, i) :
+		    fingerprint(seed, b, mr->features, i);
+		nsd_minhash_bin(min, f);
+	}
+}
+
+/*
+ * Decide records [from, to) by MinHash, as the method does (without the
+ * sketch's confirmation): the batch's signatures and band keys first,
+ * each key prefetched; then for each record, the groups holding its band
+ * keys, oldest first, until one's signature agrees for the threshold; or
+ * a new group. The band keys no group holds are claimed.
+ */
+static void
+decide_minhash(struct nsd_index *ix, struct minhash_run *mr, uint64_t seed,
+    uint64_t from, uint64_t to, struct totals *t)
+{
+	struct nsd_index_info	 info;
+	struct nsd_error	 err;
+	uint64_t		 r, g, mapped, min[NSD_MINHASH_BINS], *keys;
+	uint64_t		 held[NSD_MINHASH_MAX_BANDS];
+	uint64_t		 cand[NSD_MINHASH_MAX_BANDS];
+	const unsigned char	*their;
+	unsigned char		*sig;
+	size_t			 sig_len = 2 * (size_t)mr->bins;
+	char			 id[40];
+	double			 t0;
+	unsigned		 k, n, i, j;
+	int			 len, copy;
+
+	for (r = from; r < to; r++) {
+		mhrecord(mr, seed, r, min, &copy);
+		mr->copy[r - from] = (char)copy;
+		keys = mr->keys + (r - from) * mr->bands;
+		nsd_minhash_compute(min, mr->bins, mr->bands, mr->rows,
+		    mr->sigs + (r - from) * sig_len, keys);
+		for (k = 0; k < mr->bands; k++)
+			nsd_index_prefetch(ix, keys[k]);
+	}
+	nsd_index_info(ix, &info);
+	mapped = info.mapped;
+	for (r = from; r < to; r++) {
+		t0 = now();
+		keys = mr->keys + (r - from) * mr->bands;
+		sig = mr->sigs + (r - from) * sig_len;
+		for (n = 0, k = 0; k < mr->bands; k++) {
+			if (nsd_index_lookup(ix, keys[k], &held[k], &err) == -1)
+				die(&err);
+			if (held[k] == 0)
+				continue;
+			for (i = 0; i < n && cand[i] < held[k]; i++)
+				continue;
+			if (i < n && cand[i] == held[k])
+				continue;
+			for (j = n++; j > i; j--)
+				cand[j] = cand[j - 1];
+			cand[i] = held[k];
+		}
+		g = 0;
+		for (i = 0; i < n && g == 0; i++) {
+			if (nsd_index_group_signature(ix, cand[i], &their,
+			    &err) == -1)
+				die(&err);
+			if (nsd_minhash_similar(nsd_minhash_agree(sig, their,
+			    mr->bins), mr->bins, mr->threshold))
+				g = cand[i];
+		}
+		t->lookups++;
+		t->candidates += n;
+		t->copies += mr->copy[r - from];
+		t->found += mr->copy[r - from] && g != 0;
+		if (g == 0) {
+			memcpy(kept, sig, sig_len);
+			len = snprintf(id, sizeof id, "\"rec-%" PRIu64 "\"", r);
+			if (nsd_index_group_new_signed(ix, id, len, kept, &g,
+			    &err) == -1)
+				die(&err);
+		}
+		for (k = 0; k < mr->bands; k++)
+			if (held[k] == 0 &&
+			    nsd_index_claim(ix, keys[k], g, NULL, &err) == -1)
+				die(&err);
 		after_record(ix, t, r, &mapped, t0);
 	}
 }
@@ -315,23 +491,27 @@ main(int argc, char **argv)
 	struct nsd_index	*ix;
 	struct totals		 t;
 	static struct simhash_run sr;
+	static struct minhash_run mr;
 	static char		 name[] = "nsdedup";
 	char			*fake[] = { name, NULL };
-	char			 ids_path[4096];
+	char			 ids_path[4096], log_path[4096];
+	char			 stage_path[4096];
 	uint64_t		 records = 20000000, slice = 1000000;
 	uint64_t		 every = 1000000, batch = 256, seed = 1;
-	uint64_t		 r, end, n, b, size, ids_size, pending = 0;
+	uint64_t		 r, end, n, b, size, ids_size, all, pending = 0;
 	unsigned		 fps = 5;
 	double			 t0, t1, t2, start;
 	struct bench_args	 a;
 	const char		*v;
-	int			 simhash = 0, memory = 0;
+	int			 simhash = 0, minhash = 0, memory = 0;
 
 	/* nsdedup's defaults, from its own option parser. */
 	if (nsd_options_parse(1, fake, &cfg, &err) != NSD_OPTIONS_RUN)
 		die(&err);
 	sr.k = cfg.distance;
 	sr.rate = 0.2;
+	mr.rate = 0.2;
+	mr.features = 300;
 	bench_args_init(&a, "nsd-index-scale", usage, argc, argv);
 	while ((v = bench_args_peek(&a)) != NULL && v[0] == '-') {
 		if (bench_args_flag(&a, "--help", "-h"))
@@ -340,16 +520,24 @@ main(int argc, char **argv)
 			memory = 1;
 		else if ((v = bench_args_value(&a, "--copy-rate", "-d")) !=
 		    NULL)
-			sr.rate = bench_parse_number(&a, "-d", v, 0, 1, 0);
+			sr.rate = mr.rate = bench_parse_number(&a, "-d", v, 0,
+			    1, 0);
+		else if ((v = bench_args_value(&a, "--features", "-F")) !=
+		    NULL)
+			mr.features = (unsigned)bench_parse_size(&a, "-F", v,
+			    BENCH_SUFFIX_DECIMAL, 1, MAX_FEATURES);
 		else if ((v = bench_args_value(&a, "--distance", "-k")) != NULL)
 			sr.k = (unsigned)bench_parse_size(&a, "-k", v,
 			    BENCH_SUFFIX_NONE, 1, NSD_SIMHASH_MAX_DISTANCE);
 		else if ((v = bench_args_value(&a, "--method", "-m")) != NULL) {
 			if (strcmp(v, "simhash") == 0)
 				simhash = 1;
+			else if (strcmp(v, "minhash") == 0)
+				minhash = 1;
 			else if (strcmp(v, "nshash") != 0)
 				bench_args_fail(&a, "invalid value for -m: "
-				    "'%s' (valid: nshash, simhash)", v);
+				    "'%s' (valid: minhash, nshash, simhash)",
+				    v);
 		} else if ((v = bench_args_value(&a, "--batch", "-b")) != NULL)
 			batch = bench_parse_size(&a, "-b", v,
 			    BENCH_SUFFIX_DECIMAL, 1, MAX_BATCH);
@@ -381,7 +569,20 @@ main(int argc, char **argv)
 		cfg.distance = sr.k;
 		fps = 1;
 	}
+	if (minhash) {
+		cfg.method = NSD_METHOD_MINHASH;
+		nsd_method_of(cfg.method)->defaults(&cfg);
+	}
 	nsd_pipeline_index_params(&cfg, &ip);
+	if (minhash) {
+		mr.bins = ip.bins;
+		mr.bands = fps = ip.bands;
+		mr.rows = ip.rows;
+		mr.threshold = ip.threshold;
+		mr.keys = xcalloc(batch * mr.bands, sizeof mr.keys[0]);
+		mr.sigs = xcalloc(batch, 2 * (size_t)mr.bins);
+		mr.copy = xcalloc(batch, 1);
+	}
 	memset(&io, 0, sizeof io);
 	io.path = argv[a.i];
 	io.wait_ms = 0;
@@ -389,8 +590,18 @@ main(int argc, char **argv)
 	    nsd_index_open_file(&ix, &io, &ip, &err) == -1)
 		die(&err);
 	snprintf(ids_path, sizeof ids_path, "%s.ids", io.path);
+	snprintf(log_path, sizeof log_path, "%s.log", io.path);
+	snprintf(stage_path, sizeof stage_path, "%s.stage", io.path);
 
-	if (simhash)
+	if (minhash)
+		printf("# %" PRIu64 " records of %u features, MinHash of %u "
+		    "bins, %u bands of %u rows, threshold %.4g, %.0f%% "
+		    "near-copies, %s index, a commit every %" PRIu64
+		    " records, seed %" PRIu64 "\n", records, mr.features,
+		    mr.bins, mr.bands, mr.rows, mr.threshold / 10000.0,
+		    100 * mr.rate, memory ? "in-memory" : "file", every,
+		    seed);
+	else if (simhash)
 		printf("# %" PRIu64 " records of one SimHash, distance %u, %u "
 		    "block tables, %.0f%% near-copies, %s index, a commit "
 		    "every %" PRIu64 " records, seed %" PRIu64 "\n", records,
@@ -401,8 +612,8 @@ main(int argc, char **argv)
 		    PRIu64 ", a commit every %" PRIu64 " records, seed %"
 		    PRIu64 "\n", records, fps, batch, every, seed);
 	printf("# records fingerprints seconds records/s fingerprints/s "
-	    "grows grow_s commit_s rss_anon_kib%s\n", simhash ?
-	    " candidates_per_lookup copies found" : "");
+	    "grows grow_s commit_s rss_anon_kib%s bytes_per_group\n",
+	    simhash || minhash ? " candidates_per_lookup copies found" : "");
 	fflush(stdout);
 	memset(&t, 0, sizeof t);
 	t.path = memory ? NULL : io.path;
@@ -419,7 +630,9 @@ main(int argc, char **argv)
 		n = end - r;
 		while (r < end) {
 			b = end - r < batch ? end - r : batch;
-			if (simhash)
+			if (minhash)
+				decide_minhash(ix, &mr, seed, r, r + b, &t);
+			else if (simhash)
 				decide_simhash(ix, &sr, seed, r, r + b, &t);
 			else
 				decide(ix, seed, fps, r, r + b, &t);
@@ -439,11 +652,12 @@ main(int argc, char **argv)
 		    " %.3f %.3f %" PRIu64, r, info.fingerprints, t1 - t0,
 		    n / (t1 - t0), n * fps / (t1 - t0), t.grows, t.grow_s,
 		    t2 - t1, t.rss_max);
-		if (simhash)
+		if (simhash || minhash)
 			printf(" %.3f %" PRIu64 " %" PRIu64,
 			    (double)t.candidates / (t.lookups ? t.lookups : 1),
 			    t.copies, t.found);
-		printf("\n");
+		printf(" %.1f\n", memory || info.groups == 0 ? 0.0 :
+		    (double)index_bytes(io.path) / info.groups);
 		fflush(stdout);
 	}
 	nsd_index_info(ix, &info);
@@ -457,6 +671,7 @@ main(int argc, char **argv)
 	}
 	size = file_size(io.path);
 	ids_size = file_size(ids_path);
+	all = index_bytes(io.path);
 	printf("# total %.1f s; %" PRIu64 " fingerprints, %" PRIu64
 	    " groups; peak RssAnon %" PRIu64 " KiB\n", now() - start,
 	    info.fingerprints, info.groups, t.rss_peak);
@@ -465,5 +680,9 @@ main(int argc, char **argv)
 	    size, (double)size / info.fingerprints, ids_size,
 	    (double)ids_size / info.fingerprints,
 	    (double)(size + ids_size) / info.fingerprints);
+	printf("# all files %" PRIu64 " bytes (log %" PRIu64 ", stage %"
+	    PRIu64 "): %.1f per group, %.1f per record\n", all,
+	    file_size(log_path), file_size(stage_path),
+	    (double)all / info.groups, (double)all / records);
 	return (0);
 }

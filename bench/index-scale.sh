@@ -25,14 +25,26 @@
 # results replace the "Index at scale" section of the report (appended
 # when it has none); the rest of the report is kept.
 #
-# It takes about 10 minutes and 12 GB in $TMPDIR; the indexes are deleted
-# at the end.  make bench runs it after bench/run.sh (make bench
+# Then -m minhash: an index of 10^7 simulated MinHash records
+# (nsd-index-scale -m minhash: band keys and group records with
+# signatures as the method makes them, a fifth of the records
+# near-copies), the bytes of all its files (PATH, PATH.ids, PATH.log,
+# PATH.stage) per original as it fills, and nsdedup -m minhash over the
+# first --runs corpora in memory, against an empty index and against a
+# copy of the big one.  Its results replace their own section, "MinHash
+# index at scale", likewise.  With --minhash-only, only this part runs
+# (--minhash-records 100M gives the figure at 10^8 records).
+#
+# It takes about 10 minutes and 12 GB in $TMPDIR, and the -m minhash part
+# a few minutes more and 13 GB at 10^7 records (130 GB at 10^8); the
+# indexes are deleted at the end.  make bench runs it after bench/run.sh (make bench
 # BENCH_FLAGS=--no-scale leaves it out); make bench-scale runs it alone,
 # with BENCH_SCALE_FLAGS.  Run it from the top of the build tree:
 #
 #     bench/index-scale.sh [--records 20M] [--fps 5] [--commit-every 1M]
 #                          [--simhash-records 10M] [--runs 3] [--builds 3]
 #                          [--days 8] [--simhash-days 4] [--day-size 100M]
+#                          [--minhash-records 10M] [--minhash-only]
 #                          [--seed 1] [--out bench/RESULTS.md]
 #
 # Environment:
@@ -57,6 +69,8 @@ set -euo pipefail
 prog=bench/index-scale.sh
 records=20M
 sim_records=10M
+mh_records=10M
+minhash_only=0
 fps=5
 every=1M
 runs=3
@@ -67,17 +81,22 @@ day_size=100M
 seed=1
 out=bench/RESULTS.md
 # The targets.
+mh_bytes_limit=600
+mh_db_target=80
 rss_limit_kib=$((64 << 10))
 bytes_per_fp_limit=24
 cycle_target=60
 begin_mark='<!-- index-scale: begin -->'
 end_mark='<!-- index-scale: end -->'
+mh_begin_mark='<!-- index-scale-minhash: begin -->'
+mh_end_mark='<!-- index-scale-minhash: end -->'
 
 usage() {
 	cat <<EOF
 usage: $prog [--records N] [--fps N] [--commit-every N]
                           [--simhash-records N] [--runs N] [--builds N]
                           [--days N] [--simhash-days N] [--day-size SIZE]
+                          [--minhash-records N] [--minhash-only]
                           [--seed N] [--out FILE]
 
   --records N       simulated records in the big index, K/M suffixes
@@ -88,13 +107,18 @@ usage: $prog [--records N] [--fps N] [--commit-every N]
                     simulated SimHash records in the big -m simhash index
                     (default 10M)
   --runs N          timed runs of the 1,000-record and the single -m
-                    simhash measurements (default 3)
+                    simhash and -m minhash measurements (default 3)
   --builds N        times each big index is built, for the medians of its
                     slices; the last one is measured (default 3)
   --days N          days of the daily cycle (default 8)
   --simhash-days N  days of the -m simhash daily cycle (default 4)
   --day-size SIZE   the corpus of a day, K/M/G suffixes (powers of 1024,
                     as nsd-gencorpus --size; default 100M)
+  --minhash-records N
+                    simulated records in the big -m minhash index
+                    (default 10M)
+  --minhash-only    run only the -m minhash part, and replace only its
+                    section of the report
   --seed N          seed of the simulated records (default 1)
   --out FILE        the report whose "Index at scale" section is replaced
                     (default bench/RESULTS.md)
@@ -107,14 +131,19 @@ EOF
 while [ $# -gt 0 ]; do
 	case $1 in
 	--records|--fps|--commit-every|--simhash-records|--runs|--builds|\
-	--days|--simhash-days|--day-size|--seed|--out)
+	--days|--simhash-days|--day-size|--minhash-records|--seed|--out)
 		[ $# -ge 2 ] || usage_error "option '$1' needs a value"
 		opt=$1 val=$2
 		shift 2 ;;
 	--records=*|--fps=*|--commit-every=*|--simhash-records=*|--runs=*|\
-	--builds=*|--days=*|--simhash-days=*|--day-size=*|--seed=*|--out=*)
+	--builds=*|--days=*|--simhash-days=*|--day-size=*|\
+	--minhash-records=*|--seed=*|--out=*)
 		opt=${1%%=*} val=${1#*=}
 		shift ;;
+	--minhash-only)
+		minhash_only=1
+		shift
+		continue ;;
 	-h|--help)
 		usage; exit 0 ;;
 	*)
@@ -123,6 +152,7 @@ while [ $# -gt 0 ]; do
 	case $opt in
 	--records) records=$val ;;
 	--simhash-records) sim_records=$val ;;
+	--minhash-records) mh_records=$val ;;
 	--fps) fps=$val ;;
 	--commit-every) every=$val ;;
 	--runs) runs=$val ;;
@@ -161,6 +191,8 @@ count_re='^[1-9][0-9]*[KMGkmg]?$'
 [[ $records =~ $count_re ]] || usage_error "invalid --records '$records'"
 [[ $sim_records =~ $count_re ]] ||
 	usage_error "invalid --simhash-records '$sim_records'"
+[[ $mh_records =~ $count_re ]] ||
+	usage_error "invalid --minhash-records '$mh_records'"
 [[ $every =~ $count_re ]] || usage_error "invalid --commit-every '$every'"
 [[ $fps =~ ^[1-9][0-9]?$ ]] || usage_error "invalid --fps '$fps'"
 [[ $runs =~ ^[1-9][0-9]*$ ]] || usage_error "invalid --runs '$runs'"
@@ -174,6 +206,7 @@ count_re='^[1-9][0-9]*[KMGkmg]?$'
 [ -n "$out" ] || usage_error "empty --out"
 nrec=$(to_count "$records")
 nsim=$(to_count "$sim_records")
+nmh=$(to_count "$mh_records")
 nevery=$(to_count "$every")
 nfp=$((nrec * fps))
 day_bytes=$(to_bytes "$day_size")
@@ -206,6 +239,13 @@ while [ $((slots * 75)) -lt $((nfp * 100)) ]; do
 done
 need_kib=$(( (slots * 16 * 4 + slots * 4 + nrec * 64 +
     ncorpora * day_bytes + (600 << 20)) >> 10 ))
+# The -m minhash part: its big index (about 500 bytes a record, and its
+# table twice over while a growth rebuilds it) and one copy, and its
+# corpora.
+mh_need_kib=$(( (nmh * 1280 + runs * day_bytes + (600 << 20)) >> 10 ))
+if [ "$minhash_only" = 1 ] || [ "$mh_need_kib" -gt "$need_kib" ]; then
+	need_kib=$mh_need_kib
+fi
 avail_kib=$(df -Pk "$tmproot" | awk 'NR == 2 { print $4 }')
 [ "$avail_kib" -ge "$need_kib" ] ||
 	die "$tmproot has $((avail_kib >> 10)) MiB free," \
@@ -424,6 +464,201 @@ median_slices() {
 	}
 	}' >"$tmp/$1"
 }
+
+# "MET" when $1 >= $2, else "NOT MET".
+status() {
+	if awk -v x="$1" -v y="$2" 'BEGIN { exit !(x >= y) }'; then
+		echo MET
+	else
+		echo "NOT MET"
+	fi
+}
+
+# --- MinHash: band keys and signatures at 10^7 records --------------------
+
+# The corpora d1 to d<runs>, where the daily cycle did not make them.
+mh_corpora() {
+	local i
+	for ((i = 1; i <= runs; i++)); do
+		[ ! -f "$tmp/d$i.jsonl" ] || continue
+		"$GENCORPUS" --seed $((2000 + i)) --size "$day_size" \
+		    >"$tmp/d$i.jsonl" 2>/dev/null ||
+			die "corpus generation failed"
+	done
+	sync
+}
+
+# One timed run of nsdedup -m minhash --annotate over the corpus $2, with
+# nsdedup's other options after them; its seconds go to $tmp/mtimes-$1.
+mtimed() {
+	local w=$1 c=$2 t0 t1 st=0
+	shift 2
+	t0=$(now)
+	"$NSDEDUP" -m minhash --annotate "$@" "$c" >/dev/null \
+	    2>"$tmp/mstats" || st=$?
+	t1=$(now)
+	[ "$st" -eq 0 ] ||
+		die "nsdedup -m minhash $* $c failed:" \
+		    "$(tail -n 1 "$tmp/mstats")"
+	elapsed "$t0" "$t1" >>"$tmp/mtimes-$w"
+}
+
+# The size of file $1 in bytes, 0 when there is none.
+size_of() {
+	if [ -e "$1" ]; then
+		stat -c %s "$1"
+	else
+		echo 0
+	fi
+}
+
+# Build the big -m minhash index, time nsdedup -m minhash against it, and
+# replace the report's "MinHash index at scale" section.
+minhash_part() {
+	local mbig=$tmp/big-minhash.nsd mempty=$tmp/empty-minhash.nsd
+	local mcopy=$tmp/copy-minhash.nsd i w c slice t0 t1 header groups
+	local keys all per per_rec s bytes status_bytes status_db
+	local -A size med mbps pct
+
+	mh_corpora
+	slice=$((nmh / 10 > 0 ? nmh / 10 : 1))
+	rm_index "$mbig"
+	note "building $mbig: $nmh MinHash records"
+	t0=$(now)
+	"$NSD_INDEX_SCALE" -m minhash -n "$nmh" -s "$slice" -c "$nevery" \
+	    -S "$seed" "$mbig" >"$tmp/mbuild.log" 2>"$tmp/build.err" || {
+		cat "$tmp/build.err" >&2
+		die "building the MinHash index failed"
+	}
+	t1=$(now)
+	tail -n 3 "$tmp/mbuild.log" >&2
+	header=$(head -n 1 "$tmp/mbuild.log" | sed 's/^# //')
+	grep -v '^#' "$tmp/mbuild.log" >"$tmp/mslices"
+	groups=$(sed -n 's/^# total .* \([0-9]*\) groups;.*/\1/p' \
+	    "$tmp/mbuild.log")
+	keys=$(fingerprints "$mbig")
+	all=0
+	for s in table ids log stage next; do
+		if [ "$s" = table ]; then
+			size[$s]=$(size_of "$mbig")
+		else
+			size[$s]=$(size_of "$mbig.$s")
+		fi
+		all=$((all + size[$s]))
+	done
+	per=$(awk -v a="$all" -v g="$groups" 'BEGIN { printf "%.1f", a / g }')
+	per_rec=$(awk -v a="$all" -v n="$nmh" 'BEGIN { printf "%.1f", a / n }')
+	db_info "$mbig" >"$tmp/mdb-info"
+
+	# In memory, against an empty index, against a fresh copy of the big
+	# one, each run over the same corpus, its file read first.
+	note "timing -m minhash runs in memory, against an empty index and" \
+	    "against the big one"
+	for w in memory empty big; do
+		: >"$tmp/mtimes-$w"
+	done
+	for ((i = 1; i <= runs; i++)); do
+		c=$tmp/d$i.jsonl
+		cat "$c" >/dev/null
+		mtimed memory "$c"
+		rm_index "$mempty"
+		mtimed empty "$c" --db "$mempty"
+		copy_index "$mbig" "$mcopy"
+		mtimed big "$c" --db "$mcopy"
+		rm_index "$mcopy"
+	done
+	rm_index "$mempty"
+	rm_index "$mbig"
+	bytes=$(stat -c %s "$tmp/d1.jsonl")
+	for w in memory empty big; do
+		med[$w]=$(median <"$tmp/mtimes-$w")
+		mbps[$w]=$(awk -v b="$bytes" -v s="${med[$w]}" \
+		    'BEGIN { printf "%.1f\n", b / s / 1e6 }')
+		pct[$w]=$(awk -v a="${med[memory]}" -v b="${med[$w]}" \
+		    'BEGIN { printf "%.0f\n", 100 * a / b }')
+	done
+	status_bytes=$(status "$mh_bytes_limit" "$per")
+	status_db=$(status "$(awk -v a="${pct[empty]}" -v b="${pct[big]}" \
+	    'BEGIN { print (a < b ? a : b) }')" "$mh_db_target")
+
+	{
+		printf '%s\n' "$mh_begin_mark"
+		printf '## MinHash index at scale\n\n'
+		printf 'Written by `bench/index-scale.sh --minhash-only '
+		printf -- '--minhash-records %s --runs %s --day-size %s ' \
+		    "$mh_records" "$runs" "$day_size"
+		printf -- '--commit-every %s --seed %s` (the whole of ' \
+		    "$every" "$seed"
+		printf '`bench/index-scale.sh` writes it too) on %s; %s; ' \
+		    "$(date -u '+%Y-%m-%d %H:%M UTC')" "$(uname -srm)"
+		printf 'CPU: %s, %s cores; %s (sha256 %s); index in %s; load ' \
+		    "$(awk -F': *' '/^model name/ { print $2; exit }' \
+		    /proc/cpuinfo 2>/dev/null || echo unknown)" "$(nproc)" \
+		    "$nsd_version" "$nsd_sum" "$tmproot"
+		printf 'average (1, 5, 15 min) at the end: %s.\n\n' \
+		    "$(cut -d ' ' -f 1-3 /proc/loadavg)"
+		printf '`nsd-index-scale -m minhash -n %s -s %s -c %s -S %s ' \
+		    "$nmh" "$slice" "$nevery" "$seed"
+		printf 'big-minhash.nsd` (%s s): %s. Per slice: the band keys ' \
+		    "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.0f", b - a }')" \
+		    "$header"
+		printf 'entered, the rate (growth included), the candidates '
+		printf 'each lookup compared, the near-copies found, and the '
+		printf 'bytes of all the index'"'"'s files per original (group) '
+		printf 'when the slice was committed:\n\n'
+		printf '| records | band keys | records/s | candidates per '
+		printf 'lookup | near-copies found | bytes per original |\n'
+		printf '|---:|---:|---:|---:|---:|---:|\n'
+		awk '{ printf "| %d | %d | %.0f | %s | %d of %d | %s |\n",
+		    $1, $2, $4, $10, $12, $11, $13 }' "$tmp/mslices"
+		printf '\nAt the end, %s originals of %s records, %s band keys ' \
+		    "$groups" "$nmh" "$keys"
+		printf '(%s per original): the table (PATH) %s bytes, the group ' \
+		    "$(awk -v k="$keys" -v g="$groups" \
+		    'BEGIN { printf "%.2f", k / g }')" "${size[table]}"
+		printf 'records (PATH.ids) %s, the log %s, the stage %s, ' \
+		    "${size[ids]}" "${size[log]}" "${size[stage]}"
+		printf 'PATH.next %s: %s bytes in all, **%s per original** ' \
+		    "${size[next]}" "$all" "$per"
+		printf '(%s per record).\n\n' "$per_rec"
+		printf '`nsdedup --db-info big-minhash.nsd`:\n\n```\n'
+		cat "$tmp/mdb-info"
+		printf '```\n\n'
+		printf '`nsdedup -m minhash --annotate` over the corpora d1 to '
+		printf 'd%s (%s bytes each, `nsd-gencorpus --size %s`), median ' \
+		    "$runs" "$bytes" "$day_size"
+		printf 'of %s runs, each file read first:\n\n' "$runs"
+		printf '| run | seconds | MB/s | of in memory |\n'
+		printf '|---|---:|---:|---:|\n'
+		printf '| in memory | %s | %s | 100%% |\n' "${med[memory]}" \
+		    "${mbps[memory]}"
+		printf '| `--db empty.nsd` (a fresh index each run) | %s | %s ' \
+		    "${med[empty]}" "${mbps[empty]}"
+		printf '| %s%% |\n' "${pct[empty]}"
+		printf '| `--db copy-of-big.nsd` (a fresh copy each run) | %s ' \
+		    "${med[big]}"
+		printf '| %s | %s%% |\n\n' "${mbps[big]}" "${pct[big]}"
+		printf '| target | measured | status |\n|---|---|---|\n'
+		printf '| all files <= %s bytes per original | %s at %s ' \
+		    "$mh_bytes_limit" "$per" "$nmh"
+		printf 'records | %s |\n' "$status_bytes"
+		printf '| `--db` >= %s%% of the in-memory throughput | ' \
+		    "$mh_db_target"
+		printf '%s%% against an empty index, %s%% against the big one ' \
+		    "${pct[empty]}" "${pct[big]}"
+		printf '| %s |\n\n' "$status_db"
+		printf '%s\n' "$mh_end_mark"
+	} >"$tmp/mh-section"
+	sed -i 's/[[:space:]]*$//' "$tmp/mh-section"
+	replace_section "$mh_begin_mark" "$mh_end_mark" "$tmp/mh-section" \
+	    "$out"
+	note "wrote the MinHash section of $out"
+}
+
+if [ "$minhash_only" = 1 ]; then
+	minhash_part
+	exit 0
+fi
 
 # --- The big index -------------------------------------------------------
 
@@ -949,13 +1184,6 @@ rm_index "$sbig"
 
 # --- Targets and the report -----------------------------------------------
 
-status() {
-	if awk -v x="$1" -v y="$2" 'BEGIN { exit !(x >= y) }'; then
-		echo MET
-	else
-		echo "NOT MET"
-	fi
-}
 t_build=$(status "$final_fps" "$nfp")
 [ "$nfp" -ge 100000000 ] || t_build="$t_build (the target is 10^8)"
 t_rate=$(status "$ratio_steady" 0.5)
@@ -1446,3 +1674,6 @@ sed -i 's/[[:space:]]*$//' "$tmp/section"
 replace_section "$begin_mark" "$end_mark" "$tmp/section" "$out"
 note "wrote $out"
 sed -n '/^### Targets at scale/,/^<!--/p' "$out"
+
+minhash_part
+sed -n '/^## MinHash index at scale/,/^<!--/p' "$out" | tail -n 6

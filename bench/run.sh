@@ -27,8 +27,8 @@
 #
 # Unless --no-scale, it then runs bench/index-scale.sh (the index at 10^8
 # fingerprints: several minutes, about 3 GB in $TMPDIR), which writes its
-# own section of the report between its markers; with --no-scale the
-# report keeps the section it had.  make bench runs this script; make
+# own sections of the report (the index at scale, and MinHash's) between
+# their markers; with --no-scale the report keeps the sections it had.  make bench runs this script; make
 # bench BENCH_FLAGS=--no-scale leaves the scale part out, and make
 # bench-scale runs only that part.
 #
@@ -1161,6 +1161,9 @@ mkdir -p "$(dirname "$out")"
 	if [ -f "$out" ]; then
 		sed -n '/^<!-- index-scale: begin -->$/,'\
 '/^<!-- index-scale: end/p' "$out"
+		# Its MinHash section, which --minhash-only writes alone.
+		sed -n '/^<!-- index-scale-minhash: begin -->$/,'\
+'/^<!-- index-scale-minhash: end/p' "$out"
 		# bench/redis.sh's section, likewise.
 		sed -n '/^<!-- redis: begin -->$/,'\
 '/^<!-- redis: end/p' "$out"

@@ -58,6 +58,14 @@ struct nsd_index_params {
 	unsigned	 bands;			/* MinHash */
 	unsigned	 rows;			/* MinHash */
 	unsigned	 threshold;		/* MinHash, in 1/10000 */
+	unsigned	 min_bins;		/* MinHash: an index made
+						   with other bins, bands and
+						   rows, its bins a power of
+						   two from min_bins to
+						   max_bins, is used with its
+						   own (after opening, params
+						   says which); 0: none */
+	unsigned	 max_bins;
 	size_t		 sig_bytes;		/* what each group keeps of
 						   its first record: the
 						   method's own (MinHash: its
@@ -176,12 +184,22 @@ struct nsd_index {
  * Whether a run with the parameters want may use an index (called name in
  * messages) made with had: the same ones, but for an older normalization
  * version from want->norm_oldest on, which the run then fingerprints by,
- * and had->ntables block tables, as many as want's choose (their masks
- * are the file's to compare). -1 with err (NSD_EXIT_INDEX) naming the
+ * other MinHash bins, bands and rows that want->min_bins and max_bins
+ * allow, which the run then uses (nsd_index_params_adopt()), and
+ * had->ntables block tables, as many as want's choose (their masks are
+ * the file's to compare). -1 with err (NSD_EXIT_INDEX) naming the
  * parameter that differs; every index refuses with these words.
  */
 int	 nsd_index_params_check(const char *, const struct nsd_index_params *,
 	    const struct nsd_index_params *, struct nsd_error *);
+
+/*
+ * What a run's parameters p become on an index made with had, which
+ * nsd_index_params_check() accepted: its normalization version, its MinHash
+ * layout, and its sketches (none: made before them).
+ */
+void	 nsd_index_params_adopt(struct nsd_index_params *,
+	    const struct nsd_index_params *);
 
 /* Open an index that lives in this process's memory only. */
 int	 nsd_index_open_memory(struct nsd_index **,

@@ -367,8 +367,9 @@ static int
 open_table(struct file_index *fi, const struct nsd_index_params *p,
     struct nsd_error *err)
 {
-	struct stat	 sb;
-	int		 fd;
+	struct nsd_index_params	 had;
+	struct stat		 sb;
+	int			 fd;
 
 	fd = open(fi->path, (fi->readonly ? O_RDONLY : O_RDWR) |
 	    NSD_OPEN_FLAGS);
@@ -426,11 +427,14 @@ open_table(struct file_index *fi, const struct nsd_index_params *p,
 		    (unsigned long long)fi->hdr.ids_length,
 		    NSD_INDEX_VERSION, (unsigned long long)NSD_INDEX_GEN_MAX,
 		    (unsigned long long)((NSD_INDEX_GROUP_MAX + 1) >> 27)));
-	/* An older version is read, and the run fingerprints by it. */
-	fi->base.params.norm_version = fi->hdr.norm_version;
-	/* Its groups keep sketches, or none (made before them). */
-	fi->base.params.sketch_bytes = fi->hdr.sketch_bytes;
-	fi->base.params.sig_bytes = nsd_ids_sig_bytes(&fi->hdr);
+	/*
+	 * An older normalization version is read, and the run fingerprints
+	 * by it; another MinHash layout, and it fingerprints by that; its
+	 * groups keep sketches, or none (made before them).
+	 */
+	params_of(&fi->hdr, &had);
+	nsd_index_params_adopt(&fi->base.params, &had);
+	assert(fi->base.params.sig_bytes == nsd_ids_sig_bytes(&fi->hdr));
 	fi->main.fd = -1;
 	if (table_map(fi, &fi->main, "the table", fd, fi->path, sb.st_size,
 	    fi->hdr.nslots, err) == -1) {

@@ -4,9 +4,42 @@
  */
 #include "config.h"
 
+#include <stdint.h>
 #include <string.h>
 
 #include "index.h"
+
+/*
+ * Whether had's MinHash layout, other than want's, is one a run with want
+ * reads: bins a power of two between want's min_bins and max_bins, and
+ * bands of rows among them.
+ */
+static int
+layout_readable(const struct nsd_index_params *had,
+    const struct nsd_index_params *want)
+{
+	if (had->bins == want->bins && had->bands == want->bands &&
+	    had->rows == want->rows)
+		return (0);
+	return (want->min_bins != 0 && had->bins >= want->min_bins &&
+	    had->bins <= want->max_bins && (had->bins & (had->bins - 1)) == 0 &&
+	    had->bands >= 1 && had->rows >= 1 &&
+	    (uint64_t)had->bands * had->rows <= had->bins);
+}
+
+void
+nsd_index_params_adopt(struct nsd_index_params *p,
+    const struct nsd_index_params *had)
+{
+	p->norm_version = had->norm_version;
+	/* A signature is 2 bytes a bin, then the sketch. */
+	p->sig_bytes = p->sig_bytes - 2 * (size_t)p->bins - p->sketch_bytes +
+	    2 * (size_t)had->bins + had->sketch_bytes;
+	p->bins = had->bins;
+	p->bands = had->bands;
+	p->rows = had->rows;
+	p->sketch_bytes = had->sketch_bytes;
+}
 
 int
 nsd_index_params_check(const char *name, const struct nsd_index_params *had,
@@ -51,6 +84,8 @@ nsd_index_params_check(const char *name, const struct nsd_index_params *had,
 		    "%s: the index was made with --threshold %s, not %s",
 		    name, nsd_fraction_format(had->threshold, was_text),
 		    nsd_fraction_format(want->threshold, now_text)));
+	else if (layout_readable(had, want))
+		;
 	else if (had->bins != want->bins)
 		what = "MinHash bins", was = had->bins, now = want->bins;
 	else if (had->bands != want->bands || had->rows != want->rows)

@@ -235,13 +235,8 @@ check_params(struct redis_index *ri, struct nsd_error *err)
 		else if (st != PARAMS_OK)
 			rc = nsd_ri_params_refuse(ri->url, ri->ns, &had, st,
 			    err);
-		else {
-			ri->base.params.norm_version = had.p.norm_version;
-			/* Made before sketches: its groups keep none. */
-			ri->base.params.sig_bytes -=
-			    ri->base.params.sketch_bytes - had.p.sketch_bytes;
-			ri->base.params.sketch_bytes = had.p.sketch_bytes;
-		}
+		else
+			nsd_index_params_adopt(&ri->base.params, &had.p);
 	}
 	freeReplyObject(r);
 	return (rc);

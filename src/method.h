@@ -44,6 +44,7 @@ struct nsd_evidence {
 	int		 exact;		/* nshash: matched by the whole text */
 	uint64_t	 keys[2];	/* minhash: the bands whose keys the
 					   group holds, a bit each */
+	unsigned	 bins;		/* minhash: the signatures' bins */
 	/* The confirmation on the whole text, when it was asked: */
 	int		 confirmed;	/* 1: the figures below are set */
 	struct nsd_resemblance resemblance;

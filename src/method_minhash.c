@@ -18,6 +18,7 @@
 /* Its scanner: the features, and the layout of the bands. */
 struct minhash_scanner {
 	struct nsd_method_features f;
+	unsigned	 bins;
 	unsigned	 bands;
 	unsigned	 rows;
 };
@@ -41,10 +42,13 @@ minhash_index_params(const struct nsd_config *cfg,
     struct nsd_index_params *ip)
 {
 	nsd_method_feature_params(cfg, ip);
-	ip->bins = NSD_MINHASH_BINS;
+	ip->bins = NSD_MINHASH_DEFAULT_BINS;
 	ip->threshold = cfg->threshold;
-	nsd_minhash_layout(cfg->threshold, &ip->bands, &ip->rows);
-	ip->sig_bytes = NSD_MINHASH_SIG_BYTES;
+	nsd_minhash_layout(cfg->threshold, ip->bins, &ip->bands, &ip->rows);
+	ip->sig_bytes = 2 * (size_t)ip->bins;
+	/* An index made with other bins, bands and rows keeps them. */
+	ip->min_bins = NSD_MINHASH_MIN_BINS;
+	ip->max_bins = NSD_MINHASH_BINS;
 }
 
 static void
@@ -75,6 +79,7 @@ minhash_scanner_new(const struct nsd_config *cfg,
 		free(ms);
 		return (NULL);
 	}
+	ms->bins = ip->bins;
 	ms->bands = ip->bands;
 	ms->rows = ip->rows;
 	return (ms);
@@ -107,7 +112,7 @@ minhash_scan(void *scanner, const struct nsd_config *cfg, const char *text,
 	if (!nsd_method_comparable(cfg, &ms->f, text, len,
 	    nsd_simhash_minima(&ms->f.simhash, text, len, min,
 	    v->sketch == NULL ? NULL : &sketch.elements))) {
-		memset(v->sig, 0, NSD_MINHASH_SIG_BYTES);
+		memset(v->sig, 0, 2 * (size_t)ms->bins);
 		if (v->sketch != NULL)
 			memset(v->sketch, 0, NSD_SKETCH_BYTES);
 		return;
@@ -116,7 +121,8 @@ minhash_scan(void *scanner, const struct nsd_config *cfg, const char *text,
 		nsd_sketch_numbers(&sketch.numbers, text, len);
 		nsd_sketch_store(&sketch, v->sketch);
 	}
-	nsd_minhash_compute(min, ms->bands, ms->rows, v->sig, v->keys);
+	nsd_minhash_compute(min, ms->bins, ms->bands, ms->rows, v->sig,
+	    v->keys);
 	v->nkeys = ms->bands;
 }
 
@@ -145,11 +151,12 @@ minhash_lookup(const struct nsd_config *cfg, struct nsd_index *ix,
 {
 	const unsigned char	*group_sig;
 	uint64_t		 cand[NSD_MINHASH_MAX_BANDS];
-	unsigned		 k, n = 0, i, j, agree;
+	unsigned		 k, n = 0, i, j, agree, bins = ix->params.bins;
 	int			 confirmed;
 
 	*best = 0;
 	v->ev.usable = v->nkeys;
+	v->ev.bins = bins;
 	if (v->nkeys == 0)
 		return (0);
 	for (k = 0; k < v->nkeys; k++) {
@@ -172,8 +179,8 @@ minhash_lookup(const struct nsd_config *cfg, struct nsd_index *ix,
 		if (nsd_index_group_signature(ix, cand[i], &group_sig,
 		    err) == -1)
 			return (-1);
-		agree = nsd_minhash_agree(v->sig, group_sig);
-		if (!nsd_minhash_similar(agree, cfg->threshold))
+		agree = nsd_minhash_agree(v->sig, group_sig, bins);
+		if (!nsd_minhash_similar(agree, bins, cfg->threshold))
 			continue;
 		if ((confirmed = nsd_method_confirm(cfg, ix, v, cand[i], st,
 		    err)) == -1)
@@ -218,8 +225,9 @@ minhash_near(const struct nsd_config *cfg, struct nsd_index *ix,
 	(void)n;
 	if (nsd_index_group_signature(ix, c->theirs, &their_sig, err) == -1)
 		return (-1);
-	*evidence = nsd_minhash_agree(v->sig, their_sig);
-	return (nsd_minhash_similar(*evidence, cfg->threshold));
+	*evidence = nsd_minhash_agree(v->sig, their_sig, ix->params.bins);
+	return (nsd_minhash_similar(*evidence, ix->params.bins,
+	    cfg->threshold));
 }
 
 static void
@@ -228,10 +236,10 @@ minhash_explain(const struct nsd_evidence *e, char *buf, size_t size)
 	size_t		 n;
 	unsigned	 k;
 
-	/* The estimate, agree / 128, is exact in 7 places. */
+	/* The estimate, agree / bins, is exact in 7 places. */
 	n = snprintf(buf, size, "{\"method\":\"minhash\",\"jaccard\":%.7g,"
-	    "\"agree\":%u,\"bands\":[", (double)e->evidence /
-	    NSD_MINHASH_BINS, e->evidence);
+	    "\"agree\":%u,\"bands\":[", (double)e->evidence / e->bins,
+	    e->evidence);
 	for (k = 0; k < NSD_MINHASH_MAX_BANDS && n < size; k++)
 		if (e->keys[k / 64] >> (k % 64) & 1)
 			n += snprintf(buf + n, size - n, "%s%u",

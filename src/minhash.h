@@ -2,11 +2,12 @@
  * minhash.h: MinHash signatures of texts, and the LSH band keys that find
  * texts whose signatures agree.
  *
- * A text's signature is NSD_MINHASH_BINS minima of its features' hashes
- * (the features SimHash is made of: simhash.h), by one-permutation hashing
- * with densification; the share of bins on which two signatures agree
- * estimates the Jaccard similarity of the two texts' feature sets. The
- * bins are cut into bands of rows; a band's key is a hash of its rows,
+ * A text's signature is the minima of its features' hashes in a number of
+ * bins, a power of two up to NSD_MINHASH_BINS (the features SimHash is
+ * made of: simhash.h), by one-permutation hashing with densification; the
+ * share of bins on which two signatures agree estimates the Jaccard
+ * similarity of the two texts' feature sets. The first bins are cut into
+ * bands of rows; a band's key is a hash of its rows,
  * so two texts of Jaccard similarity s share some band's key with
  * probability 1 - (1 - s^rows)^bands. The exact definition is the design
  * essay at the top of minhash.c and the FINGERPRINTS section of
@@ -20,7 +21,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The bins features go into, and the most a signature has. */
 #define NSD_MINHASH_BINS	128
+#define NSD_MINHASH_MIN_BINS	16
+/* The bins of a new index's signatures. */
+#define NSD_MINHASH_DEFAULT_BINS 64
+/* The bands of a layout, unless a low threshold wants more. */
+#define NSD_MINHASH_BANDS	8
+/* How surely a layout's bands find a pair at its threshold. */
+#define NSD_MINHASH_FOUND	0.85
 #define NSD_MINHASH_MAX_BANDS	NSD_MINHASH_BINS
 /* A stored signature: the low 16 bits of each bin, little-endian. */
 #define NSD_MINHASH_SIG_BYTES	(2 * NSD_MINHASH_BINS)
@@ -51,32 +60,37 @@ nsd_minhash_bin(uint64_t *min, uint64_t h)
 	*m = v < *m ? v : *m;
 }
 
+/* Whether a signature may have bins bins: a power of two, 16 to 128. */
+int	 nsd_minhash_bins_valid(unsigned);
+
 /*
  * The bands and rows for a Jaccard threshold (in 1/NSD_MINHASH_SCALE,
- * from 1 to NSD_MINHASH_SCALE): the most rows for which the bands that fit
- * in the bins find a pair at the threshold with probability 0.99 or more,
- * or 1 row when none do (below about 0.036).
+ * from 1 to NSD_MINHASH_SCALE) over bins bins: NSD_MINHASH_BANDS bands of
+ * the most rows that find a pair at the threshold with probability
+ * NSD_MINHASH_FOUND or more; when not even 2 rows do, the fewest bands of
+ * 2 rows, or else of 1, that do; or else a band of 1 row each bin.
  */
-void	 nsd_minhash_layout(unsigned, unsigned *, unsigned *);
+void	 nsd_minhash_layout(unsigned, unsigned, unsigned *, unsigned *);
 
 /*
- * The signature of a text whose features went into the bins min (at least
- * one feature; nsd_simhash_minima()) into sig (NSD_MINHASH_SIG_BYTES
- * bytes), and the key of each of its bands into keys[0..bands). The empty
- * bins of min are filled.
+ * The signature over bins bins of a text whose features went into the
+ * bins min (NSD_MINHASH_BINS of them, at least one feature;
+ * nsd_simhash_minima()) into sig (2 * bins bytes), and the key of each of
+ * its bands into keys[0..bands). min is changed.
  */
-void	 nsd_minhash_compute(uint64_t *, unsigned, unsigned, unsigned char *,
-	    uint64_t *);
+void	 nsd_minhash_compute(uint64_t *, unsigned, unsigned, unsigned,
+	    unsigned char *, uint64_t *);
 
-/* On how many bins two stored signatures agree. */
-unsigned nsd_minhash_agree(const unsigned char *, const unsigned char *);
+/* On how many of their bins two stored signatures agree. */
+unsigned nsd_minhash_agree(const unsigned char *, const unsigned char *,
+	    unsigned);
 
-/* Whether agreeing on agree bins reaches the threshold (as above). */
+/* Whether agreeing on agree of bins bins reaches the threshold. */
 static inline int
-nsd_minhash_similar(unsigned agree, unsigned threshold)
+nsd_minhash_similar(unsigned agree, unsigned bins, unsigned threshold)
 {
 	return ((uint64_t)agree * NSD_MINHASH_SCALE >=
-	    (uint64_t)threshold * NSD_MINHASH_BINS);
+	    (uint64_t)threshold * bins);
 }
 
 #endif /* NSD_MINHASH_H */

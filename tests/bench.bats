@@ -373,11 +373,14 @@ EOF
 	targets | grep -q "≥ 70% of nshash's throughput (same run): share 3.000 .* — MET\$"
 }
 
-@test "bench/run.sh: the sections of index-scale.sh, redis.sh and the analysis are kept" {
+@test "bench/run.sh: the sections of index-scale.sh (MinHash's too), redis.sh and the analysis are kept" {
 	{
 		printf '# old report\n\n<!-- index-scale: begin -->\n'
 		printf '## Index at scale\nscale figures\n'
 		printf '<!-- index-scale: end -->\n\n'
+		printf '<!-- index-scale-minhash: begin -->\n'
+		printf '## MinHash index at scale\nminhash figures\n'
+		printf '<!-- index-scale-minhash: end -->\n\n'
 		printf 'a line of the old report\n\n'
 		printf '<!-- analysis: begin -->\n## Analysis\nwhy\n'
 		printf '<!-- analysis: end -->\n'
@@ -389,6 +392,9 @@ EOF
 	expect_eq "$(sed -n '/^<!-- index-scale: begin -->$/,$p' "$report")" \
 	    "$(printf '%s\n' '<!-- index-scale: begin -->' \
 	    '## Index at scale' 'scale figures' '<!-- index-scale: end -->' \
+	    '<!-- index-scale-minhash: begin -->' \
+	    '## MinHash index at scale' 'minhash figures' \
+	    '<!-- index-scale-minhash: end -->' \
 	    '<!-- redis: begin -->' '## Shared index on Redis' \
 	    'redis figures' '<!-- redis: end -->' \
 	    '' '<!-- analysis: begin -->' '## Analysis' 'why' \

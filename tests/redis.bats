@@ -988,7 +988,7 @@ b"
 	    "$(redis_cluster_url "$CLUSTER" contract)"
 	printf '%s\n' "$output"
 	[ "$status" -eq 0 ]
-	[[ "$output" == *"1..18"* ]]
+	[[ "$output" == *"1..20"* ]]
 	[[ "$output" != *"not ok"* ]]
 }
 

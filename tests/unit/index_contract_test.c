@@ -396,6 +396,40 @@ check_params(void)
 	nsd_index_close(ix);
 	tap_ok(ok, "%s: an index made with other parameters is refused",
 	    where);
+
+	/*
+	 * Another MinHash layout: one of 128 bins is opened with its own
+	 * (what the run fingerprints by), one of bins that are no power of
+	 * two is refused.
+	 */
+	place("layout");
+	params_of("-m minhash", &old);
+	old.sig_bytes += 2 * (128 - (size_t)old.bins);
+	old.bins = 128;
+	old.bands = 42;
+	old.rows = 3;
+	ok = (ix = open_index(&old, 0, &err)) != NULL && commit_close(ix);
+	params_of("-m minhash", &p);
+	ok = ok && p.bins < 128 && (ix = open_index(&p, 0, &err)) != NULL &&
+	    ix->params.bins == 128 && ix->params.bands == 42 &&
+	    ix->params.rows == 3 && ix->params.sig_bytes == old.sig_bytes;
+	if (!ok)
+		fail("another MinHash layout", &err);
+	else
+		ok = commit_close(ix);
+	place("layout-48");
+	old.sig_bytes -= 2 * (128 - 48);
+	old.bins = 48;
+	old.bands = 16;
+	ok = ok && (ix = open_index(&old, 0, &err)) != NULL &&
+	    commit_close(ix);
+	ix = ok ? open_index(&p, 0, &err) : NULL;
+	ok = ok && ix == NULL && err.status == NSD_EXIT_INDEX &&
+	    strstr(err.msg, "MinHash bins 48, not ") != NULL;
+	nsd_index_close(ix);
+	place("layout");
+	tap_ok(ok, "%s: an index of another MinHash layout is used with it, "
+	    "one of 48 bins refused", where);
 	if (NSD_NORM_OLDEST == NSD_NORM_VERSION)
 		return;
 	/* A new index of the oldest version, then a run of the newest. */
