@@ -129,25 +129,17 @@ nsd_file_create_mapped(const char *path, uint64_t size, mode_t mode, int exact,
 	return (map_new(path, size, *fdp, mapp, what));
 }
 
-/* pwrite(2) or pread(2) all of len bytes; a short transfer is EIO. */
+/* pread(2) all of len bytes at off; a short read is EIO. */
 static int
-transfer_all(int fd, void *buf, size_t len, off_t at, int writing)
+read_all(int fd, void *buf, size_t len, off_t off)
 {
-	size_t	 done = 0;
 	ssize_t	 n;
 
-	while (done < len) {
-		n = writing ? pwrite(fd, (char *)buf + done, len - done,
-		    at + (off_t)done) : pread(fd, (char *)buf + done,
-		    len - done, at + (off_t)done);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			if (n == 0)
-				errno = EIO;
-			return (-1);
-		}
-		done += n;
+	if ((n = nsd_pread_all(fd, buf, len, off)) == -1)
+		return (-1);
+	if ((size_t)n < len) {
+		errno = EIO;
+		return (-1);
 	}
 	return (0);
 }
@@ -156,9 +148,9 @@ transfer_all(int fd, void *buf, size_t len, off_t at, int writing)
 int
 nsd_file_log_flush(struct file_index *fi, struct nsd_error *err)
 {
-	if (transfer_all(fi->log_fd, fi->log_buf, (fi->log_records -
+	if (nsd_pwrite_all(fi->log_fd, fi->log_buf, (fi->log_records -
 	    fi->log_written) * NSD_LOG_RECORD_SIZE, NSD_LOG_HEADER_SIZE +
-	    (off_t)fi->log_written * NSD_LOG_RECORD_SIZE, 1) == -1)
+	    (off_t)fi->log_written * NSD_LOG_RECORD_SIZE) == -1)
 		return (nsd_file_commit_error(fi, "writing the log", err));
 	fi->log_written = fi->log_records;
 	return (0);
@@ -169,8 +161,8 @@ int
 nsd_file_log_read(struct file_index *fi, uint64_t first, size_t n,
     unsigned char *buf)
 {
-	return (transfer_all(fi->log_fd, buf, n * NSD_LOG_RECORD_SIZE,
-	    NSD_LOG_HEADER_SIZE + (off_t)first * NSD_LOG_RECORD_SIZE, 0));
+	return (read_all(fi->log_fd, buf, n * NSD_LOG_RECORD_SIZE,
+	    NSD_LOG_HEADER_SIZE + (off_t)first * NSD_LOG_RECORD_SIZE));
 }
 
 /* Sync the mapped table tb, when this run wrote into it in place. */
@@ -428,7 +420,7 @@ nsd_file_stage_open(struct file_index *fi, struct nsd_stage_header *sh,
 		return (nsd_index_open_error(err, fi->stage_path,
 		    "cannot open the index's stage"));
 	if (nsd_index_fstat(fd, fi->stage_path, &sb, err) == -1 ||
-	    transfer_all(fd, page, sizeof page, 0, 0) == -1 ||
+	    read_all(fd, page, sizeof page, 0) == -1 ||
 	    nsd_stage_header_decode(page, fi->hdr.file_id, fi->hdr.version,
 	    sh) == -1 ||
 	    (uint64_t)sb.st_size != NSD_STAGE_OFFSET +

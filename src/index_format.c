@@ -842,22 +842,13 @@ nsd_undo_read(int fd, uint64_t file_id, struct nsd_undo_entry *e,
 {
 	unsigned char	 buf[NSD_UNDO_FILE_SIZE];
 	ssize_t		 n;
-	size_t		 done = 0;
 	unsigned	 i;
 
 	memset(e, 0, NSD_UNDO_RUNS * sizeof *e);
 	*damaged = 0;
-	while (done < sizeof buf) {
-		n = pread(fd, buf + done, sizeof buf - done, (off_t)done);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1)
-			return (-1);
-		if (n == 0)
-			break;
-		done += n;
-	}
-	if (done < sizeof buf || memcmp(buf, NSD_UNDO_MAGIC, 8) != 0 ||
+	if ((n = nsd_pread_all(fd, buf, sizeof buf, 0)) == -1)
+		return (-1);
+	if ((size_t)n < sizeof buf || memcmp(buf, NSD_UNDO_MAGIC, 8) != 0 ||
 	    nsd_le64(buf + 8) != file_id)
 		return (0);
 	for (i = 0; i < NSD_UNDO_RUNS; i++)

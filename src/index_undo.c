@@ -52,28 +52,6 @@
 
 static_assert(NSD_UNDO_RUNS <= NSD_INDEX_UNDO_MAX, "undo runs");
 
-/* Write all of len bytes at off of fd. */
-static int
-write_all(int fd, const void *buf, size_t len, off_t off)
-{
-	size_t	 done = 0;
-	ssize_t	 n;
-
-	while (done < len) {
-		n = pwrite(fd, (const char *)buf + done, len - done,
-		    off + (off_t)done);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			if (n == 0)
-				errno = EIO;
-			return (-1);
-		}
-		done += n;
-	}
-	return (0);
-}
-
 /*
  * Make PATH.undo, open at fd (size bytes long), this index's and empty:
  * a new file, or one that is short, damaged or another index's. It gets
@@ -91,8 +69,8 @@ undo_start(struct file_index *fi, int fd, off_t size)
 	memset(buf, 0, sizeof buf);
 	memcpy(buf, NSD_UNDO_MAGIC, 8);
 	nsd_put_le64(buf + 8, fi->hdr.file_id);
-	if (write_all(fd, buf, sizeof buf, 0) == -1 || fdatasync(fd) == -1 ||
-	    nsd_file_sync_dir(fi->undo_path) == -1)
+	if (nsd_pwrite_all(fd, buf, sizeof buf, 0) == -1 ||
+	    fdatasync(fd) == -1 || nsd_file_sync_dir(fi->undo_path) == -1)
 		return (-1);
 	return (0);
 }
@@ -149,7 +127,7 @@ nsd_file_undo_save(struct file_index *fi, const struct nsd_index_header *before,
 	n.committed_at = after->committed_at;
 	n.before = *before;
 	nsd_undo_entry_encode(&n, at, buf);
-	if (write_all(fd, buf, sizeof buf, NSD_UNDO_HEADER_SIZE +
+	if (nsd_pwrite_all(fd, buf, sizeof buf, NSD_UNDO_HEADER_SIZE +
 	    (off_t)at * NSD_UNDO_ENTRY_SIZE) == -1 || fdatasync(fd) == -1)
 		goto fail;
 	close(fd);

@@ -212,34 +212,11 @@ open_companion(const char *path, int *e, uint64_t *size)
 
 #define LOG_CHUNK	4096	/* records read at a time: 64 KiB */
 
-/*
- * Read len bytes at off of fd: the bytes read, fewer only at the end of
- * the file, or -1.
- */
-static ssize_t
-read_at(int fd, unsigned char *buf, size_t len, uint64_t off)
-{
-	size_t	 done = 0;
-	ssize_t	 n;
-
-	while (done < len) {
-		n = pread(fd, buf + done, len - done, (off_t)(off + done));
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1)
-			return (-1);
-		if (n == 0)
-			break;
-		done += n;
-	}
-	return (done);
-}
-
 /* Read exactly len bytes at off of fd: 0, or -1. */
 static int
 read_full(int fd, unsigned char *buf, size_t len, uint64_t off)
 {
-	return (read_at(fd, buf, len, off) == (ssize_t)len ? 0 : -1);
+	return (nsd_pread_all(fd, buf, len, off) == (ssize_t)len ? 0 : -1);
 }
 
 /*
@@ -1015,7 +992,7 @@ verify_log(struct verify *v, const struct nsd_index_report *r,
 		n = (r->log_file_size - NSD_LOG_HEADER_SIZE) /
 		    NSD_LOG_RECORD_SIZE;
 	}
-	if ((got = read_at(v->log_fd, head, sizeof head, 0)) !=
+	if ((got = nsd_pread_all(v->log_fd, head, sizeof head, 0)) !=
 	    (ssize_t)sizeof head) {
 		say(v, "%s: cannot read: %s", v->log_path,
 		    got == -1 ? strerror(errno) : "it was cut short");
@@ -1033,7 +1010,7 @@ verify_log(struct verify *v, const struct nsd_index_report *r,
 	for (i = 0; i < n; i += len / NSD_LOG_RECORD_SIZE) {
 		len = (n - i < LOG_CHUNK ? n - i : LOG_CHUNK) *
 		    NSD_LOG_RECORD_SIZE;
-		got = read_at(v->log_fd, buf, len, NSD_LOG_HEADER_SIZE +
+		got = nsd_pread_all(v->log_fd, buf, len, NSD_LOG_HEADER_SIZE +
 		    i * NSD_LOG_RECORD_SIZE);
 		if (got != (ssize_t)len) {
 			say(v, "%s: cannot read record %llu: %s", v->log_path,

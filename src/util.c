@@ -193,3 +193,44 @@ nsd_fd_readable(int fd, int ms)
 	rc = poll(&pfd, 1, ms);
 	return (rc > 0 || (rc == -1 && errno != EINTR));
 }
+
+ssize_t
+nsd_pread_all(int fd, void *buf, size_t len, off_t off)
+{
+	size_t	 done = 0;
+	ssize_t	 n;
+
+	while (done < len) {
+		n = pread(fd, (char *)buf + done, len - done,
+		    off + (off_t)done);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1)
+			return (-1);
+		if (n == 0)
+			break;
+		done += n;
+	}
+	return ((ssize_t)done);
+}
+
+int
+nsd_pwrite_all(int fd, const void *buf, size_t len, off_t off)
+{
+	size_t	 done = 0;
+	ssize_t	 n;
+
+	while (done < len) {
+		n = pwrite(fd, (const char *)buf + done, len - done,
+		    off + (off_t)done);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n == 0)
+				errno = EIO;
+			return (-1);
+		}
+		done += n;
+	}
+	return (0);
+}

@@ -11,6 +11,8 @@
 #ifndef NSD_UTIL_H
 #define NSD_UTIL_H
 
+#include <sys/types.h>
+
 #include <pthread.h>
 
 #include <stddef.h>
@@ -100,6 +102,14 @@ int	 nsd_thread_start(pthread_t *, void *(*)(void *), void *);
  * error says yes, for the read to report it.
  */
 int	 nsd_fd_readable(int, int);
+
+/*
+ * pread(2) len bytes at off of fd, again after EINTR and short reads: the
+ * bytes read, fewer only at the end of the file, or -1 (errno).
+ */
+ssize_t	 nsd_pread_all(int, void *, size_t, off_t);
+/* pwrite(2) all of len bytes at off: 0, or -1 (errno; EIO when short). */
+int	 nsd_pwrite_all(int, const void *, size_t, off_t);
 
 static inline void
 nsd_buf_putc(struct nsd_buf *b, char c)
