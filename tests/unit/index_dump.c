@@ -382,7 +382,8 @@ main(int argc, char **argv)
 	ok = read_next(argv[1], &h, &es) && ok;
 	read_stage(argv[1], &h, &es);
 	read_log(argv[1], &h, &es);
-	qsort(es.e, es.n, sizeof *es.e, entry_cmp);
+	if (es.n > 0)
+		qsort(es.e, es.n, sizeof *es.e, entry_cmp);
 	/* Each entry once, wherever it is. */
 	for (i = 0, n = 0; i < es.n; i++)
 		if (n == 0 || entry_cmp(&es.e[n - 1], &es.e[i]) != 0)

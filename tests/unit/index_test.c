@@ -148,7 +148,8 @@ check_undo(const char *path, struct claimed **model, uint64_t *nmodel,
 		/* Refused: nothing changes, and the model stands. */
 		if (err.status != NSD_EXIT_INDEX)
 			printf("# undo: %s\n", err.msg);
-		*depth = 0;
+		while (*depth > 0)
+			free(stack[--*depth].model);
 		return (err.status == NSD_EXIT_INDEX);
 	}
 	if (*depth == 0) {
@@ -238,8 +239,9 @@ check_model(const char *path)
 			}
 			stack[depth].model = xreallocarray(NULL, nmodel + 1,
 			    sizeof *model);
-			memcpy(stack[depth].model, model, nmodel *
-			    sizeof *model);
+			if (nmodel > 0)
+				memcpy(stack[depth].model, model, nmodel *
+				    sizeof *model);
 			stack[depth++].n = nmodel;
 			/* First claim wins: only keys new to the model. */
 			model = xreallocarray(model, nmodel + nrun,
