@@ -75,6 +75,10 @@ struct nsd_index_params {
 						   confirms a match
 						   (sketch.h), or 0: an index
 						   made before sketches */
+	size_t		 sketch_whole;		/* the bytes of a sketch of
+						   every part, which a run
+						   that keeps fewer reads its
+						   part of */
 	int		 repeats;		/* keys are added, and may
 						   repeat (SimHash's blocks),
 						   not claimed once */

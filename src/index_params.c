@@ -104,8 +104,12 @@ nsd_index_params_check(const char *name, const struct nsd_index_params *had,
 		    "parameters choose: it was made by another version of "
 		    "nsdedup", name, had->ntables, had->ntables == 1 ? "" : "s",
 		    want->ntables));
-	/* None is an index made before sketches, which runs unconfirmed. */
-	if (had->sketch_bytes != 0 && had->sketch_bytes != want->sketch_bytes)
+	/*
+	 * None is an index made before sketches, which runs unconfirmed;
+	 * a whole sketch holds every part a method keeps.
+	 */
+	if (had->sketch_bytes != 0 && had->sketch_bytes != want->sketch_whole &&
+	    had->sketch_bytes != want->sketch_bytes)
 		return (nsd_error_set(err, NSD_EXIT_INDEX,
 		    "%s: the index keeps sketches of %zu bytes, not %zu: it "
 		    "was made by another version of nsdedup", name,

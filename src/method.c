@@ -131,7 +131,8 @@ nsd_method_confirm(const struct nsd_config *cfg, struct nsd_index *ix,
 		return (1);
 	if (nsd_index_group_signature(ix, group, &kept, err) == -1)
 		return (-1);
-	nsd_sketch_compare(v->sketch, kept + at, &v->ev.resemblance);
+	nsd_sketch_compare(v->sketch, kept + at, ix->params.sketch_bytes,
+	    &v->ev.resemblance);
 	v->ev.confirmed = 1;
 	if (cfg->confirm == 0)
 		return (1);
@@ -160,12 +161,16 @@ nsd_method_explain(const struct nsd_method_ops *m,
 	if (!e->confirmed || n == 0 || buf[n - 1] != '}')
 		return;
 	/* Into the method's object, before its closing brace. */
-	n += snprintf(buf + n - 1, size - (n - 1), ",\"confirm\":{"
-	    "\"containment\":%.4g,\"jaccard\":%.4g,\"sample\":%u",
-	    (double)r->containment / NSD_SKETCH_SCALE,
-	    (double)r->jaccard / NSD_SKETCH_SCALE, r->sample) - 1;
+	n += snprintf(buf + n - 1, size - (n - 1), ",\"confirm\":{") - 1;
+	/* A sketch of the numbers alone has no figures of the words. */
+	if (n < size && r->elements_compared)
+		n += snprintf(buf + n, size - n, "\"containment\":%.4g,"
+		    "\"jaccard\":%.4g,\"sample\":%u",
+		    (double)r->containment / NSD_SKETCH_SCALE,
+		    (double)r->jaccard / NSD_SKETCH_SCALE, r->sample);
 	if (n < size && r->numbers_compared)
-		n += snprintf(buf + n, size - n, ",\"numbers\":%.4g",
+		n += snprintf(buf + n, size - n, "%s\"numbers\":%.4g",
+		    buf[n - 1] == '{' ? "" : ",",
 		    (double)r->numbers / NSD_SKETCH_SCALE);
 	if (n < size)
 		snprintf(buf + n, size - n, "}}");

@@ -87,7 +87,9 @@ struct nsd_method_ops {
 	int		 whole_text;	/* its own rule measures the whole
 					   texts (MinHash's Jaccard): its
 					   matches are confirmed by their
-					   numbers alone */
+					   numbers alone, and its groups
+					   keep only the numbers part of a
+					   sketch */
 	/* Its defaults that differ from the other methods' (or NULL). */
 	void		 (*defaults)(struct nsd_config *);
 	/*

@@ -21,6 +21,7 @@ struct minhash_scanner {
 	unsigned	 bins;
 	unsigned	 bands;
 	unsigned	 rows;
+	size_t		 sketch_bytes;	/* the index's */
 };
 
 static const char *const minhash_options[] = {
@@ -82,6 +83,7 @@ minhash_scanner_new(const struct nsd_config *cfg,
 	ms->bins = ip->bins;
 	ms->bands = ip->bands;
 	ms->rows = ip->rows;
+	ms->sketch_bytes = ip->sketch_bytes;
 	return (ms);
 }
 
@@ -107,19 +109,23 @@ minhash_scan(void *scanner, const struct nsd_config *cfg, const char *text,
 	struct minhash_scanner *ms = scanner;
 	uint64_t	 min[NSD_MINHASH_BINS];
 	struct nsd_text_sketch sketch;
+	int		 elements;
 
+	/* An index made before it kept the numbers alone has both. */
+	elements = v->sketch != NULL &&
+	    ms->sketch_bytes != NSD_SKETCH_NUMBERS_BYTES;
 	v->nkeys = 0;
 	if (!nsd_method_comparable(cfg, &ms->f, text, len,
 	    nsd_simhash_minima(&ms->f.simhash, text, len, min,
-	    v->sketch == NULL ? NULL : &sketch.elements))) {
+	    elements ? &sketch.elements : NULL))) {
 		memset(v->sig, 0, 2 * (size_t)ms->bins);
 		if (v->sketch != NULL)
-			memset(v->sketch, 0, NSD_SKETCH_BYTES);
+			memset(v->sketch, 0, ms->sketch_bytes);
 		return;
 	}
 	if (v->sketch != NULL) {
 		nsd_sketch_numbers(&sketch.numbers, text, len);
-		nsd_sketch_store(&sketch, v->sketch);
+		nsd_sketch_store(&sketch, v->sketch, ms->sketch_bytes);
 	}
 	nsd_minhash_compute(min, ms->bins, ms->bands, ms->rows, v->sig,
 	    v->keys);

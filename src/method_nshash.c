@@ -111,7 +111,7 @@ nshash_scan(void *scanner, const struct nsd_config *cfg, const char *text,
 	v->nkeys = nsd_nshash_compute(h, text, len, v->keys,
 	    cfg->compat ? NULL : v->code, v->sketch == NULL ? NULL : &sketch);
 	if (v->sketch != NULL)
-		nsd_sketch_store(&sketch, v->sketch);
+		nsd_sketch_store(&sketch, v->sketch, NSD_SKETCH_BYTES);
 	if (cfg->compat)
 		memset(v->code, 0, v->nkeys);
 	v->has_whole = h->has_whole;

@@ -78,7 +78,7 @@ simhash_scan(void *scanner, const struct nsd_config *cfg, const char *text,
 	    v->sketch == NULL ? NULL : &sketch.elements));
 	if (v->sketch != NULL) {
 		nsd_sketch_numbers(&sketch.numbers, text, len);
-		nsd_sketch_store(&sketch, v->sketch);
+		nsd_sketch_store(&sketch, v->sketch, NSD_SKETCH_BYTES);
 	}
 }
 

@@ -1192,7 +1192,13 @@ nsd_pipeline_index_params(const struct nsd_config *cfg,
 	ip->method = method->name;
 	ip->repeats = method->keys_repeat;
 	method->index_params(cfg, ip);
-	ip->sketch_bytes = NSD_SKETCH_BYTES;
+	/*
+	 * A method whose matches are confirmed by their numbers alone
+	 * keeps no more of the sketch.
+	 */
+	ip->sketch_bytes = method->whole_text ? NSD_SKETCH_NUMBERS_BYTES :
+	    NSD_SKETCH_BYTES;
+	ip->sketch_whole = NSD_SKETCH_BYTES;
 	ip->sig_bytes += ip->sketch_bytes;
 }
 

@@ -200,8 +200,13 @@ store_part(const struct nsd_sketch *s, unsigned char *out)
 }
 
 void
-nsd_sketch_store(const struct nsd_text_sketch *ts, unsigned char *out)
+nsd_sketch_store(const struct nsd_text_sketch *ts, unsigned char *out,
+    size_t bytes)
 {
+	if (bytes == NSD_SKETCH_NUMBERS_BYTES) {
+		store_part(&ts->numbers, out);
+		return;
+	}
 	store_part(&ts->elements, out);
 	store_part(&ts->numbers, out + NSD_SKETCH_PART(NSD_SKETCH_SLOTS));
 }
@@ -259,22 +264,27 @@ share(unsigned shared, unsigned n)
 
 void
 nsd_sketch_compare(const unsigned char *a, const unsigned char *b,
-    struct nsd_resemblance *r)
+    size_t bytes, struct nsd_resemblance *r)
 {
 	struct part	 pa, pb;
 	unsigned	 na, nb, shared;
-	size_t		 at = NSD_SKETCH_PART(NSD_SKETCH_SLOTS);
+	size_t		 at = 0;
 
-	load(a, NSD_SKETCH_SLOTS, &pa);
-	load(b, NSD_SKETCH_SLOTS, &pb);
-	/* A sketch without a bound holds its whole text. */
-	r->too_short = (pa.bound == UINT32_MAX &&
-	    pa.n < NSD_SKETCH_MIN_ELEMENTS) || (pb.bound == UINT32_MAX &&
-	    pb.n < NSD_SKETCH_MIN_ELEMENTS);
-	shared = samples(&pa, &pb, &na, &nb);
-	r->sample = na < nb ? na : nb;
-	r->containment = share(shared, r->sample);
-	r->jaccard = share(shared, na + nb - shared);
+	memset(r, 0, sizeof *r);
+	if (bytes != NSD_SKETCH_NUMBERS_BYTES) {
+		r->elements_compared = 1;
+		load(a, NSD_SKETCH_SLOTS, &pa);
+		load(b, NSD_SKETCH_SLOTS, &pb);
+		/* A sketch without a bound holds its whole text. */
+		r->too_short = (pa.bound == UINT32_MAX &&
+		    pa.n < NSD_SKETCH_MIN_ELEMENTS) ||
+		    (pb.bound == UINT32_MAX && pb.n < NSD_SKETCH_MIN_ELEMENTS);
+		shared = samples(&pa, &pb, &na, &nb);
+		r->sample = na < nb ? na : nb;
+		r->containment = share(shared, r->sample);
+		r->jaccard = share(shared, na + nb - shared);
+		at = NSD_SKETCH_PART(NSD_SKETCH_SLOTS);
+	}
 
 	load(a + at, NSD_SKETCH_NUMBERS, &pa);
 	load(b + at, NSD_SKETCH_NUMBERS, &pb);

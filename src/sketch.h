@@ -37,6 +37,11 @@
 #define NSD_SKETCH_PART(slots)	(4 * ((slots) + 1))
 #define NSD_SKETCH_BYTES	(NSD_SKETCH_PART(NSD_SKETCH_SLOTS) + \
 				    NSD_SKETCH_PART(NSD_SKETCH_NUMBERS))
+/*
+ * A sketch kept by a method whose matches are confirmed by their numbers
+ * alone: the numbers part, without the elements part before it.
+ */
+#define NSD_SKETCH_NUMBERS_BYTES NSD_SKETCH_PART(NSD_SKETCH_NUMBERS)
 /* Figures are in 1/NSD_SKETCH_SCALE, like --threshold. */
 #define NSD_SKETCH_SCALE	10000
 /*
@@ -72,6 +77,9 @@ struct nsd_text_sketch {
 
 /* How two texts compare by their sketches. */
 struct nsd_resemblance {
+	int		 elements_compared; /* the sketches kept their
+				   elements part, which the next four
+				   are drawn from (0: they are 0) */
 	unsigned	 containment;	/* of the smaller in the other */
 	unsigned	 jaccard;	/* both in 1/NSD_SKETCH_SCALE */
 	unsigned	 sample;	/* the elements of the smaller the
@@ -174,11 +182,16 @@ nsd_sketch_add(struct nsd_sketch *s, uint64_t h)
  */
 int	 nsd_sketch_thin(const struct nsd_sketch *);
 
-/* Write a text's sketch as a group keeps it, into out[NSD_SKETCH_BYTES]. */
-void	 nsd_sketch_store(const struct nsd_text_sketch *, unsigned char *);
+/*
+ * Write a text's sketch as a group keeps it, into out[bytes]: both parts
+ * (NSD_SKETCH_BYTES), or the numbers part alone (NSD_SKETCH_NUMBERS_BYTES,
+ * and then the text's sketch of elements is not read).
+ */
+void	 nsd_sketch_store(const struct nsd_text_sketch *, unsigned char *,
+	    size_t);
 
-/* Compare two stored sketches. */
+/* Compare two stored sketches of bytes each, as nsd_sketch_store() says. */
 void	 nsd_sketch_compare(const unsigned char *, const unsigned char *,
-	    struct nsd_resemblance *);
+	    size_t, struct nsd_resemblance *);
 
 #endif /* NSD_SKETCH_H */

@@ -1007,7 +1007,7 @@ writes_on() {
 }
 
 @test "--db-info and --db-verify describe a namespace as a file's, and write nothing" {
-	local m url labels keys
+	local m url labels keys sketch
 
 	head -n 200 part1.jsonl > small.jsonl
 	labels='index format parameters groups fingerprints arbitrations runs keys ttl servers sketches'
@@ -1030,6 +1030,12 @@ writes_on() {
 		    "$(info_line parameters file-info)"
 		expect_eq "$(info_line sketches info)" \
 		    "$(info_line sketches file-info)"
+		# MinHash's groups keep only the numbers of a sketch.
+		sketch=192
+		[ "$m" != minhash ] || sketch=64
+		expect_eq "$(info_line sketches info)" \
+		    "$sketch bytes a group (matches are confirmed)"
+		[[ "$(redis_cli "$SINGLE_PORT" GET "info-$m:params")" == *" sketch=$sketch" ]]
 		# One run from one host numbers its groups as a file does.
 		groups=$(info_line groups file-info)
 		expect_eq "$(info_line groups info)" "$groups numbered (info-$m:next), $groups records (info-$m:g:N), 0 given way to another"

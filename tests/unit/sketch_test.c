@@ -93,7 +93,7 @@ build_expecting(const uint64_t *h, size_t n, uint64_t expected,
 	for (i = 0; i < n; i++)
 		nsd_sketch_add(&s.elements, h[i]);
 	nsd_sketch_numbers(&s.numbers, "", 0);
-	nsd_sketch_store(&s, out);
+	nsd_sketch_store(&s, out, NSD_SKETCH_BYTES);
 }
 
 /* The sketch of text: its numbers, and its words as elements. */
@@ -110,7 +110,17 @@ build_text(const char *text, unsigned char *out)
 		w = *end == ' ' ? end + 1 : end;
 	}
 	nsd_sketch_numbers(&s.numbers, text, strlen(text));
-	nsd_sketch_store(&s, out);
+	nsd_sketch_store(&s, out, NSD_SKETCH_BYTES);
+}
+
+/* The numbers part alone of text's sketch, into out. */
+static void
+numbers_part(const char *text, unsigned char *out)
+{
+	struct nsd_text_sketch	 s;
+
+	nsd_sketch_numbers(&s.numbers, text, strlen(text));
+	nsd_sketch_store(&s, out, NSD_SKETCH_NUMBERS_BYTES);
 }
 
 static void
@@ -145,7 +155,13 @@ main(void)
 	uint64_t		 state = 42, a[4000], b[4000], x;
 	unsigned char		 sa[NSD_SKETCH_BYTES], sb[NSD_SKETCH_BYTES];
 	unsigned char		 ref[NSD_SKETCH_BYTES];
-	struct nsd_resemblance	 r;
+	unsigned char		 na_text[NSD_SKETCH_NUMBERS_BYTES];
+	unsigned char		 nb_text[NSD_SKETCH_NUMBERS_BYTES];
+	const char		*q3 = "Q3 revenue rose 12% to 412 million, up "
+				    "from 368 million in 2017 and 2016";
+	const char		*q4 = "Q4 revenue rose 3% to 97 million, up "
+				    "from 94 million in 2019 and 2018";
+	struct nsd_resemblance	 r, rn;
 	size_t			 na, nb, i, n, trial, bad;
 	double			 sum_c, sum_j;
 
@@ -176,32 +192,32 @@ main(void)
 	pair(&state, 10, 0, 5, a, &na, b, &nb);
 	build(a, na, sa);
 	build(b, nb, sb);
-	nsd_sketch_compare(sa, sb, &r);
+	nsd_sketch_compare(sa, sb, NSD_SKETCH_BYTES, &r);
 	tap_ok(r.containment == 10000 && r.jaccard == 6667 && r.sample == 10,
 	    "a text inside one of 5 more elements: containment 1, Jaccard "
 	    "10/15 (%u, %u, sample %u)", r.containment, r.jaccard, r.sample);
-	nsd_sketch_compare(sb, sa, &r);
+	nsd_sketch_compare(sb, sa, NSD_SKETCH_BYTES, &r);
 	tap_ok(r.containment == 10000 && r.jaccard == 6667,
 	    "and the same either way round");
 	pair(&state, 4, 16, 12, a, &na, b, &nb);
 	build(a, na, sa);
 	build(b, nb, sb);
-	nsd_sketch_compare(sa, sb, &r);
+	nsd_sketch_compare(sa, sb, NSD_SKETCH_BYTES, &r);
 	tap_ok(r.containment == 2500 && r.jaccard == 1250,
 	    "4 shared of 20 and 16: containment 4/16, Jaccard 4/32 (%u, %u)",
 	    r.containment, r.jaccard);
 	pair(&state, 0, 20, 20, a, &na, b, &nb);
 	build(a, na, sa);
 	build(b, nb, sb);
-	nsd_sketch_compare(sa, sb, &r);
+	nsd_sketch_compare(sa, sb, NSD_SKETCH_BYTES, &r);
 	tap_ok(r.containment == 0 && r.jaccard == 0,
 	    "two texts with nothing in common: 0");
 	build(a, 0, sb);
-	nsd_sketch_compare(sa, sb, &r);
+	nsd_sketch_compare(sa, sb, NSD_SKETCH_BYTES, &r);
 	tap_ok(r.sample == 0 && r.containment == 0,
 	    "a text without elements compares as nothing");
 	build(a, na, sb);
-	nsd_sketch_compare(sa, sb, &r);
+	nsd_sketch_compare(sa, sb, NSD_SKETCH_BYTES, &r);
 	tap_ok(r.containment == 10000 && r.jaccard == 10000,
 	    "a text and itself: 1");
 
@@ -213,7 +229,7 @@ main(void)
 		pair(&state, 400, 0, 1600, a, &na, b, &nb);
 		build(a, na, sa);
 		build(b, nb, sb);
-		nsd_sketch_compare(sa, sb, &r);
+		nsd_sketch_compare(sa, sb, NSD_SKETCH_BYTES, &r);
 		sum_c += r.containment;
 	}
 	tap_ok(sum_c / 200 > 9000, "an excerpt of 400 of 2000 elements is "
@@ -222,7 +238,7 @@ main(void)
 		pair(&state, 500, 1000, 1000, a, &na, b, &nb);
 		build(a, na, sa);
 		build(b, nb, sb);
-		nsd_sketch_compare(sa, sb, &r);
+		nsd_sketch_compare(sa, sb, NSD_SKETCH_BYTES, &r);
 		sum_c += r.containment;
 		sum_j += r.jaccard;
 	}
@@ -236,17 +252,33 @@ main(void)
 	    "in 2017 and 2016", sa);
 	build_text("Q3 revenue rose 12% to 412 million, up from 368 million "
 	    "in 2017 and 2016 a b c d e f", sb);
-	nsd_sketch_compare(sa, sb, &r);
+	nsd_sketch_compare(sa, sb, NSD_SKETCH_BYTES, &r);
 	tap_ok(r.numbers_compared && r.numbers == 10000,
 	    "a copy has the numbers of its source (%u)", r.numbers);
 	build_text("Q4 revenue rose 3% to 97 million, up from 94 million "
 	    "in 2019 and 2018", sb);
-	nsd_sketch_compare(sa, sb, &r);
+	nsd_sketch_compare(sa, sb, NSD_SKETCH_BYTES, &r);
 	tap_ok(r.numbers_compared && r.numbers < NSD_SKETCH_NUMBERS_SHARE,
 	    "a story from the same template has other numbers (%u)",
 	    r.numbers);
 	build_text("Revenue rose 12% to 412 million", sb);
-	nsd_sketch_compare(sa, sb, &r);
+	nsd_sketch_compare(sa, sb, NSD_SKETCH_BYTES, &r);
 	tap_ok(!r.numbers_compared, "two numbers are too few to compare");
+
+	/* The numbers part alone: what a whole sketch keeps at its end. */
+	build_text(q3, sa);
+	build_text(q4, sb);
+	numbers_part(q3, na_text);
+	numbers_part(q4, nb_text);
+	tap_ok(memcmp(na_text, sa + NSD_SKETCH_PART(NSD_SKETCH_SLOTS),
+	    NSD_SKETCH_NUMBERS_BYTES) == 0, "the numbers part alone is stored "
+	    "as a whole sketch ends");
+	nsd_sketch_compare(sa, sb, NSD_SKETCH_BYTES, &r);
+	nsd_sketch_compare(na_text, nb_text, NSD_SKETCH_NUMBERS_BYTES, &rn);
+	tap_ok(rn.numbers_compared == r.numbers_compared &&
+	    rn.numbers == r.numbers && !rn.elements_compared &&
+	    r.elements_compared && rn.containment == 0 && rn.sample == 0 &&
+	    !rn.too_short, "and compares alike by its numbers, with no "
+	    "figures of the elements (%u, %u)", rn.numbers, r.numbers);
 	return (tap_done());
 }
