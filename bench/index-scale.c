@@ -44,8 +44,8 @@
  * the candidates per lookup, the near-copies and how many were found.
  *
  * Every line ends with the bytes of all the index's files (PATH, PATH.ids,
- * PATH.log, PATH.stage, PATH.next) per group, an original, once the slice
- * is done; the end gives each file's size.
+ * PATH.log, PATH.stage, PATH.next, PATH.filter, PATH.undo) per group, an
+ * original, once the slice is done; the end gives each file's size.
  *
  * The index is opened with nsdedup's default fingerprint parameters, so
  * that nsdedup --db (-m simhash, -m minhash) can run against it
@@ -178,7 +178,7 @@ static uint64_t
 index_bytes(const char *path)
 {
 	static const char *const suffix[] = {
-		"", ".ids", ".log", ".stage", ".next"
+		"", ".ids", ".log", ".stage", ".next", ".filter", ".undo"
 	};
 	char		 name[4096];
 	uint64_t	 sum = 0;
@@ -496,6 +496,7 @@ main(int argc, char **argv)
 	char			*fake[] = { name, NULL };
 	char			 ids_path[4096], log_path[4096];
 	char			 stage_path[4096];
+	char			 filter_path[4096];
 	uint64_t		 records = 20000000, slice = 1000000;
 	uint64_t		 every = 1000000, batch = 256, seed = 1;
 	uint64_t		 r, end, n, b, size, ids_size, all, pending = 0;
@@ -592,6 +593,7 @@ main(int argc, char **argv)
 	snprintf(ids_path, sizeof ids_path, "%s.ids", io.path);
 	snprintf(log_path, sizeof log_path, "%s.log", io.path);
 	snprintf(stage_path, sizeof stage_path, "%s.stage", io.path);
+	snprintf(filter_path, sizeof filter_path, "%s.filter", io.path);
 
 	if (minhash)
 		printf("# %" PRIu64 " records of %u features, MinHash of %u "
@@ -681,8 +683,9 @@ main(int argc, char **argv)
 	    (double)ids_size / info.fingerprints,
 	    (double)(size + ids_size) / info.fingerprints);
 	printf("# all files %" PRIu64 " bytes (log %" PRIu64 ", stage %"
-	    PRIu64 "): %.1f per group, %.1f per record\n", all,
-	    file_size(log_path), file_size(stage_path),
-	    (double)all / info.groups, (double)all / records);
+	    PRIu64 ", filter %" PRIu64 "): %.1f per group, %.1f per record\n",
+	    all, file_size(log_path), file_size(stage_path),
+	    file_size(filter_path), (double)all / info.groups,
+	    (double)all / records);
 	return (0);
 }

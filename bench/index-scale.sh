@@ -538,7 +538,7 @@ minhash_part() {
 	    "$tmp/mbuild.log")
 	keys=$(fingerprints "$mbig")
 	all=0
-	for s in table ids log stage next; do
+	for s in table ids log stage next filter undo; do
 		if [ "$s" = table ]; then
 			size[$s]=$(size_of "$mbig")
 		else
@@ -618,8 +618,9 @@ minhash_part() {
 		    'BEGIN { printf "%.2f", k / g }')" "${size[table]}"
 		printf 'records (PATH.ids) %s, the log %s, the stage %s, ' \
 		    "${size[ids]}" "${size[log]}" "${size[stage]}"
-		printf 'PATH.next %s: %s bytes in all, **%s per original** ' \
-		    "${size[next]}" "$all" "$per"
+		printf 'PATH.next %s, the key filter %s, PATH.undo %s: ' \
+		    "${size[next]}" "${size[filter]}" "${size[undo]}"
+		printf '%s bytes in all, **%s per original** ' "$all" "$per"
 		printf '(%s per record).\n\n' "$per_rec"
 		printf '`nsdedup --db-info big-minhash.nsd`:\n\n```\n'
 		cat "$tmp/mdb-info"
