@@ -51,29 +51,6 @@
 
 #include "index_file.h"
 
-/* Read all of len bytes at off from fd: 0, or -1 with errno set. */
-static int
-read_all(int fd, void *buf, size_t len, off_t off)
-{
-	ssize_t	 n;
-
-	while (len > 0) {
-		if ((n = pread(fd, buf, len, off)) == -1) {
-			if (errno == EINTR)
-				continue;
-			return (-1);
-		}
-		if (n == 0) {
-			errno = EIO;
-			return (-1);
-		}
-		buf = (char *)buf + n;
-		len -= n;
-		off += n;
-	}
-	return (0);
-}
-
 /*
  * Read PATH.filter into f if it is one this index can believe; NULL when
  * it is missing, damaged, stale or another index's (a failed read counts
@@ -93,14 +70,14 @@ filter_read(struct file_index *fi)
 		return (NULL);
 	if (fstat(fd, &sb) == -1 || !S_ISREG(sb.st_mode) ||
 	    sb.st_size < NSD_FILTER_OFFSET ||
-	    read_all(fd, head, sizeof head, 0) == -1 ||
+	    nsd_pread_exact(fd, head, sizeof head, 0) == -1 ||
 	    nsd_filter_decode_header(head, sb.st_size, fi->hdr.file_id,
 	    fi->hdr.committed_gen, &h) != NSD_FILTER_OK) {
 		close(fd);
 		return (NULL);
 	}
 	f = nsd_filter_new(h.nblocks);
-	if (f->nblocks != h.nblocks || read_all(fd, f->words,
+	if (f->nblocks != h.nblocks || nsd_pread_exact(fd, f->words,
 	    f->nblocks * NSD_FILTER_BLOCK, NSD_FILTER_OFFSET) == -1 ||
 	    !nsd_filter_sum_ok(f, &h)) {
 		close(fd);
@@ -220,7 +197,7 @@ filter_stamp(struct file_index *fi, uint64_t gen, struct nsd_error *err)
 	nsd_filter_words_le(fi->filter);
 	nsd_filter_encode_header(fi->filter, fi->hdr.file_id, head);
 	nsd_filter_words_le(fi->filter);
-	ok = pwrite(fd, head, sizeof head, 0) == (ssize_t)sizeof head;
+	ok = nsd_pwrite_all(fd, head, sizeof head, 0) == 0;
 	CRASH_POINT("filter-stamped");
 	if (!ok || fdatasync(fd) == -1) {
 		fi->filter->gen = old;
@@ -245,8 +222,6 @@ nsd_file_filter_sync(struct file_index *fi, struct nsd_error *err)
 	unsigned char		 head[NSD_FILTER_OFFSET];
 	struct stat		 sb;
 	uint64_t		 gen;
-	ssize_t			 n;
-	size_t			 len, done;
 	int			 fd, ok;
 
 	if (f == NULL)
@@ -269,12 +244,9 @@ nsd_file_filter_sync(struct file_index *fi, struct nsd_error *err)
 	}
 	nsd_filter_words_le(f);
 	nsd_filter_encode_header(f, fi->hdr.file_id, head);
-	ok = pwrite(fd, head, sizeof head, 0) == (ssize_t)sizeof head;
-	len = f->nblocks * NSD_FILTER_BLOCK;
-	for (done = 0; ok && done < len; done += n)
-		if ((n = pwrite(fd, (char *)f->words + done, len - done,
-		    NSD_FILTER_OFFSET + done)) <= 0)
-			ok = 0;
+	ok = nsd_pwrite_all(fd, head, sizeof head, 0) == 0 &&
+	    nsd_pwrite_all(fd, f->words, f->nblocks * NSD_FILTER_BLOCK,
+	    NSD_FILTER_OFFSET) == 0;
 	nsd_filter_words_le(f);
 	if (!ok || fdatasync(fd) == -1) {
 		nsd_file_commit_error(fi, "writing the key filter", err);

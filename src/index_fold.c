@@ -129,21 +129,6 @@ nsd_file_create_mapped(const char *path, uint64_t size, mode_t mode, int exact,
 	return (map_new(path, size, *fdp, mapp, what));
 }
 
-/* pread(2) all of len bytes at off; a short read is EIO. */
-static int
-read_all(int fd, void *buf, size_t len, off_t off)
-{
-	ssize_t	 n;
-
-	if ((n = nsd_pread_all(fd, buf, len, off)) == -1)
-		return (-1);
-	if ((size_t)n < len) {
-		errno = EIO;
-		return (-1);
-	}
-	return (0);
-}
-
 /* Write the log records gathered in log_buf to PATH.log. */
 int
 nsd_file_log_flush(struct file_index *fi, struct nsd_error *err)
@@ -161,7 +146,7 @@ int
 nsd_file_log_read(struct file_index *fi, uint64_t first, size_t n,
     unsigned char *buf)
 {
-	return (read_all(fi->log_fd, buf, n * NSD_LOG_RECORD_SIZE,
+	return (nsd_pread_exact(fi->log_fd, buf, n * NSD_LOG_RECORD_SIZE,
 	    NSD_LOG_HEADER_SIZE + (off_t)first * NSD_LOG_RECORD_SIZE));
 }
 
@@ -420,7 +405,7 @@ nsd_file_stage_open(struct file_index *fi, struct nsd_stage_header *sh,
 		return (nsd_index_open_error(err, fi->stage_path,
 		    "cannot open the index's stage"));
 	if (nsd_index_fstat(fd, fi->stage_path, &sb, err) == -1 ||
-	    read_all(fd, page, sizeof page, 0) == -1 ||
+	    nsd_pread_exact(fd, page, sizeof page, 0) == -1 ||
 	    nsd_stage_header_decode(page, fi->hdr.file_id, fi->hdr.version,
 	    sh) == -1 ||
 	    (uint64_t)sb.st_size != NSD_STAGE_OFFSET +

@@ -215,6 +215,20 @@ nsd_pread_all(int fd, void *buf, size_t len, off_t off)
 }
 
 int
+nsd_pread_exact(int fd, void *buf, size_t len, off_t off)
+{
+	ssize_t	 n;
+
+	if ((n = nsd_pread_all(fd, buf, len, off)) == -1)
+		return (-1);
+	if ((size_t)n < len) {
+		errno = EIO;
+		return (-1);
+	}
+	return (0);
+}
+
+int
 nsd_pwrite_all(int fd, const void *buf, size_t len, off_t off)
 {
 	size_t	 done = 0;

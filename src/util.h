@@ -108,6 +108,8 @@ int	 nsd_fd_readable(int, int);
  * bytes read, fewer only at the end of the file, or -1 (errno).
  */
 ssize_t	 nsd_pread_all(int, void *, size_t, off_t);
+/* The same, all of len bytes or none: 0, or -1 (errno; EIO when short). */
+int	 nsd_pread_exact(int, void *, size_t, off_t);
 /* pwrite(2) all of len bytes at off: 0, or -1 (errno; EIO when short). */
 int	 nsd_pwrite_all(int, const void *, size_t, off_t);
 
