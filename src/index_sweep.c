@@ -45,6 +45,25 @@
 #include "index_file.h"
 
 /*
+ * Ask the kernel to read the nb buckets of tb from slot i on (which may
+ * wrap round) ahead of a walk over them: a table read at random has no
+ * read-ahead of its own (see the end of nsd_index_open_file()).
+ */
+static void
+read_ahead(const struct table *tb, uint64_t i, uint64_t nb)
+{
+	uint64_t	 n = nb * NSD_INDEX_BUCKET, left = nslots_of(tb) - i;
+	uintptr_t	 page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t	 start, end;
+
+	start = (uintptr_t)&tb->slots[i] & ~(page - 1);
+	end = (uintptr_t)&tb->slots[i + (n < left ? n : left)];
+	(void)madvise((void *)start, end - start, MADV_WILLNEED);
+	if (n > left)
+		read_ahead(tb, 0, (n - left) / NSD_INDEX_BUCKET);
+}
+
+/*
  * Call visit for every valid entry of tb homed at a position in the
  * stretch [from, from + len), which may wrap round (len NSD_SWEPT_ALL: all
  * of them). Entries homed there lie from the stretch's first home bucket
@@ -70,6 +89,7 @@ nsd_table_stretch_each(struct file_index *fi, struct table *tb, uint64_t from,
 		nb = ((home_bucket(tb, from + (len - 1)) - b) & tb->mask) /
 		    NSD_INDEX_BUCKET + 1;
 	}
+	read_ahead(tb, b, nb);
 	for (k = 0; k < nbuckets; k++) {
 		for (j = 0, full = 1; j < NSD_INDEX_BUCKET; j++) {
 			switch (slot_read(fi, tb, b + j, &key, &meta)) {
