@@ -366,16 +366,17 @@ db_info() {
 # Remove an index and its companion files.
 rm_index() {
 	rm -f "$1" "$1.ids" "$1.log" "$1.lock" "$1.stage" "$1.next" \
-	    "$1.new" "$1.stage.new"
+	    "$1.new" "$1.stage.new" "$1.filter" "$1.filter.new" "$1.undo"
 }
 
-# Copy the index at $1 to $2 (the stage and the growing table too when
-# there are), holes kept, and sync, untimed: a copy leaves dirty pages that
-# would otherwise be written back inside the timed run that follows.
+# Copy the index at $1 to $2 (the stage, the growing table, the key
+# filter and what undo keeps too when there are), holes kept, and sync,
+# untimed: a copy leaves dirty pages that would otherwise be written back
+# inside the timed run that follows.
 copy_index() {
 	local s
 	rm_index "$2"
-	for s in '' .ids .log .stage .next; do
+	for s in '' .ids .log .stage .next .filter .undo; do
 		[ ! -e "$1$s" ] || cp --sparse=always "$1$s" "$2$s"
 	done
 	sync
@@ -783,8 +784,8 @@ day_run() {
 	[ -s "$log.state" ] || cat "$tmp/state-before" >>"$log.state"
 	sync
 	if [ "$mode" = warm ]; then
-		for f in "$ix" "$ix.ids" "$ix.log" "$ix.stage" "$ix.next" "$c"
-		do
+		for f in "$ix" "$ix.ids" "$ix.log" "$ix.stage" "$ix.next" \
+		    "$ix.filter" "$c"; do
 			[ ! -e "$f" ] || cat "$f" >/dev/null
 		done
 	elif [ "$cold_ok" = 1 ]; then
