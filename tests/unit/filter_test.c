@@ -19,17 +19,6 @@
 #include "index_format.h"
 #include "tap.h"
 
-/* SplitMix64: the test's own stream of keys. */
-static uint64_t
-next(uint64_t *state)
-{
-	uint64_t	 z = (*state += 0x9E3779B97F4A7C15ULL);
-
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-	return (z ^ (z >> 31));
-}
-
 /* The position of key in table t of an index whose masks are all ones. */
 static uint64_t
 position(unsigned t, uint64_t key)
@@ -54,19 +43,19 @@ fill(uint64_t nslots, unsigned load, int seq, uint64_t *state,
 	uint64_t		 n = nslots * load / 100, i, start, fp = 0;
 	uint64_t		 trials = 1000000;
 
-	start = next(state);
+	start = tap_random(state);
 	for (i = 0; i < n; i++)
 		nsd_filter_add(f, position(i % 3, seq ? start + i :
-		    next(state)));
+		    tap_random(state)));
 	*state -= n * 0x9E3779B97F4A7C15ULL * (seq ? 0 : 1);
 	*no_false_negative = 1;
 	for (i = 0; i < n; i++)
 		if (!nsd_filter_maybe(f, position(i % 3, seq ? start + i :
-		    next(state))))
+		    tap_random(state))))
 			*no_false_negative = 0;
 	for (i = 0; i < trials; i++)
 		fp += nsd_filter_maybe(f, position(i % 3, seq ? start + n + i :
-		    next(state)));
+		    tap_random(state)));
 	nsd_filter_free(f);
 	return ((double)fp / trials);
 }
@@ -108,7 +97,7 @@ main(void)
 	tap_ok(f->nblocks == 128, "a byte a slot: %llu blocks for 8192 slots",
 	    (unsigned long long)f->nblocks);
 	for (i = 0; i < 1000; i++)
-		nsd_filter_add(f, position(0, next(&state)));
+		nsd_filter_add(f, position(0, tap_random(&state)));
 	f->gen = 5;
 	len = nsd_filter_file_size(f->nblocks);
 	nsd_filter_encode_header(f, 0x1234, head);

@@ -20,17 +20,6 @@
 #include "sketch.h"
 #include "tap.h"
 
-/* SplitMix64: the test's own stream of element hashes. */
-static uint64_t
-next(uint64_t *state)
-{
-	uint64_t	 z = (*state += 0x9E3779B97F4A7C15ULL);
-
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-	return (z ^ (z >> 31));
-}
-
 /* A stored sketch's bound. */
 static uint32_t
 le32_bound(const unsigned char *p)
@@ -140,11 +129,11 @@ pair(uint64_t *state, size_t shared, size_t only_a, size_t only_b,
 	size_t	 i;
 
 	for (i = 0; i < shared; i++)
-		a[i] = b[i] = next(state);
+		a[i] = b[i] = tap_random(state);
 	for (i = 0; i < only_a; i++)
-		a[shared + i] = next(state);
+		a[shared + i] = tap_random(state);
 	for (i = 0; i < only_b; i++)
-		b[shared + i] = next(state);
+		b[shared + i] = tap_random(state);
 	*na = shared + only_a;
 	*nb = shared + only_b;
 }
@@ -169,8 +158,8 @@ main(void)
 	for (bad = 0, trial = 0; trial < 200; trial++) {
 		n = trial * 7 % 300;
 		for (i = 0; i < n; i++)
-			a[i] = i > 0 && next(&state) % 4 == 0 ?
-			    a[next(&state) % i] : next(&state);
+			a[i] = i > 0 && tap_random(&state) % 4 == 0 ?
+			    a[tap_random(&state) % i] : tap_random(&state);
 		build(a, n, sa);
 		ref_sketch(a, n, UINT32_MAX, ref);
 		bad += memcmp(sa, ref, sizeof sa) != 0;

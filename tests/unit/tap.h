@@ -6,6 +6,7 @@
 #define NSD_TAP_H
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 
 static int	 tap_count;
@@ -48,6 +49,17 @@ tap_done(void)
 {
 	printf("1..%d\n", tap_count);
 	return (tap_failures > 0);
+}
+
+/* SplitMix64: a test's own stream of 64-bit values, from *state on. */
+static inline uint64_t
+tap_random(uint64_t *state)
+{
+	uint64_t	 z = (*state += 0x9E3779B97F4A7C15ULL);
+
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+	return (z ^ (z >> 31));
 }
 
 #endif /* NSD_TAP_H */
