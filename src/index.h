@@ -219,6 +219,8 @@ struct nsd_index_open {
 					   that must exist, with its own
 					   parameters, changed no further
 					   than recovery needs */
+	uint64_t	 ttl;		/* --ttl, seconds: the window, which
+					   a writer stores; 0: the index's */
 };
 
 /*
@@ -298,6 +300,18 @@ struct nsd_index_report {
 	uint64_t	 filter_file_size;
 	uint64_t	 filter_blocks;
 	uint64_t	 filter_keys;	/* keys that set a bit in it */
+	/* The window (--ttl), at the clock of nsd_index_now(). */
+	uint64_t	 ttl;		/* seconds; 0: none */
+	int64_t		 now;
+	int64_t		 cutoff;	/* groups opened before are
+					   forgotten */
+	int		 times;		/* PATH.times can be believed */
+	uint64_t	 forgotten;	/* groups */
+	uint64_t	 oldest_group;	/* the number of the oldest kept, or
+					   0 */
+	int64_t		 oldest_opened;	/* when its commit was made; 0:
+					   unknown */
+	uint64_t	 ids_allocated;	/* bytes PATH.ids takes on disk */
 	size_t		 undo_runs;	/* commits --db-undo can take back */
 	struct nsd_undo_run undo[NSD_INDEX_UNDO_MAX]; /* newest first */
 	const char	*undo_why;	/* why not one more */

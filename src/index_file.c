@@ -231,7 +231,8 @@ find(const struct file_index *fi, const struct table *tb, unsigned table,
 			case SLOT_BAD:
 				return (nsd_table_bad_slot(fi, tb, i, err));
 			case SLOT_ENTRY:
-				if (nsd_slot_table(m) == table && k == key) {
+				if (nsd_slot_table(m) == table && k == key &&
+				    !forgotten(fi, m)) {
 					*found = 1;
 					*meta = m;
 					return (i);
@@ -727,7 +728,8 @@ near_in(struct file_index *fi, const struct table *tb, unsigned t,
 				break;
 			}
 			if (nsd_slot_table(meta) != t ||
-			    ((key ^ fp) & fi->hdr.mask[t]) != 0)
+			    ((key ^ fp) & fi->hdr.mask[t]) != 0 ||
+			    forgotten(fi, meta))
 				continue;
 			near->candidates++;
 			nsd_index_near_offer(near, k, nsd_slot_group(meta),
@@ -917,7 +919,9 @@ file_commit(struct nsd_index *ix, uint64_t records, struct nsd_error *err)
 
 	struct nsd_index_header	 before;
 
-	if (fi->readonly || (fi->gen == 0 && records == 0))
+	/* A run that added nothing commits only a new window. */
+	if (fi->readonly || (fi->gen == 0 && records == 0 &&
+	    fi->ttl == fi->hdr.ttl))
 		return (0);
 	if (fi->gen != 0) {
 		/* The sweep's last stretch, for what the run added. */
@@ -952,7 +956,6 @@ file_commit(struct nsd_index *ix, uint64_t records, struct nsd_error *err)
 	h.log_sum = fi->log_sum;
 	h.ids_length = fi->ids_len;
 	h.last_group = fi->last_group;
-	h.committed_at = time(NULL);
 	h.sweep_cursor = fi->cursor;
 	h.sweep_done = positions_add(h.sweep_done, fi->swept);
 	if (fi->next.fd != -1) {
@@ -960,10 +963,14 @@ file_commit(struct nsd_index *ix, uint64_t records, struct nsd_error *err)
 		h.grow_done = fi->grow_done;
 		h.next_entries = fi->next.entries;
 	}
-	if (nsd_file_undo_save(fi, &before, &h, err) == -1 ||
+	/* A new window alone is a setting, not a run to take back. */
+	if (nsd_file_window_commit(fi, &h, err) == -1 ||
+	    ((fi->gen != 0 || records != 0) &&
+	    nsd_file_undo_save(fi, &before, &h, err) == -1) ||
 	    write_header_at(fi, &h, "commit-written", err) == -1)
 		return (-1);
 	CRASH_POINT("committed");
+	nsd_file_window_punch(fi);
 	fi->gen = 0;
 	fi->swept = 0;
 	/*
@@ -1026,6 +1033,8 @@ file_close(struct nsd_index *ix)
 	free(fi->filter_new_path);
 	nsd_filter_free(fi->filter);
 	free(fi->undo_path);
+	nsd_times_close(&fi->times);
+	free(fi->times_path);
 	free(fi);
 }
 

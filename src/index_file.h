@@ -23,6 +23,7 @@
 #include "index.h"
 #include "index_filter.h"
 #include "index_format.h"
+#include "index_times.h"
 #include "warm.h"
 
 /*
@@ -146,7 +147,31 @@ struct file_index {
 	struct nsd_filter	*filter;
 	int			 filter_off;	/* a test build's run
 						   without one */
+	/* The window (index_window.c). */
+	char			*times_path;
+	struct nsd_times	 times;		/* PATH.times */
+	int64_t			 now;		/* the run's clock */
+	uint64_t		 ttl;		/* seconds; 0: none */
+	uint64_t		 forget_below;	/* groups below it (the
+						   horizon / 8) are
+						   forgotten */
+	uint64_t		 added_before;	/* PATH.times's count of
+						   entries added, at the last
+						   commit */
+	uint64_t		 added_forgotten; /* the same, at the
+						   horizon's commit */
+	int			 horizon_known;	/* that one is known */
 };
+
+/*
+ * Whether the window has forgotten the entry of slot word meta: then it
+ * never matches, and no copy of the entries takes it along.
+ */
+static inline int
+forgotten(const struct file_index *fi, uint64_t meta)
+{
+	return (nsd_slot_group(meta) < fi->forget_below);
+}
 
 static inline unsigned
 log2_of(uint64_t n)
@@ -319,6 +344,13 @@ int	 nsd_file_undone(struct file_index *, struct nsd_error *);
 int	 nsd_file_undo_save(struct file_index *,
 	    const struct nsd_index_header *, const struct nsd_index_header *,
 	    struct nsd_error *);
+
+/* index_window.c */
+void	 nsd_file_window_open(struct file_index *, uint64_t);
+uint64_t nsd_file_window_live(const struct file_index *);
+int	 nsd_file_window_commit(struct file_index *,
+	    struct nsd_index_header *, struct nsd_error *);
+void	 nsd_file_window_punch(struct file_index *);
 
 /* index_sweep.c */
 int	 nsd_file_sweep_owed(struct file_index *, int, struct nsd_error *);

@@ -145,8 +145,9 @@ filter_fill(struct file_index *fi, struct nsd_filter *f,
 		case SLOT_BAD:
 			return (nsd_table_bad_slot(fi, tb, i, err));
 		case SLOT_ENTRY:
-			nsd_filter_add(f, nsd_index_position(&fi->hdr,
-			    nsd_slot_table(meta), key));
+			if (!forgotten(fi, meta))
+				nsd_filter_add(f, nsd_index_position(&fi->hdr,
+				    nsd_slot_table(meta), key));
 			break;
 		}
 	return (0);

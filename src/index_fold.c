@@ -214,6 +214,8 @@ nsd_file_log_insert(struct file_index *fi, struct table *tb, uint64_t first,
 			    NSD_LOG_RECORD_SIZE, first + i + k, &key, &meta,
 			    err) == -1)
 				return (-1);
+			if (forgotten(fi, meta))
+				continue;
 			for (t = 0; t < fi->hdr.ntables; t++)
 				if (nsd_table_put(fi, tb, key, meta |
 				    (uint64_t)t << NSD_INDEX_TABLE_SHIFT, once,
@@ -318,9 +320,12 @@ nsd_table_replace(struct file_index *fi, struct install *in, struct table *nt,
 	fi->hdr = *h;
 	fi->copy = 0;
 	fi->epoch++;
-	/* A table of another size gets a filter of its size. */
+	/*
+	 * A table of another size gets a filter of its size, and one without
+	 * the entries the window forgot, a filter without their keys.
+	 */
 	if (!fi->filter_off && (fi->filter == NULL || fi->filter->nblocks !=
-	    nsd_filter_blocks(nslots_of(&fi->main))))
+	    nsd_filter_blocks(nslots_of(&fi->main)) || fi->forget_below != 0))
 		return (nsd_file_filter_build(fi, err));
 	return (0);
 }
@@ -362,7 +367,7 @@ fold_keep(struct file_index *fi, void *ctx, uint64_t key, uint64_t meta,
 	struct fold	*f = ctx;
 	uint64_t	 pos, gen = nsd_slot_gen(meta);
 
-	if ((gen == fi->gen) != f->own)
+	if ((gen == fi->gen) != f->own || forgotten(fi, meta))
 		return (0);
 	pos = nsd_index_position(&fi->hdr, nsd_slot_table(meta), key);
 	if (f->len == NSD_SWEPT_ALL || pos - f->from < f->len)
@@ -384,7 +389,8 @@ fold_count(struct file_index *fi, void *ctx, uint64_t key, uint64_t meta,
 
 	(void)err;
 	pos = nsd_index_position(&fi->hdr, nsd_slot_table(meta), key);
-	if (f->len != NSD_SWEPT_ALL && pos - f->from >= f->len)
+	if (!forgotten(fi, meta) &&
+	    f->len != NSD_SWEPT_ALL && pos - f->from >= f->len)
 		f->stage.entries++;
 	return (0);
 }
@@ -573,6 +579,7 @@ nsd_file_rebuild(struct file_index *fi, unsigned steps, struct nsd_error *err)
 				break;
 			}
 			if ((nsd_slot_gen(meta) == fi->gen) == own &&
+			    !forgotten(fi, meta) &&
 			    nsd_table_insert(fi, &nt, key, meta, err) == -1)
 				goto fail;
 		}

@@ -53,11 +53,14 @@ static_assert(offsetof(struct nsd_index_header, log_sum) ==
     NSD_INDEX_V4_CHECKSUM, "checks");
 static_assert(offsetof(struct nsd_index_header, last_group) == 384,
     "last group");
-static_assert(offsetof(struct nsd_index_header, checksum) ==
-    NSD_INDEX_V5_SIZE, "checksum");
 static_assert(offsetof(struct nsd_index_header, sketch_bytes) ==
     NSD_INDEX_V5_CHECKSUM, "sketches");
-static_assert(sizeof(struct nsd_index_header) == 408, "header size");
+static_assert(offsetof(struct nsd_index_header, ttl) == 396, "window");
+static_assert(offsetof(struct nsd_index_header, ids_start) ==
+    NSD_INDEX_V7_CHECKSUM, "first group kept");
+static_assert(offsetof(struct nsd_index_header, checksum) + 8 ==
+    sizeof(struct nsd_index_header), "checksum last");
+static_assert(sizeof(struct nsd_index_header) == 416, "header size");
 static_assert(sizeof(struct nsd_index_header) <= NSD_INDEX_COPY_SIZE,
     "header copy room");
 static_assert(offsetof(struct nsd_stage_header, seq) == 24, "stage seq");
@@ -186,7 +189,8 @@ header_swap(struct nsd_index_header *h)
 	h->log_sum = le64toh(h->log_sum);
 	h->last_group = le64toh(h->last_group);
 	h->sketch_bytes = le32toh(h->sketch_bytes);
-	h->reserved = le32toh(h->reserved);
+	h->ttl = le32toh(h->ttl);
+	h->ids_start = le64toh(h->ids_start);
 	h->checksum = le64toh(h->checksum);
 }
 
@@ -303,6 +307,11 @@ nsd_index_header_decode(const void *copy, struct nsd_index_header *h)
 		memset(&h->sketch_bytes, 0, offsetof(struct nsd_index_header,
 		    checksum) - offsetof(struct nsd_index_header,
 		    sketch_bytes));
+	} else if (le32toh(h->version) < NSD_INDEX_WINDOWED) {
+		size = NSD_INDEX_V7_SIZE;
+		memcpy(&h->checksum, (const char *)copy +
+		    NSD_INDEX_V7_CHECKSUM, sizeof h->checksum);
+		h->ids_start = 0;
 	}
 	sum = XXH3_64bits(copy, size - sizeof h->checksum);
 	header_swap(h);
@@ -333,7 +342,9 @@ nsd_index_header_decode(const void *copy, struct nsd_index_header *h)
 	    h->sweep_cursor != 0 || h->sweep_done != 0 || h->grow_done != 0 ||
 	    h->next_entries != 0)) ||
 	    (h->next_shift != 0 && (h->next_shift > 40 ||
-	    (1ULL << h->next_shift) != 2 * h->nslots ||
+	    ((1ULL << h->next_shift) != 2 * h->nslots &&
+	    ((1ULL << h->next_shift) != h->nslots ||
+	    h->version < NSD_INDEX_WINDOWED)) ||
 	    h->next_entries > 2 * h->nslots)) ||
 	    (h->next_shift == 0 && (h->grow_done != 0 ||
 	    h->next_entries != 0)) ||
@@ -343,7 +354,10 @@ nsd_index_header_decode(const void *copy, struct nsd_index_header *h)
 	    (h->bins != 0 && (h->rows == 0 || h->threshold == 0 ||
 	    h->ntables != 1)) ||
 	    h->sketch_bytes > 4096 || h->sketch_bytes % 8 != 0 ||
-	    h->reserved != 0)
+	    h->ttl > NSD_INDEX_TTL_MAX ||
+	    (h->version < NSD_INDEX_WINDOWED && h->ttl != 0) ||
+	    (h->ids_start != 0 && (h->ids_start < NSD_IDS_HEADER_SIZE ||
+	    h->ids_start % 8 != 0 || h->ids_start > h->ids_length)))
 		return (NSD_HEADER_DAMAGED);
 	for (i = 0; i < h->ntables; i++)
 		if (h->mask[i] == 0)
@@ -641,6 +655,7 @@ nsd_index_copies_agree(const struct nsd_index_header *older,
 	    newer->records >= older->records &&
 	    newer->groups >= older->groups &&
 	    newer->ids_length >= older->ids_length &&
+	    newer->ids_start >= older->ids_start &&
 	    newer->nslots >= older->nslots);
 }
 
@@ -779,6 +794,8 @@ undo_refusal(const struct nsd_undo_entry *e, const struct nsd_index_header *h)
 		return ("the index has been upgraded since");
 	if (before.nslots != h->nslots)
 		return ("the table has grown, or been rebuilt, since");
+	if (h->ids_start > before.ids_length)
+		return ("the window has forgotten the groups it opened since");
 	if (before.stage_seq != h->stage_seq)
 		return ("the log has been folded into the stage since");
 	before.sequence = h->sequence;
@@ -790,6 +807,19 @@ undo_refusal(const struct nsd_undo_entry *e, const struct nsd_index_header *h)
 	return (NULL);
 }
 
+struct nsd_index_header
+nsd_undo_state(const struct nsd_undo_entry *e,
+    const struct nsd_index_header *h)
+{
+	struct nsd_index_header	 before = e->before;
+
+	if (before.ids_start < h->ids_start)
+		before.ids_start = h->ids_start;
+	/* The window is a setting of the index, not of the run. */
+	before.ttl = h->ttl;
+	return (before);
+}
+
 size_t
 nsd_undo_chain(const struct nsd_undo_entry *e, size_t n,
     const struct nsd_index_header *h, uint64_t stage_max_gen,
@@ -797,6 +827,7 @@ nsd_undo_chain(const struct nsd_undo_entry *e, size_t n,
 {
 	struct nsd_index_header	 cur = *h;
 	const struct nsd_undo_entry *best;
+	uint64_t		 last_serial = 0;
 	size_t			 count, i;
 
 	for (count = 0;; count++) {
@@ -805,9 +836,11 @@ nsd_undo_chain(const struct nsd_undo_entry *e, size_t n,
 			    "there is none";
 			break;
 		}
+		/* Each step goes to an older entry: the walk ends. */
 		best = NULL;
 		for (i = 0; i < n; i++)
 			if (nsd_undo_entry_matches(&e[i], &cur) &&
+			    (count == 0 || e[i].serial < last_serial) &&
 			    (best == NULL || e[i].serial > best->serial))
 				best = &e[i];
 		if (best == NULL) {
@@ -819,6 +852,7 @@ nsd_undo_chain(const struct nsd_undo_entry *e, size_t n,
 			break;
 		if (count < max)
 			steps[count] = best;
+		last_serial = best->serial;
 		/*
 		 * Entries of the run in the stage (it folded its own) make
 		 * the recovery fold it again, without them: a new build.
@@ -830,7 +864,7 @@ nsd_undo_chain(const struct nsd_undo_entry *e, size_t n,
 			*why = "the log has been folded into the stage since";
 			break;
 		}
-		cur = best->before;
+		cur = nsd_undo_state(best, &cur);
 		cur.pending_gen = cur.committed_gen;
 	}
 	return (count);

@@ -148,13 +148,14 @@
 #include "util.h"
 
 #define NSD_INDEX_MAGIC		"NSDINDEX"
-#define NSD_INDEX_VERSION	7
+#define NSD_INDEX_VERSION	8
 #define NSD_INDEX_OLDEST	1	/* the oldest version still read */
 #define NSD_INDEX_CHECKED	5	/* the first with checks in its slots,
 					   group records and log */
 #define NSD_INDEX_SKETCHED	6	/* the first whose groups may keep
 					   sketches */
 #define NSD_INDEX_FILTERED	7	/* the first with a key filter */
+#define NSD_INDEX_WINDOWED	8	/* the first with a window (--ttl) */
 #define NSD_INDEX_BOM		0x0102030405060708ULL
 #define NSD_INDEX_COPY_SIZE	4096	/* room for one header copy */
 #define NSD_INDEX_TABLE_OFFSET	(2 * NSD_INDEX_COPY_SIZE)
@@ -270,9 +271,20 @@ struct nsd_index_header {
 					   first record's text (sketch.h);
 					   0 before version 6, which had not
 					   these two */
-	uint32_t	 reserved;	/* 0 */
+	uint32_t	 ttl;		/* the window: a group is forgotten
+					   this many seconds after the
+					   commit that opened it; 0: never
+					   (and before version 8, which had
+					   not these two) */
+	uint64_t	 ids_start;	/* the first group record kept of
+					   PATH.ids: those before were
+					   forgotten, their bytes given
+					   back; 0: from the start */
 	uint64_t	 checksum;	/* XXH3-64 of the bytes before it */
 };
+
+/* The longest window, in seconds: 3650 days. */
+#define NSD_INDEX_TTL_MAX	(3650ULL * 86400)
 
 /* The size of a header copy of versions 1 to 3, and where its sum was. */
 #define NSD_INDEX_V3_SIZE	368
@@ -282,6 +294,9 @@ struct nsd_index_header {
 #define NSD_INDEX_V4_CHECKSUM	376
 #define NSD_INDEX_V5_SIZE	400
 #define NSD_INDEX_V5_CHECKSUM	392
+/* The same of versions 6 and 7. */
+#define NSD_INDEX_V7_SIZE	408
+#define NSD_INDEX_V7_CHECKSUM	400
 
 /* A sweep that went all round the hash space, or further. */
 #define NSD_SWEPT_ALL	UINT64_MAX
@@ -390,6 +405,15 @@ enum nsd_slot_state nsd_undo_entry_decode(const void *, unsigned, uint64_t,
 
 /* Whether entry e records the commit that left the state of header h. */
 int	 nsd_undo_entry_matches(const struct nsd_undo_entry *,
+	    const struct nsd_index_header *);
+
+/*
+ * The header that taking back entry e's commit makes current, from the
+ * state of header h: the one saved before it, but for what the window has
+ * forgotten since (ids_start), which is never taken back: those groups'
+ * records may be gone.
+ */
+struct nsd_index_header nsd_undo_state(const struct nsd_undo_entry *,
 	    const struct nsd_index_header *);
 
 /*

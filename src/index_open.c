@@ -119,7 +119,7 @@ create_index(struct file_index *fi, const struct nsd_index_params *p,
 	h.slot_size = NSD_INDEX_SLOT_SIZE;
 	h.max_load = NSD_INDEX_MAX_LOAD;
 	h.ids_length = NSD_IDS_HEADER_SIZE;
-	h.created = h.committed_at = time(NULL);
+	h.created = h.committed_at = (uint64_t)nsd_index_now();
 
 	memcpy(ids, NSD_IDS_MAGIC, 8);
 	nsd_put_le64(ids + 8, h.file_id);
@@ -653,8 +653,8 @@ load_log(struct file_index *fi, struct nsd_error *err)
 			    err) == -1)
 				return (-1);
 			sum += nsd_log_record_sum(rec, i + k);
-			if (nsd_file_overlay_put(fi, key, nsd_slot_group(meta),
-			    err) == -1)
+			if (!forgotten(fi, meta) && nsd_file_overlay_put(fi,
+			    key, nsd_slot_group(meta), err) == -1)
 				return (-1);
 		}
 	}
@@ -868,6 +868,8 @@ nsd_index_open_file(struct nsd_index **ixp, const struct nsd_index_open *o,
 	fi->filter_path = nsd_index_path(fi->path, ".filter");
 	fi->filter_new_path = nsd_index_path(fi->path, ".filter.new");
 	fi->undo_path = nsd_index_path(fi->path, ".undo");
+	fi->times_path = nsd_index_path(fi->path, ".times");
+	fi->times.fd = -1;
 	fi->main.fd = fi->stage.fd = fi->next.fd = -1;
 	fi->ids_fd = fi->log_fd = fi->lock_fd = -1;
 	fi->readonly = o->readonly;
@@ -878,6 +880,7 @@ nsd_index_open_file(struct nsd_index **ixp, const struct nsd_index_open *o,
 	    &fi->made_lock, err) == -1 || open_table(fi, p, err) == -1 ||
 	    open_ids(fi, err) == -1 || open_log(fi, err) == -1)
 		goto fail;
+	nsd_file_window_open(fi, o->ttl);
 	if (!fi->readonly) {
 		/* What a rebuild, fold or growth cut short left. */
 		(void)unlink(fi->new_path);

@@ -135,6 +135,8 @@ grow_copy(struct file_index *fi, void *ctx, uint64_t key, uint64_t meta,
     struct nsd_error *err)
 {
 	(void)ctx;
+	if (forgotten(fi, meta))
+		return (0);
 	if (nsd_table_insert(fi, &fi->next, key, meta, err) == -1)
 		return (-1);
 	if (nsd_slot_gen(meta) != fi->gen)
@@ -154,21 +156,28 @@ sweep_move(struct file_index *fi, void *ctx, uint64_t key, uint64_t meta,
 	struct table	*tb = sweep_target(fi);
 
 	(void)ctx;
+	if (forgotten(fi, meta))
+		return (0);
 	tb->written = 1;
 	return (nsd_table_put(fi, tb, key, nsd_slot_meta(fi->gen,
 	    nsd_slot_table(meta), nsd_slot_group(meta)), 1, err));
 }
 
 /*
- * Start to grow: make PATH.next, twice the table's slots, empty. The growth
- * sweep starts at the cursor.
+ * Start to grow: make PATH.next, twice the table's slots, empty; or, when
+ * the window has forgotten enough that what is left fills no more than
+ * 3/8 of the table, of the same slots, to renew it without them
+ * (index_window.c). The growth sweep starts at the cursor.
  */
 static int
 grow_start(struct file_index *fi, struct nsd_error *err)
 {
+	uint64_t	 nslots = nslots_of(&fi->main);
+
+	if (nsd_file_window_live(fi) > nslots / 8 * 3)
+		nslots *= 2;
 	if (nsd_table_new(fi, fi->next_path, "the growing table",
-	    NSD_INDEX_TABLE_OFFSET, 2 * nslots_of(&fi->main), &fi->next,
-	    err) == -1)
+	    NSD_INDEX_TABLE_OFFSET, nslots, &fi->next, err) == -1)
 		return (-1);
 	fi->next.written = 1;
 	fi->next_committed = 0;
@@ -191,6 +200,8 @@ grown_holds(struct file_index *fi, void *ctx, uint64_t key, uint64_t meta,
     struct nsd_error *err)
 {
 	(void)ctx;
+	if (forgotten(fi, meta))
+		return (0);
 	return (nsd_table_holds(fi, &fi->next, key, meta, err));
 }
 

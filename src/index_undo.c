@@ -220,7 +220,7 @@ nsd_index_undo(const char *path, long wait_ms, struct nsd_index_undone *u,
 	u->run.generation = fi->hdr.committed_gen;
 	u->run.records = fi->hdr.records;
 	u->run.committed_at = fi->hdr.committed_at;
-	h = step->before;
+	h = nsd_undo_state(step, &fi->hdr);
 	if (nsd_file_write_undone(fi, &h, err) == -1) {
 		undo_failed(err, 0);
 		goto done;

@@ -32,6 +32,7 @@
 #include "index.h"
 #include "index_filter.h"
 #include "index_format.h"
+#include "index_times.h"
 
 /* A table of the index: its slots, where they are, what it is called. */
 struct place {
@@ -52,6 +53,7 @@ struct verify {
 	char		*next_path;
 	char		*filter_path;
 	char		*undo_path;
+	char		*times_path;
 	int		 fd;
 	int		 filter_fd;
 	int		 filter_errno;
@@ -172,6 +174,7 @@ verify_close(struct verify *v)
 	free(v->stage_path);
 	free(v->next_path);
 	free(v->undo_path);
+	free(v->times_path);
 	if (v->ids_fd != -1)
 		close(v->ids_fd);
 	if (v->log_fd != -1)
@@ -356,6 +359,47 @@ read_undo(struct verify *v, struct nsd_index_report *r)
 	}
 }
 
+/*
+ * The window at the clock: which groups it has forgotten (those before
+ * ids_start, and those opened by commits PATH.times says were made a
+ * window or more ago), and the oldest it keeps, its number read from its
+ * record and its time from the commit that opened it.
+ */
+static void
+read_window(struct verify *v, struct nsd_index_report *r)
+{
+	const struct nsd_index_header	*h = &v->hdr;
+	struct nsd_times		 t;
+	struct nsd_times_record		 rec;
+	struct nsd_horizon		 hz;
+	unsigned char			 number[4];
+	struct stat			 sb;
+	uint64_t			 gen, horizon;
+
+	r->ttl = h->ttl;
+	r->now = nsd_index_now();
+	if (v->ids_fd != -1 && fstat(v->ids_fd, &sb) == 0)
+		r->ids_allocated = (uint64_t)sb.st_blocks * 512;
+	nsd_times_open(&t, v->times_path, h->file_id, h->committed_gen, 0);
+	nsd_times_horizon(&t, h->ttl, r->now, h->ids_start, &hz);
+	r->times = t.fd != -1;
+	if (h->ttl != 0 && r->now >= (int64_t)h->ttl)
+		r->cutoff = r->now - (int64_t)h->ttl;
+	horizon = hz.ids;
+	if (horizon < NSD_IDS_HEADER_SIZE)
+		horizon = NSD_IDS_HEADER_SIZE;
+	if (horizon >= h->ids_length)
+		r->forgotten = h->groups;
+	else if (v->ids_fd != -1 && nsd_pread_exact(v->ids_fd, number,
+	    sizeof number, (off_t)horizon) == 0 && nsd_le32(number) != 0) {
+		r->oldest_group = nsd_le32(number);
+		r->forgotten = r->oldest_group - 1;
+		if (nsd_times_opened(&t, horizon, &gen, &rec) == 0)
+			r->oldest_opened = rec.at;
+	}
+	nsd_times_close(&t);
+}
+
 /* Lock, open and read the current header; sizes go into r. */
 static int
 verify_open_files(struct verify *v, const char *path, long wait_ms,
@@ -375,6 +419,7 @@ verify_open_files(struct verify *v, const char *path, long wait_ms,
 	v->next_path = nsd_index_path(path, ".next");
 	v->filter_path = nsd_index_path(path, ".filter");
 	v->undo_path = nsd_index_path(path, ".undo");
+	v->times_path = nsd_index_path(path, ".times");
 	if (nsd_index_lock(path, 1, wait_ms, &v->lock_fd, &v->made_lock,
 	    err) == -1)
 		return (-1);
@@ -409,6 +454,7 @@ verify_open_files(struct verify *v, const char *path, long wait_ms,
 	if (v->filter_fd != -1)
 		read_filter_header(v, r);
 	read_undo(v, r);
+	read_window(v, r);
 	return (0);
 }
 
@@ -468,6 +514,46 @@ verify_copies(struct verify *v)
 }
 
 /*
+ * Whether the window has forgotten group (its record lies before
+ * ids_start): its entries may be missing from any copy made since, and
+ * its key claimed again by a newer group.
+ */
+static int
+forgotten_group(const struct nsd_index_header *h, uint64_t group)
+{
+	return (group * 8 < h->ids_start);
+}
+
+/* The first group record verify_ids() reads: the first kept, or the last. */
+static uint64_t
+ids_walk_start(const struct nsd_index_header *h)
+{
+	uint64_t	 off = h->ids_start;
+
+	if (off < NSD_IDS_HEADER_SIZE)
+		return (NSD_IDS_HEADER_SIZE);
+	if (h->groups != 0 && off > h->last_group * 8)
+		return (h->last_group * 8);
+	return (off);
+}
+
+/*
+ * Whether group is the start of a committed group record, as marked in
+ * starts by verify_ids; a group before the records it read (forgotten,
+ * their bytes given back) is taken for one. When PATH.ids is too short
+ * for what is committed (starts is NULL), that was said, and no group is
+ * blamed for it.
+ */
+static int
+is_group(const struct nsd_index_header *h, const unsigned char *starts,
+    uint64_t group)
+{
+	return (starts == NULL || (group * 8 >= NSD_IDS_HEADER_SIZE &&
+	    group * 8 < h->ids_length && (group * 8 < ids_walk_start(h) ||
+	    (starts[group / 8] & 1 << (group % 8)))));
+}
+
+/*
  * Walk the group records of PATH.ids up to its committed length, marking
  * where each starts in starts (one bit per 8-byte unit).
  */
@@ -503,7 +589,11 @@ verify_ids(struct verify *v, const struct nsd_index_report *r,
 	if (memcmp(ids, NSD_IDS_MAGIC, 8) != 0 ||
 	    nsd_le64(ids + 8) != h->file_id)
 		say(v, "%s: not the id file of this index", v->ids_path);
-	for (off = NSD_IDS_HEADER_SIZE; off < h->ids_length;
+	/* Records before the first kept may be holes: numbered on from it. */
+	off = ids_walk_start(h);
+	if (off > NSD_IDS_HEADER_SIZE && off + 4 <= h->ids_length)
+		n = nsd_le32(ids + off) - 1;
+	for (; off < h->ids_length;
 	    off += nsd_ids_record_bytes(len, nsd_ids_sig_bytes(h))) {
 		if (off + NSD_IDS_RECORD_HEAD > h->ids_length) {
 			say(v, "%s: a group record is cut off at byte %llu",
@@ -546,20 +636,6 @@ verify_ids(struct verify *v, const struct nsd_index_report *r,
 		    (unsigned long long)last * 8,
 		    (unsigned long long)h->last_group * 8);
 	munmap(ids, h->ids_length);
-}
-
-/*
- * Whether group is the start of a committed group record, as marked in
- * starts by verify_ids. When PATH.ids is too short for what is committed
- * (starts is NULL), that was said, and no group is blamed for it.
- */
-static int
-is_group(const struct nsd_index_header *h, const unsigned char *starts,
-    uint64_t group)
-{
-	return (starts == NULL || (group * 8 >= NSD_IDS_HEADER_SIZE &&
-	    group * 8 < h->ids_length &&
-	    (starts[group / 8] & 1 << (group % 8))));
 }
 
 /* Whether position pos is in the stretch of len positions up to end. */
@@ -710,7 +786,8 @@ verify_slots(struct verify *v, const struct place *p, uint64_t want,
 				    table, h->ntables);
 				continue;
 			}
-			if (v->filter != NULL && !nsd_filter_maybe(v->filter,
+			if (v->filter != NULL && !forgotten_group(h, group) &&
+			    !nsd_filter_maybe(v->filter,
 			    nsd_index_position(h, table, key)))
 				say(v, "%sslot %llu: the key filter does not "
 				    "hold its key (%016llx, table %u)", p->what,
@@ -837,6 +914,8 @@ verify_between(struct verify *v, const struct place *p)
 		if (t >= h->ntables)
 			continue;	/* said by verify_slots */
 		group = nsd_slot_group(meta);
+		if (forgotten_group(h, group))
+			continue;
 		pos = nsd_index_position(h, t, key);
 		if (p == &v->stage && v->stage_ok &&
 		    v->stage_hdr.seq == h->stage_seq &&
@@ -855,7 +934,9 @@ verify_between(struct verify *v, const struct place *p)
 		if (once) {
 			if (p != &v->table && (s = chain_find(v, &v->table, 0,
 			    key, ANY_GROUP)) != NOT_FOUND &&
-			    slot_group(v, &v->table.slots[s]) != group)
+			    slot_group(v, &v->table.slots[s]) != group &&
+			    !forgotten_group(h, slot_group(v,
+			    &v->table.slots[s])))
 				say(v, "%sslot %llu: fingerprint %016llx has "
 				    "group %llu, and another in slot %llu",
 				    p->what, (unsigned long long)i,
@@ -880,6 +961,7 @@ verify_between(struct verify *v, const struct place *p)
 struct logged {
 	uint64_t	 key;
 	uint64_t	 record;
+	uint64_t	 group;
 };
 
 static int
@@ -910,6 +992,7 @@ verify_log_record(struct verify *v, const struct log_check *c,
     const unsigned char *rec, uint64_t i)
 {
 	const struct nsd_index_header	*h = &v->hdr;
+	const struct place		*p;
 	uint64_t			 key, meta, gen, slot;
 
 	if (nsd_slot_get(rec, v->legacy, &key, &meta) == NSD_SLOT_DAMAGED) {
@@ -935,14 +1018,21 @@ verify_log_record(struct verify *v, const struct log_check *c,
 		return;
 	c->seen[i].key = key;
 	c->seen[i].record = i;
+	c->seen[i].group = nsd_slot_group(meta);
+	if (forgotten_group(h, nsd_slot_group(meta)))
+		return;
 	/* A fold cut short took the log in, and the header counts it still. */
-	if ((slot = chain_find(v, place_for(v, 0, key), 0, key,
-	    ANY_GROUP)) != NOT_FOUND || (!v->stage_has_log &&
-	    (slot = chain_find(v, &v->stage, 0, key, ANY_GROUP)) != NOT_FOUND))
+	p = place_for(v, 0, key);
+	if ((slot = chain_find(v, p, 0, key, ANY_GROUP)) == NOT_FOUND &&
+	    !v->stage_has_log) {
+		p = &v->stage;
+		slot = chain_find(v, p, 0, key, ANY_GROUP);
+	}
+	if (slot != NOT_FOUND && !forgotten_group(h, slot_group(v,
+	    &p->slots[slot])))
 		say(v, "%s: record %llu: fingerprint %016llx is also in "
 		    "%sslot %llu", v->log_path, (unsigned long long)i,
-		    (unsigned long long)key, chain_find(v, &v->stage, 0, key,
-		    ANY_GROUP) == slot ? "stage " : "",
+		    (unsigned long long)key, p == &v->stage ? "stage " : "",
 		    (unsigned long long)slot);
 }
 
@@ -1036,7 +1126,9 @@ verify_log(struct verify *v, const struct nsd_index_report *r,
 	/* A key claimed once is logged once. */
 	qsort(c.seen, n, sizeof *c.seen, logged_cmp);
 	for (i = 1, j = 0; i < n; i++) {
-		if (c.seen[i].key != c.seen[j].key) {
+		/* Claimed again once the window forgot the first claim. */
+		if (c.seen[i].key != c.seen[j].key ||
+		    forgotten_group(h, c.seen[j].group)) {
 			j = i;
 			continue;
 		}
@@ -1074,6 +1166,52 @@ place_open(struct verify *v, struct place *p, const char *what,
 	p->slots = (const struct nsd_index_slot *)(p->map + offset);
 	p->nslots = nslots;
 	p->shift = home_shift(nslots);
+}
+
+/*
+ * PATH.times, when it is there (without it the window forgets no more,
+ * which is no damage): this index's, with a record for every commit from
+ * its first on, each passing its checksum, none before the one before it
+ * in time or in PATH.ids's length, the last that of the header's commit.
+ */
+static void
+verify_times(struct verify *v)
+{
+	const struct nsd_index_header	*h = &v->hdr;
+	struct nsd_times		 t;
+	struct nsd_times_record		 rec, prev;
+	uint64_t			 gen;
+
+	if (access(v->times_path, F_OK) == -1)
+		return;
+	nsd_times_open(&t, v->times_path, h->file_id, h->committed_gen, 0);
+	if (t.fd == -1) {
+		say(v, "%s: not the times of this index's commits, damaged, "
+		    "or short of the last", v->times_path);
+		return;
+	}
+	memset(&prev, 0, sizeof prev);
+	for (gen = t.first; gen <= h->committed_gen; gen++) {
+		if (nsd_times_get(&t, gen, &rec) == -1) {
+			say(v, "%s: the record of generation %llu fails its "
+			    "checksum", v->times_path,
+			    (unsigned long long)gen);
+			continue;
+		}
+		if (rec.at < prev.at || rec.ids_length < prev.ids_length ||
+		    rec.ids_length > h->ids_length ||
+		    rec.at > (int64_t)h->committed_at)
+			say(v, "%s: the record of generation %llu is out of "
+			    "order with the commits", v->times_path,
+			    (unsigned long long)gen);
+		prev = rec;
+	}
+	if (h->committed_gen >= t.first && prev.ids_length != h->ids_length)
+		say(v, "%s: the last commit's record says %llu bytes of "
+		    "%s; the header says %llu", v->times_path,
+		    (unsigned long long)prev.ids_length, v->ids_path,
+		    (unsigned long long)h->ids_length);
+	nsd_times_close(&t);
 }
 
 /* Open the stage and PATH.next, saying what is wrong with them. */
@@ -1172,6 +1310,7 @@ nsd_index_verify(const char *path, long wait_ms,
 	if (v.next.slots != NULL)
 		verify_between(&v, &v.next);
 	verify_log(&v, r, starts);
+	verify_times(&v);
 	if (v.undo_errno != 0 && v.undo_errno != ENOENT)
 		say(&v, "%s: cannot read: %s", v.undo_path,
 		    strerror(v.undo_errno));

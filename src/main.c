@@ -445,6 +445,50 @@ share_of_space(uint64_t positions)
 	return (positions == UINT64_MAX ? 100.0 : positions / 1.8446744e17);
 }
 
+/* A length of time in the units --ttl takes, for messages. */
+static void
+span(uint64_t s, char *buf, size_t size)
+{
+	if (s % 86400 == 0)
+		snprintf(buf, size, "%" PRIu64 "d", s / 86400);
+	else if (s % 3600 == 0)
+		snprintf(buf, size, "%" PRIu64 "h", s / 3600);
+	else if (s % 60 == 0)
+		snprintf(buf, size, "%" PRIu64 "m", s / 60);
+	else
+		snprintf(buf, size, "%" PRIu64 "s", s);
+}
+
+/* The lines of --db-info about the window (--ttl). */
+static void
+print_window(const char *path, const struct nsd_index_report *r)
+{
+	char	 t[32], w[32];
+
+	if (r->ttl == 0)
+		printf("window:        none: every group is kept (--ttl sets "
+		    "one)\n");
+	else {
+		span(r->ttl, w, sizeof w);
+		printf("window:        %s (--ttl): groups opened before %s "
+		    "are forgotten%s\n", w, utc(r->cutoff, t, sizeof t),
+		    r->times ? "" : "; the times of the commits are missing "
+		    "or damaged, so no more are until runs record theirs");
+	}
+	printf("forgotten:     %" PRIu64 " group%s; %s.ids takes %" PRIu64
+	    " bytes on disk\n", r->forgotten, r->forgotten == 1 ? "" : "s",
+	    path, r->ids_allocated);
+	if (r->oldest_group == 0)
+		printf("oldest group:  none\n");
+	else if (r->oldest_opened == 0)
+		printf("oldest group:  %" PRIu64 ", opened at a time not "
+		    "recorded\n", r->oldest_group);
+	else
+		printf("oldest group:  %" PRIu64 ", opened %s, %.1f days "
+		    "ago\n", r->oldest_group, utc(r->oldest_opened, t,
+		    sizeof t), (double)(r->now - r->oldest_opened) / 86400);
+}
+
 /* The line of --db-info about the key filter. */
 static void
 print_filter(const char *path, const struct nsd_index_report *r)
@@ -560,6 +604,7 @@ print_report(const char *path, const struct nsd_index_report *r)
 	if (r->pending > r->generation)
 		printf("interrupted:   run %" PRIu64 " did not commit; the next"
 		    " run that writes clears what it left\n", r->pending);
+	print_window(path, r);
 	print_undo(r->undo_runs, r->undo, r->undo_why);
 }
 
@@ -879,6 +924,7 @@ main(int argc, char **argv)
 		io.readonly = cfg.no_update;
 		io.wait_ms = cfg.wait_ms;
 		io.undo = 0;
+		io.ttl = cfg.ttl > 0 ? (uint64_t)cfg.ttl : 0;
 		rc = nsd_index_open_file(&ix, &io, &ip, &err);
 	} else
 		rc = nsd_index_open_memory(&ix, &ip, &err);

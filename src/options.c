@@ -396,8 +396,8 @@ static const struct option_spec specs[] = {
 	/* Redis takes up to 2^63 ms; ten years is plenty. */
 	{ NULL, "ttl", 0, "SECONDS", KIND_SECONDS, FIELD(ttl),
 	  0, 1, 3650 * 86400ULL, 0,
-	  "redis:// only: forget fingerprints SECONDS after\n"
-	  "they were claimed (suffix s, m, h or d)" },
+	  "forget groups SECONDS after they were opened (suffix\n"
+	  "s, m, h or d); an index file keeps it as its window" },
 	{ NULL, "db-info", 0, NULL, KIND_FLAG, FIELD(action),
 	  NSD_ACTION_DB_INFO, 0, 0, 0,
 	  "describe the index and exit" },
@@ -762,10 +762,15 @@ check_together(struct nsd_config *cfg, const unsigned char *given,
 		    "--db-undo takes back runs of a file index only: a "
 		    "redis:// index keeps no state before a run (see Undo in "
 		    "nsdedup-index(5))"));
-	if (cfg->ttl > 0 && (cfg->db == NULL || !nsd_index_is_redis(cfg->db)))
+	if (cfg->ttl > 0 && cfg->db == NULL)
 		return (nsd_error_set(err, NSD_EXIT_USAGE,
-		    "--ttl needs --db redis://...: a file index keeps every "
-		    "fingerprint"));
+		    "--ttl needs --db: a run without an index forgets "
+		    "everything when it ends"));
+	if (cfg->ttl > 0 && cfg->action != NSD_ACTION_RUN &&
+	    !nsd_index_is_redis(cfg->db))
+		return (nsd_error_set(err, NSD_EXIT_USAGE,
+		    "--ttl sets the window of a run over the index: it does "
+		    "not go with --%s", action_name(cfg->action)));
 	if (cfg->explain && (strcmp(cfg->field_name, "explain") == 0 ||
 	    strcmp(cfg->dup_field, "explain") == 0))
 		return (nsd_error_set(err, NSD_EXIT_USAGE,
