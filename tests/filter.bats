@@ -242,6 +242,6 @@ want_r4() {
 	[ -e news.nsd.filter ]
 	run_nsd --db news.nsd --db-verify
 	[ "$status" -eq 0 ]
-	[[ "${lines[1]}" == "format:        version 7 "* ]]
+	[[ "${lines[1]}" == "format:        version 8 "* ]]
 	[[ "$(info_field filter)" == *" bytes in news.nsd.filter, "* ]]
 }

@@ -97,12 +97,13 @@ expect_eq() {
 # signals.bats).
 
 # Copy the files of index $1 that exist (the table, PATH.ids, PATH.log,
-# PATH.stage, PATH.next, PATH.filter and PATH.undo) into directory $2.
+# PATH.stage, PATH.next, PATH.filter, PATH.undo and PATH.times) into
+# directory $2.
 copy_index() {
 	local f
 
 	for f in "$1" "$1.ids" "$1.log" "$1.stage" "$1.next" "$1.filter" \
-	    "$1.undo"; do
+	    "$1.undo" "$1.times"; do
 		[ ! -e "$f" ] || cp "$f" "$2/"
 	done
 }
@@ -110,7 +111,8 @@ copy_index() {
 # Remove the files of index $1 (but its lock), and what a run cut short left.
 remove_index() {
 	rm -f "$1" "$1.ids" "$1.log" "$1.stage" "$1.next" "$1.new" \
-	    "$1.stage.new" "$1.filter" "$1.filter.new" "$1.undo"
+	    "$1.stage.new" "$1.filter" "$1.filter.new" "$1.undo" "$1.times" \
+	    "$1.times.new"
 }
 
 # Fail unless dump file $1 is the same as $2, showing how they differ.

@@ -355,7 +355,7 @@ size_of() {
 	[ "$(printf '%s\n' "$output" | grep -c '"is_dup":false')" -eq 0 ]
 }
 
-@test "a version-1 index gets a log at its first commit, and version 7" {
+@test "a version-1 index gets a log at its first commit, and version 8" {
 	cp "$FIXTURE/news.nsd" "$FIXTURE/news.nsd.ids" .
 	chmod u+w news.nsd news.nsd.ids
 	chmod 640 news.nsd
@@ -365,7 +365,7 @@ size_of() {
 	[ -f news.nsd.log ]
 	[ "$(stat -c %a news.nsd.log)" = 640 ]
 	run_nsd --db news.nsd --db-info
-	[[ "${lines[1]}" == "format:        version 7 "* ]]
+	[[ "${lines[1]}" == "format:        version 8 "* ]]
 	# Back to version 1 in every other way: its size, its checksum's place.
 	"$NSD_INDEX_DUMP" --set-u32 12 368 news.nsd
 	"$NSD_INDEX_DUMP" --set-u32 8 1 news.nsd
@@ -411,9 +411,9 @@ old_version_round_trip() {
 		expect_eq "$(cat after)" "$(cat before)"
 		run_nsd --db "$name.nsd" --db-verify
 		[ "$status" -eq 0 ]
-		# Versions 5 and 6 need no upgrade: the next commit makes
-		# them 7.
-		[[ "${lines[1]}" == "format:        version $((version < 5 ? 7 : version)) "* ]]
+		# Versions 5 to 7 need no upgrade: the next commit makes
+		# them 8.
+		[[ "${lines[1]}" == "format:        version $((version < 5 ? 8 : version)) "* ]]
 		[ "${lines[-1]}" = "verified:      no problems found" ]
 		[ "$(info_field stage)" = none ]
 		[ ! -e "$name.nsd.stage" ] && [ ! -e "$name.nsd.next" ]
@@ -423,17 +423,17 @@ old_version_round_trip() {
 		expect_eq "$output" "$(cat "$dir/$name.expected.jsonl")"
 		run_nsd --db "$name.nsd" --db-verify
 		[ "$status" -eq 0 ]
-		[[ "${lines[1]}" == "format:        version 7 "* ]]
+		[[ "${lines[1]}" == "format:        version 8 "* ]]
 		[ "${lines[-1]}" = "verified:      no problems found" ]
 		expect_eq "$(info_field records)" $((records + 40))
 	done
 }
 
-@test "version-2 indexes give the same answers, and become version 7 when written" {
+@test "version-2 indexes give the same answers, and become version 8 when written" {
 	old_version_round_trip 2
 }
 
-@test "version-3 indexes with a stage give the same answers, and become version 7" {
+@test "version-3 indexes with a stage give the same answers, and become version 8" {
 	for name in news simhash; do
 		cp "$TOP_SRCDIR/tests/data/index-v3/$name".nsd* .
 		run_nsd --db "$name.nsd" --db-info
@@ -444,7 +444,7 @@ old_version_round_trip() {
 	old_version_round_trip 3
 }
 
-@test "version-4 indexes, MinHash and a growth under way among them, give the same answers, and become version 7" {
+@test "version-4 indexes, MinHash and a growth under way among them, give the same answers, and become version 8" {
 	cp "$TOP_SRCDIR/tests/data/index-v4/growing".nsd* .
 	run_nsd --db growing.nsd --db-info
 	[ "$status" -eq 0 ]
@@ -456,7 +456,7 @@ old_version_round_trip() {
 	    growing:-m,minhash,--threshold,0.2
 }
 
-@test "version-5 indexes give the same answers, unconfirmed, and become version 7" {
+@test "version-5 indexes give the same answers, unconfirmed, and become version 8" {
 	old_version_round_trip 5 news: simhash:-m,simhash minhash:-m,minhash
 	# Their groups keep no sketch, and cannot: --db-info says so.
 	run_nsd --db news.nsd --db-info
@@ -464,11 +464,22 @@ old_version_round_trip() {
 	expect_eq "$(info_field sketches)" "none (made before them: matches are not confirmed; rebuild the index to confirm them)"
 }
 
-@test "version-6 indexes give the same answers, confirmed, and become version 7" {
+@test "version-6 indexes give the same answers, confirmed, and become version 8" {
 	old_version_round_trip 6 news: simhash:-m,simhash minhash:-m,minhash
 	run_nsd --db minhash.nsd --db-info
 	[ "$status" -eq 0 ]
 	expect_eq "$(info_field sketches)" "192 bytes a group (matches are confirmed)"
+}
+
+@test "version-7 indexes give the same answers, keep their key filter, and become version 8 with no window" {
+	old_version_round_trip 7 news: simhash:-m,simhash minhash:-m,minhash
+	for name in news simhash minhash; do
+		run_nsd --db $name.nsd --db-info
+		[ "$status" -eq 0 ]
+		expect_eq "$(info_field window)" "none: every group is kept (--ttl sets one)"
+		expect_eq "$(info_field forgotten)" "0 groups; $name.nsd.ids takes $(($(stat -c %b $name.nsd.ids) * 512)) bytes on disk"
+		[ -s $name.nsd.times ]
+	done
 }
 
 @test "a log that is missing, truncated or another index's: status 7" {
@@ -561,7 +572,7 @@ old_version_round_trip() {
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	[ "${lines[0]}" = "index:         x" ]
-	[[ "${lines[1]}" =~ ^format:\ +version\ 7\ \(header\ copy\ [AB]\ in\ use\)$ ]]
+	[[ "${lines[1]}" =~ ^format:\ +version\ 8\ \(header\ copy\ [AB]\ in\ use\)$ ]]
 	expect_eq "$(info_field parameters)" \
 	    "--method nshash --sentences 4 --min-length 25, normalization 2"
 	expect_eq "$(info_field records)" 40
@@ -594,12 +605,17 @@ old_version_round_trip() {
 	pct=$(awk -v n="$fps" 'BEGIN { printf "%.1f", 100 * n / 1024 }')
 	expect_eq "$(info_field sweep)" \
 	    "at $pct% of the hash space, $pct% of it since the last fold"
+	expect_eq "$(info_field window)" \
+	    "none: every group is kept (--ttl sets one)"
+	expect_eq "$(info_field forgotten)" \
+	    "0 groups; x.ids takes $(($(stat -c %b x.ids) * 512)) bytes on disk"
+	[[ "$(info_field 'oldest group')" =~ ^1,\ opened\ [0-9T:Z-]{20},\ 0\.0\ days\ ago$ ]]
 	expect_eq "$(info_field undo)" \
 	    "2 runs can be taken back (--db-undo), the last first:"
-	[[ "${lines[17]}" =~ ^\ {15}generation\ 2,\ 40\ records,\ committed\ [0-9T:Z-]{20}$ ]]
-	[[ "${lines[18]}" =~ ^\ {15}generation\ 1,\ 20\ records,\ committed\ [0-9T:Z-]{20}$ ]]
-	expect_eq "${lines[19]}" "               not the one before: there is none"
-	[ "${#lines[@]}" -eq 20 ]
+	[[ "${lines[20]}" =~ ^\ {15}generation\ 2,\ 40\ records,\ committed\ [0-9T:Z-]{20}$ ]]
+	[[ "${lines[21]}" =~ ^\ {15}generation\ 1,\ 20\ records,\ committed\ [0-9T:Z-]{20}$ ]]
+	expect_eq "${lines[22]}" "               not the one before: there is none"
+	[ "${#lines[@]}" -eq 23 ]
 }
 
 @test "--db-info shows --compat=nshash, reads no FILE and changes nothing" {
@@ -1028,23 +1044,23 @@ refused_everywhere() {
 @test "an index of a newer format version is refused, saying so" {
 	cp "$FIXTURE/news.nsd" "$FIXTURE/news.nsd.ids" .
 	chmod u+w news.nsd news.nsd.ids
-	dump --set-u32 8 8 news.nsd
-	refused_everywhere "nsdedup: news.nsd: index format version 8 is newer than this nsdedup reads (7); use a newer nsdedup"
+	dump --set-u32 8 9 news.nsd
+	refused_everywhere "nsdedup: news.nsd: index format version 9 is newer than this nsdedup reads (8); use a newer nsdedup"
 }
 
 @test "a version field changed without its checksum: newer, or damaged" {
 	cp "$FIXTURE/news.nsd" "$FIXTURE/news.nsd.ids" .
 	chmod u+w news.nsd news.nsd.ids
-	put_bytes news.nsd 8 '\010\000\000\000'
-	put_bytes news.nsd 4104 '\010\000\000\000'
-	refused_everywhere "nsdedup: news.nsd: index format version 8 is newer than this nsdedup reads (7), or the index is damaged"
+	put_bytes news.nsd 8 '\011\000\000\000'
+	put_bytes news.nsd 4104 '\011\000\000\000'
+	refused_everywhere "nsdedup: news.nsd: index format version 9 is newer than this nsdedup reads (8), or the index is damaged"
 }
 
 @test "one copy's version field damaged: the other copy is used" {
 	news_halves
 	"$NSDEDUP" --db x day1.jsonl > /dev/null
 	"$NSDEDUP" --db x --no-update day2.jsonl > expected.jsonl
-	put_bytes x "$(header_byte in-use 8)" '\010\000\000\000'
+	put_bytes x "$(header_byte in-use 8)" '\011\000\000\000'
 	run_nsd --db x --no-update day2.jsonl
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
