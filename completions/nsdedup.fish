@@ -73,7 +73,7 @@ complete -c nsdedup -l shingle -x \
 complete -c nsdedup -l stats \
     -d 'Print a summary on standard error at the end (--stats=json: as JSON)'
 complete -c nsdedup -l ttl -x \
-    -d 'redis:// only: forget fingerprints after SECONDS (s, m, h, d)'
+    -d 'forget groups after SECONDS (s, m, h, d); the index keeps it'
 complete -c nsdedup -l threshold -x \
     -d 'minhash: least estimated Jaccard similarity (default 0.5)'
 complete -c nsdedup -s V -l version \
