@@ -366,7 +366,8 @@ db_info() {
 # Remove an index and its companion files.
 rm_index() {
 	rm -f "$1" "$1.ids" "$1.log" "$1.lock" "$1.stage" "$1.next" \
-	    "$1.new" "$1.stage.new" "$1.filter" "$1.filter.new" "$1.undo"
+	    "$1.new" "$1.stage.new" "$1.filter" "$1.filter.new" "$1.undo" \
+	    "$1.times" "$1.times.new"
 }
 
 # Copy the index at $1 to $2 (the stage, the growing table, the key
@@ -376,7 +377,7 @@ rm_index() {
 copy_index() {
 	local s
 	rm_index "$2"
-	for s in '' .ids .log .stage .next .filter .undo; do
+	for s in '' .ids .log .stage .next .filter .undo .times; do
 		[ ! -e "$1$s" ] || cp --sparse=always "$1$s" "$2$s"
 	done
 	sync
@@ -539,7 +540,7 @@ minhash_part() {
 	    "$tmp/mbuild.log")
 	keys=$(fingerprints "$mbig")
 	all=0
-	for s in table ids log stage next filter undo; do
+	for s in table ids log stage next filter undo times; do
 		if [ "$s" = table ]; then
 			size[$s]=$(size_of "$mbig")
 		else
@@ -619,8 +620,9 @@ minhash_part() {
 		    'BEGIN { printf "%.2f", k / g }')" "${size[table]}"
 		printf 'records (PATH.ids) %s, the log %s, the stage %s, ' \
 		    "${size[ids]}" "${size[log]}" "${size[stage]}"
-		printf 'PATH.next %s, the key filter %s, PATH.undo %s: ' \
+		printf 'PATH.next %s, the key filter %s, PATH.undo %s, ' \
 		    "${size[next]}" "${size[filter]}" "${size[undo]}"
+		printf 'PATH.times %s: ' "${size[times]}"
 		printf '%s bytes in all, **%s per original** ' "$all" "$per"
 		printf '(%s per record).\n\n' "$per_rec"
 		printf '`nsdedup --db-info big-minhash.nsd`:\n\n```\n'

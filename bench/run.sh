@@ -503,7 +503,7 @@ reposts() {
 # named METHOD-jJOBS-mem|db-file|pipe.  A --db run starts from no index.
 declare -A CMD PREP MED USR SYS METHOD JOBS DB INPUT RSS RSSN
 db=$tmp/x.nsd
-db_files="$db $db.ids $db.log $db.lock $db.stage $db.next $db.filter $db.undo"
+db_files="$db $db.ids $db.log $db.lock $db.stage $db.next $db.filter $db.undo $db.times"
 # shellcheck disable=SC2086  # the words of $db_files
 db_rm=$(printf '%q ' $db_files)
 db_rm="rm -f ${db_rm% }"
