@@ -450,9 +450,10 @@ ix_events() {
 }
 
 # Medians over the builds of each column of each slice line, for files
-# $tmp/$1-1.. of $2 columns each, into $tmp/$1.
+# $tmp/$1-1.. (as many columns each as the builder prints), into $tmp/$1.
 median_slices() {
-	paste -d ' ' "$tmp/$1"-[0-9]* | awk -v k="$builds" -v nc="$2" '{
+	paste -d ' ' "$tmp/$1"-[0-9]* | awk -v k="$builds" '{
+	nc = NF / k
 	for (c = 1; c <= nc; c++) {
 		n = 0
 		for (b = 0; b < k; b++)
@@ -697,7 +698,7 @@ done
 build_s=$(median <"$tmp/build-times")
 # The last build's log, for its totals; the slices are medians.
 cp "$tmp/build-$builds.log" "$tmp/build.log"
-median_slices slices 9
+median_slices slices
 
 # The slices: records fps seconds rec/s fp/s grows grow_s commit_s rss_kib.
 nslices=$(wc -l <"$tmp/slices")
@@ -1081,7 +1082,7 @@ for ((b = 1; b <= builds; b++)); do
 	tail -n 2 "$tmp/sbuild-$b.log" >&2
 done
 sbuild_s=$(median <"$tmp/sbuild-times")
-median_slices sslices 12
+median_slices sslices
 cp "$tmp/sbuild-$builds.log" "$tmp/sbuild.log"
 s_header=$(head -n 1 "$tmp/sbuild.log" | sed 's/^# //')
 # Slices: records entries s rec/s rec/s grows grow_s commit_s rss cand
