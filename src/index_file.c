@@ -785,7 +785,10 @@ file_add(struct nsd_index *ix, uint64_t fp, uint64_t group,
 	return (log_add(fi, fp, group, err));
 }
 
-/* Make room for need more bytes in PATH.ids, reserving blocks as grow(). */
+/*
+ * Make room for need more bytes in PATH.ids, reserving blocks as grow():
+ * past the records written, so that the holes the window punched stay.
+ */
 static int
 ids_reserve(struct file_index *fi, uint64_t need, struct nsd_error *err)
 {
@@ -798,7 +801,9 @@ ids_reserve(struct file_index *fi, uint64_t need, struct nsd_error *err)
 	while (cap < fi->ids_len + need)
 		cap = cap < (64 << 10) ? (64 << 10) :
 		    cap < (64 << 20) ? cap * 2 : cap + (64 << 20);
-	if ((e = posix_fallocate(fi->ids_fd, 0, cap)) != 0) {
+	if ((e = posix_fallocate(fi->ids_fd, (off_t)(fi->ids_len &
+	    ~(uint64_t)4095), (off_t)(cap - (fi->ids_len & ~(uint64_t)4095))))
+	    != 0) {
 		errno = e;
 		return (nsd_file_commit_error(fi, "making room in the id file",
 		    err));

@@ -351,6 +351,7 @@ uint64_t nsd_file_window_live(const struct file_index *);
 int	 nsd_file_window_commit(struct file_index *,
 	    struct nsd_index_header *, struct nsd_error *);
 void	 nsd_file_window_punch(struct file_index *);
+void	 nsd_file_window_clear(const struct file_index *);
 
 /* index_sweep.c */
 int	 nsd_file_sweep_owed(struct file_index *, int, struct nsd_error *);

@@ -794,7 +794,14 @@ undo_refusal(const struct nsd_undo_entry *e, const struct nsd_index_header *h)
 		return ("the index has been upgraded since");
 	if (before.nslots != h->nslots)
 		return ("the table has grown, or been rebuilt, since");
-	if (h->ids_start > before.ids_length)
+	/*
+	 * The groups the run opened are forgotten, or the record of the
+	 * newest one before it, which a run numbers the next group from,
+	 * may lie in the hole punched up to ids_start (index_window.c).
+	 */
+	if (h->ids_start > before.ids_length || (before.groups != 0 &&
+	    before.last_group * 8 >= 4096 &&
+	    (h->ids_start & ~(uint64_t)4095) > before.last_group * 8))
 		return ("the window has forgotten the groups it opened since");
 	if (before.stage_seq != h->stage_seq)
 		return ("the log has been folded into the stage since");

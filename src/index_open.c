@@ -190,17 +190,18 @@ fail_ids:
 }
 
 /*
- * Give every byte of a file a writer maps its blocks: a copy made with
- * holes would otherwise meet a full disk as a SIGBUS, mid-run.
+ * Give every byte from offset from of a file a writer maps its blocks: a
+ * copy made with holes would otherwise meet a full disk as a SIGBUS,
+ * mid-run.
  */
 static int
-reserve(struct file_index *fi, int fd, off_t size, const char *what,
-    struct nsd_error *err)
+reserve(struct file_index *fi, int fd, off_t from, off_t size,
+    const char *what, struct nsd_error *err)
 {
 	char	 msg[64];
 	int	 e;
 
-	if (size == 0 || (e = posix_fallocate(fd, 0, size)) == 0)
+	if (size <= from || (e = posix_fallocate(fd, from, size - from)) == 0)
 		return (0);
 	errno = e;
 	snprintf(msg, sizeof msg, "making room for %s", what);
@@ -269,7 +270,12 @@ open_ids(struct file_index *fi, struct nsd_error *err)
 		return (nsd_error_set(err, NSD_EXIT_INDEX,
 		    "%s: not the id file of %s " NSD_DAMAGE_HINT, fi->ids_path,
 		    fi->path));
-	if (!fi->readonly && reserve(fi, fi->ids_fd, sb.st_size,
+	/*
+	 * Only past the committed records, which are never written again:
+	 * those the window forgot are a hole that must stay one.
+	 */
+	if (!fi->readonly && reserve(fi, fi->ids_fd,
+	    (off_t)(fi->hdr.ids_length & ~(uint64_t)4095), sb.st_size,
 	    "the id file", err) == -1)
 		return (-1);
 	fi->ids_len = fi->hdr.ids_length;
@@ -349,7 +355,7 @@ table_map(struct file_index *fi, struct table *tb, const char *what, int fd,
 {
 	unsigned char	*map;
 
-	if (!fi->readonly && reserve(fi, fd, size, "a table", err) == -1)
+	if (!fi->readonly && reserve(fi, fd, 0, size, "a table", err) == -1)
 		return (-1);
 	map = mmap(NULL, size, PROT_READ | (fi->readonly ? 0 : PROT_WRITE),
 	    MAP_SHARED, fd, 0);
@@ -886,6 +892,7 @@ nsd_index_open_file(struct nsd_index **ixp, const struct nsd_index_open *o,
 		(void)unlink(fi->new_path);
 		(void)unlink(fi->stage_new_path);
 		(void)unlink(fi->filter_new_path);
+		nsd_file_window_clear(fi);
 		if (fi->hdr.next_shift == 0)
 			(void)unlink(fi->next_path);
 		fi->base.scratch = fi->new_path;

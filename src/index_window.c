@@ -64,8 +64,13 @@ nsd_file_window_open(struct file_index *fi, uint64_t ttl)
 	fi->ttl = ttl > 0 ? ttl : fi->hdr.ttl;
 	nsd_times_open(&fi->times, fi->times_path, fi->hdr.file_id,
 	    fi->hdr.committed_gen, !fi->readonly);
-	nsd_times_horizon(&fi->times, fi->ttl, fi->now, fi->hdr.ids_start,
-	    &hz);
+	/*
+	 * An undo forgets no more than its header says: what it writes anew
+	 * (the recovery's fold, the filter) must hold what that header's
+	 * state holds.
+	 */
+	nsd_times_horizon(&fi->times, fi->undo ? 0 : fi->ttl, fi->now,
+	    fi->hdr.ids_start, &hz);
 	fi->added_before = hz.added_last;
 	fi->added_forgotten = hz.added_forgotten;
 	fi->horizon_known = hz.known;
@@ -92,6 +97,16 @@ nsd_file_window_live(const struct file_index *fi)
 	return (fi->added_before - fi->added_forgotten + fi->added);
 }
 
+/* What a writer killed while it started PATH.times anew left. */
+void
+nsd_file_window_clear(const struct file_index *fi)
+{
+	char	*tmp = nsd_index_path(fi->times_path, ".new");
+
+	(void)unlink(tmp);
+	free(tmp);
+}
+
 /* Start PATH.times anew, its first record that of generation gen. */
 static int
 times_start(struct file_index *fi, uint64_t gen, const unsigned char *rec)
@@ -99,7 +114,7 @@ times_start(struct file_index *fi, uint64_t gen, const unsigned char *rec)
 	unsigned char	 buf[NSD_TIMES_HEADER_SIZE + NSD_TIMES_RECORD_SIZE];
 	struct stat	 table;
 	char		*tmp;
-	int		 fd, ok;
+	int		 fd, ok, e;
 
 	tmp = nsd_index_path(fi->times_path, ".new");
 	(void)unlink(tmp);
@@ -119,11 +134,15 @@ times_start(struct file_index *fi, uint64_t gen, const unsigned char *rec)
 	ok = nsd_pwrite_all(fd, buf, sizeof buf, 0) == 0 &&
 	    fdatasync(fd) == 0 && rename(tmp, fi->times_path) == 0 &&
 	    nsd_file_sync_dir(fi->times_path) == 0;
-	free(tmp);
 	if (!ok) {
+		e = errno;
+		(void)unlink(tmp);
+		free(tmp);
 		close(fd);
+		errno = e;
 		return (-1);
 	}
+	free(tmp);
 	nsd_times_close(&fi->times);
 	fi->times.fd = fd;
 	fi->times.file_id = fi->hdr.file_id;
@@ -145,9 +164,15 @@ nsd_file_window_commit(struct file_index *fi, struct nsd_index_header *h,
 	unsigned char		 rec[NSD_TIMES_RECORD_SIZE];
 	int			 rc;
 
+	h->ttl = (uint32_t)fi->ttl;
+	/*
+	 * A new window alone is no run: the header keeps the time of the
+	 * last, by which --db-undo knows the last run's entry.
+	 */
+	if (fi->gen == 0 && h->records == fi->hdr.records)
+		return (0);
 	h->committed_at = fi->now > (int64_t)fi->hdr.committed_at ?
 	    (uint64_t)fi->now : fi->hdr.committed_at;
-	h->ttl = (uint32_t)fi->ttl;
 	if (fi->gen == 0)
 		return (0);
 	r.at = (int64_t)h->committed_at;

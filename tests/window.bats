@@ -209,6 +209,11 @@ print(os.lseek(os.open(sys.argv[1], os.O_RDONLY), 4096, os.SEEK_DATA))' a.ids)
 		[ "$data" -gt $((committed / 2)) ]
 	fi
 	[[ "$(info_field 'oldest group')" =~ ^[0-9]+,\ opened\ 2023-12-0[5-7]T22:13:20Z,\ [0-9.]+\ days\ ago$ ]]
+	# The next writer reserves room only past the committed records:
+	# the hole stays a hole.
+	NSDEDUP_NOW=$(at_day 24) "$NSDEDUP" --db a < /dev/null > /dev/null
+	size=$(stat -c %s a.ids)
+	[ "$(($(stat -c %b a.ids) * 512))" -lt $((size - committed / 2)) ]
 }
 
 @test "--db-info: the window, the groups forgotten, and the oldest kept" {
@@ -271,6 +276,61 @@ print(os.lseek(os.open(sys.argv[1], os.O_RDONLY), 4096, os.SEEK_DATA))' a.ids)
 	run_at 3 --db db --db-verify
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
+}
+
+@test "undo is refused where the window's hole took the newest group record of the state before the run" {
+	# The first 46 records of day 1 leave the newest group record
+	# across byte 8192 of db.ids: day 3 forgets their groups and punches
+	# PATH.ids up to 8192, into that record, which an undo of day 3
+	# would need (the run's before it numbers groups from it).
+	head -n 46 "$BATS_FILE_TMPDIR/day1.jsonl" |
+	    NSDEDUP_NOW=$(at_day 1) "$NSDEDUP" --db db --ttl 1d > /dev/null
+	head -n 3 "$BATS_FILE_TMPDIR/day2.jsonl" |
+	    NSDEDUP_NOW=$(at_day 3) "$NSDEDUP" --db db > out3
+	run_nsd --db db --db-undo
+	[ "$status" -eq 7 ]
+	[ -z "$output" ]
+	expect_eq "$stderr" "nsdedup: db: cannot undo the last run: the window has forgotten the groups it opened since (see Undo in nsdedup-index(5))"
+	run_at 3 --db db --db-verify
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	head -n 3 "$BATS_FILE_TMPDIR/day2.jsonl" |
+	    NSDEDUP_NOW=$(at_day 3) run --separate-stderr "$NSDEDUP" --db db
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[ "$(printf '%s\n' "$output" | grep -c '"is_dup":false')" -eq 0 ]
+}
+
+@test "a run that only sets a new window is no run to undo, and an undo forgets no more than the index had" {
+	NSDEDUP_NOW=$(at_day 1) "$NSDEDUP" --db db --ttl 5d \
+	    "$BATS_FILE_TMPDIR/day1.jsonl" > out1
+	NSDEDUP_NOW=$(at_day 2) "$NSDEDUP" --db db \
+	    "$BATS_FILE_TMPDIR/day2.jsonl" > out2
+	# A day later, a new window alone: the header keeps day 2's time,
+	# by which the undo knows day 2's run.
+	NSDEDUP_NOW=$(at_day 3) run --separate-stderr "$NSDEDUP" --db db \
+	    --ttl 6d < /dev/null
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	run_at 2 --db db --db-info
+	expect_eq "$(info_field window)" \
+	    "6d (--ttl): groups opened before 2023-11-10T22:13:20Z are forgotten"
+	# The undo, at a clock that forgets everything, takes back day 2 and
+	# leaves day 1 whole, the window kept.
+	run_at 30 --db db --db-undo
+	[ "$status" -eq 0 ]
+	run_at 2 --db db --db-verify
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	run_at 2 --db db --db-info
+	expect_eq "$(info_field window)" \
+	    "6d (--ttl): groups opened before 2023-11-10T22:13:20Z are forgotten"
+	run_at 2 --db db --no-update "$BATS_FILE_TMPDIR/day1.jsonl"
+	[ "$status" -eq 0 ]
+	[ "$(printf '%s\n' "$output" | grep -c '"is_dup":false')" -eq 0 ]
+	NSDEDUP_NOW=$(at_day 2) "$NSDEDUP" --db db \
+	    "$BATS_FILE_TMPDIR/day2.jsonl" > again2
+	cmp out2 again2
 }
 
 @test "PATH.times lost or damaged: the window forgets no more until runs record their times again, and nothing else changes" {
