@@ -752,18 +752,25 @@ cluster_ports() {
 		    tr '\n' ' ' > kinds
 		expect_eq "$(cat kinds)" "f g next params run "
 	done
-	# A run killed leaves its lease, which ends.
+	# A run killed leaves its lease, which ends. Its input is a FIFO
+	# that this shell holds open (fd 8) until the run is killed, so that
+	# the run is still reading when it dies; a feeder that slept instead
+	# would hold the test until it woke, since wait waits for the whole
+	# pipeline.
 	url=$(single_url ttl-killed)
-	{ head -n 100 part1.jsonl; sleep 100; } |
-	    "$NSDEDUP" --ttl 1000 --db "$url" > /dev/null 2>&1 &
+	mkfifo feed
+	"$NSDEDUP" --ttl 1000 --db "$url" < feed > /dev/null 2>&1 3>&- &
 	pid=$!
 	redis_track "$pid"
+	exec 8> feed
+	head -n 100 part1.jsonl >&8
 	for _ in $(seq 300); do
 		redis_keys "$SINGLE_PORT" ttl-killed | grep -q ':f:' && break
 		sleep 0.1
 	done
 	kill -9 "$pid"
 	wait "$pid" || true
+	exec 8>&-
 	redis_keys "$SINGLE_PORT" ttl-killed | grep -q ':run:'
 	expect_eq "$(keys_forever ttl-killed "$SINGLE_PORT")" ""
 	# Without --ttl, every key stays.
