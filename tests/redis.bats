@@ -71,26 +71,6 @@ teardown() {
 	redis_stop_all "$BATS_TEST_TMPDIR/redis.pids"
 }
 
-# Run nsdedup with the arguments $2..., its stdout to file $1; sets status
-# and stderr.
-nsd_to() {
-	local out=$1
-
-	shift
-	status=0
-	"$NSDEDUP" "$@" > "$out" 2> "$out.err" || status=$?
-	stderr=$(cat "$out.err")
-}
-
-# Fail unless files $1 and $2 are the same, showing where they differ.
-same_file() {
-	if ! cmp -s "$1" "$2"; then
-		echo "$1 is not $2:"
-		diff "$2" "$1" | cut -c 1-200 | head -n 10
-		return 1
-	fi
-}
-
 # Fail unless a run went well: status 0, nothing on stderr.
 ran_clean() {
 	expect_eq "$status" 0
