@@ -19,6 +19,27 @@ run_nsd() {
 	run --separate-stderr "$NSDEDUP" "$@"
 }
 
+# Run nsdedup with the arguments $2..., its stdout to file $1; sets status
+# and stderr. For outputs of megabytes, which run_nsd is slow to take in:
+# bats's run holds them in a variable and splits them into lines.
+nsd_to() {
+	local out=$1
+
+	shift
+	status=0
+	"$NSDEDUP" "$@" > "$out" 2> "$out.err" || status=$?
+	stderr=$(cat "$out.err")
+}
+
+# Fail unless files $1 and $2 are the same, showing where they differ.
+same_file() {
+	if ! cmp -s "$1" "$2"; then
+		echo "$1 is not $2:"
+		diff "$2" "$1" | cut -c 1-200 | head -n 10
+		return 1
+	fi
+}
+
 # A long sentence (more than 30 characters) that nshash will fingerprint.
 sentence() {
 	printf 'Sentence number %s is long enough to be fingerprinted by nshash' "$1"

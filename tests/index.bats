@@ -677,16 +677,15 @@ old_version_round_trip() {
 	[ -z "$stderr" ]
 	[ "$(info_field load | sed 's/.* of \([0-9]*\) slots.*/\1/')" -gt \
 	    "$slots" ]
-	run_nsd --db x --no-update corpus.jsonl more.jsonl
+	nsd_to out --db x --no-update corpus.jsonl more.jsonl
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	# Everything is known now, but for records with nothing to compare.
 	none=$(cat corpus.jsonl more.jsonl | "$NSDEDUP" --stats 2>&1 >/dev/null |
 	    sed -n 's/^nsdedup: originals .*(\([0-9]*\) with nothing.*/\1/p')
 	[ -n "$none" ]
-	expect_eq "$(printf '%s\n' "$output" | grep -c '"is_dup":false}$')" \
-	    "$none"
-	expect_eq "$(printf '%s\n' "$output" | wc -l)" 7000
+	expect_eq "$(grep -c '"is_dup":false}$' out)" "$none"
+	expect_eq "$(wc -l < out)" 7000
 }
 
 # The offset of byte $2 (default 100) of the header copy of x that --db-info

@@ -38,9 +38,9 @@ index_mib() {
 @test "an index past 8 MiB moves into a file in TMPDIR: same output, less memory" {
 	make_records 60000 "$BATS_FILE_TMPDIR/60k.jsonl"
 	mkdir spill
-	TMPDIR=$PWD/spill run_nsd -m simhash --stats "$BATS_FILE_TMPDIR/60k.jsonl"
+	TMPDIR=$PWD/spill nsd_to spilled -m simhash --stats \
+	    "$BATS_FILE_TMPDIR/60k.jsonl"
 	[ "$status" -eq 0 ]
-	printf '%s\n' "$output" > spilled
 	[ "$(grep -c '"is_dup":true' spilled)" -ge 5000 ]
 	[[ "$stderr" == *"nsdedup: index       540000 entries, 54000 groups, "* ]]
 	[[ "$stderr" != *"stayed in memory"* ]]
@@ -53,26 +53,28 @@ index_mib() {
 	# Unlinked as it was made: nothing is left in TMPDIR.
 	[ -z "$(ls -A spill)" ]
 
-	TMPDIR=$PWD/spill run_nsd -m simhash "$BATS_FILE_TMPDIR/60k.jsonl"
+	TMPDIR=$PWD/spill nsd_to out -m simhash "$BATS_FILE_TMPDIR/60k.jsonl"
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
-	expect_eq "$output" "$(cat spilled)"
+	same_file out spilled
 }
 
 @test "no file can be made in TMPDIR: the index stays in memory, and says why" {
 	make_records 60000 "$BATS_FILE_TMPDIR/60k.jsonl"
 	TMPDIR=$PWD/spill "$NSDEDUP" -m simhash "$BATS_FILE_TMPDIR/60k.jsonl" > spilled
-	TMPDIR=$PWD/missing run_nsd -m simhash --stats "$BATS_FILE_TMPDIR/60k.jsonl"
+	TMPDIR=$PWD/missing nsd_to out -m simhash --stats \
+	    "$BATS_FILE_TMPDIR/60k.jsonl"
 	[ "$status" -eq 0 ]
-	expect_eq "$output" "$(cat spilled)"
+	same_file out spilled
 	expect_eq "${stderr%%$'\n'*}" "nsdedup: the index outgrew 8 MiB of memory and could not move into a file: $PWD/missing: No such file or directory; it stayed in memory"
 	expect_eq "$(index_mib mapped "$stderr")" 0.0
 	awk -v m="$(index_mib memory "$stderr")" 'BEGIN { exit !(m >= 16) }'
 	# --quiet leaves the message out.
-	TMPDIR=$PWD/missing run_nsd -q -m simhash "$BATS_FILE_TMPDIR/60k.jsonl"
+	TMPDIR=$PWD/missing nsd_to out -q -m simhash \
+	    "$BATS_FILE_TMPDIR/60k.jsonl"
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
-	expect_eq "$output" "$(cat spilled)"
+	same_file out spilled
 }
 
 # RssAnon of process $1 in KiB.

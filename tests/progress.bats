@@ -80,9 +80,9 @@ usr1_midrun() {
 }
 
 @test "--progress=always into a file: plain lines, the last with the totals" {
-	run_nsd --progress=always big.jsonl
+	nsd_to out --progress=always big.jsonl
 	[ "$status" -eq 0 ]
-	cmp <(printf '%s\n' "$output") <("$NSDEDUP" big.jsonl)
+	cmp out <("$NSDEDUP" big.jsonl)
 	# No carriage return, no escape: lines a log can keep.
 	[ "$(grep -c $'[\r\033]' <<< "$stderr")" -eq 0 ]
 	last=${stderr##*$'\n'}
@@ -94,26 +94,26 @@ usr1_midrun() {
 	    skip "gzip cannot make the test's input"
 	"$NSDEDUP" --version | grep -q '^compressed inputs: .*gzip' ||
 	    skip "nsdedup is built without gzip"
-	run_nsd --progress=always big.gz
+	nsd_to out --progress=always big.gz
 	[ "$status" -eq 0 ]
 	[[ ${stderr##*$'\n'} == *", 100% read" ]]
 }
 
 @test "--progress=always over standard input from a pipe says no share" {
-	run --separate-stderr bash -c 'cat big.jsonl | "$NSDEDUP" --progress=always'
+	nsd_to out --progress=always < <(cat big.jsonl)
 	[ "$status" -eq 0 ]
 	[[ ${stderr##*$'\n'} =~ ^"nsdedup: 3000 records, "[0-9]+" duplicates, "[0-9.]+" MB, "[0-9.]+" MB/s"$ ]]
 }
 
 @test "--quiet silences --progress=always" {
-	run_nsd -q --progress=always big.jsonl
+	nsd_to out -q --progress=always big.jsonl
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 }
 
 @test "--stats=json is one JSON object that jq reads, with the run's status" {
 	need jq
-	run_nsd --stats=json big.jsonl
+	nsd_to out --stats=json big.jsonl
 	[ "$status" -eq 0 ]
 	[ "$(printf '%s\n' "$stderr" | wc -l)" -eq 1 ]
 	expect_eq "$(jq -c '[.status, .files, .records, .duplicates + .originals, .bad]' <<< "$stderr")" \
@@ -134,7 +134,7 @@ usr1_midrun() {
 }
 
 @test "--stats with no value is the text summary; --stats=xml is refused" {
-	run_nsd --stats big.jsonl
+	nsd_to out --stats big.jsonl
 	[ "$status" -eq 0 ]
 	[[ ${stderr%%$'\n'*} == "nsdedup: records     3000" ]]
 	run_nsd --stats=xml big.jsonl

@@ -138,17 +138,17 @@ copies_of() {
 		# that day.
 		if [ "$d" -gt 2 ]; then
 			[ "$(grep -c "\"id\":\"c$d-from$((d - 2))-" "out$d")" -eq 10 ]
-			[ -z "$(ids_where "out$d" false | grep "^c$d-from$((d - 2))-")" ]
+			[ "$(ids_where "out$d" false | grep -c "^c$d-from$((d - 2))-")" -eq 0 ]
 		fi
 		# Copies of eight days before: originals again.
 		if [ "$d" -gt 8 ]; then
 			[ "$(ids_where "out$d" false | grep -c "^c$d-from$((d - 8))-")" -eq 10 ]
 		fi
 		# No duplicate names a group opened five days or more before.
-		for k in $(grep '"is_dup":true' "out$d" |
-		    sed 's/.*"similar_id":"[dc]\([0-9]*\)-.*/\1/'); do
+		while read -r k; do
 			[ "$k" -gt $((d - 5)) ]
-		done
+		done < <(grep '"is_dup":true' "out$d" |
+		    sed 's/.*"similar_id":"[dc]\([0-9]*\)-.*/\1/')
 		NSDEDUP_NOW=$(at_day "$d") run --separate-stderr "$NSDEDUP" \
 		    --db db --db-verify
 		[ "$status" -eq 0 ]

@@ -74,7 +74,7 @@ static const struct nsd_index_params params = {
 static struct nsd_index *
 open_index(const char *path)
 {
-	struct nsd_index_open	 o = { path, 0, -1, 0 };
+	struct nsd_index_open	 o = { path, 0, -1, 0, 0 };
 	struct nsd_index	*ix;
 	struct nsd_error	 err;
 
