@@ -373,7 +373,7 @@ EOF
 	targets | grep -q "≥ 70% of nshash's throughput (same run): share 3.000 .* — MET\$"
 }
 
-@test "bench/run.sh: the sections of index-scale.sh (MinHash's too), redis.sh and the analysis are kept" {
+@test "bench/run.sh: the sections of index-scale.sh (MinHash's too), redis.sh, year.sh and the analysis are kept" {
 	{
 		printf '# old report\n\n<!-- index-scale: begin -->\n'
 		printf '## Index at scale\nscale figures\n'
@@ -386,6 +386,8 @@ EOF
 		printf '<!-- analysis: end -->\n'
 		printf '<!-- redis: begin -->\n## Shared index on Redis\n'
 		printf 'redis figures\n<!-- redis: end -->\n'
+		printf '<!-- year: begin -->\n## A simulated year\n'
+		printf 'year figures\n<!-- year: end -->\n'
 	} > "$report"
 	bench
 	[ "$status" -eq 0 ]
@@ -397,6 +399,8 @@ EOF
 	    '<!-- index-scale-minhash: end -->' \
 	    '<!-- redis: begin -->' '## Shared index on Redis' \
 	    'redis figures' '<!-- redis: end -->' \
+	    '<!-- year: begin -->' '## A simulated year' \
+	    'year figures' '<!-- year: end -->' \
 	    '' '<!-- analysis: begin -->' '## Analysis' 'why' \
 	    '<!-- analysis: end -->')"
 	[ "$(grep -c 'a line of the old report' "$report")" -eq 0 ]
