@@ -23,7 +23,8 @@
 #
 # A section between the lines <!-- analysis: begin --> and <!-- analysis:
 # end --> at the end of the report, written by hand (why the figures are
-# what they are, what was tried), is kept as it is.
+# what they are, what was tried), is kept as it is, and so are the
+# sections that bench/redis.sh and bench/year.sh write.
 #
 # Unless --no-scale, it then runs bench/index-scale.sh (the index at 10^8
 # fingerprints: several minutes, about 3 GB in $TMPDIR), which writes its
@@ -1167,6 +1168,9 @@ mkdir -p "$(dirname "$out")"
 		# bench/redis.sh's section, likewise.
 		sed -n '/^<!-- redis: begin -->$/,'\
 '/^<!-- redis: end/p' "$out"
+		# bench/year.sh's section, likewise.
+		sed -n '/^<!-- year: begin -->$/,'\
+'/^<!-- year: end/p' "$out"
 		sed -n '/^<!-- analysis: begin -->$/,'\
 '/^<!-- analysis: end/p' "$out" >"$tmp/analysis"
 		if [ -s "$tmp/analysis" ]; then

@@ -6,6 +6,9 @@
 # commands are timed with both programs, a run of one and a run of the
 # other in turn, minhash's only when the baseline has it, and the report
 # says whether this nsdedup keeps 95% of the baseline's throughput.
+# bench/year.sh on a few tiny days: its section has the table of the days
+# and the target's verdict, which follows from the figures shown, and
+# replaces the section it wrote before.
 # The programs here are often wrappers that log each call and say how long
 # each run takes on a fake clock (fake_clock), or hold memory, so that the
 # order of the runs and the verdicts are known in advance, whatever the
@@ -373,7 +376,7 @@ EOF
 	targets | grep -q "≥ 70% of nshash's throughput (same run): share 3.000 .* — MET\$"
 }
 
-@test "bench/run.sh: the sections of index-scale.sh (MinHash's too), redis.sh and the analysis are kept" {
+@test "bench/run.sh: the sections of index-scale.sh (MinHash's too), redis.sh, year.sh and the analysis are kept" {
 	{
 		printf '# old report\n\n<!-- index-scale: begin -->\n'
 		printf '## Index at scale\nscale figures\n'
@@ -386,6 +389,8 @@ EOF
 		printf '<!-- analysis: end -->\n'
 		printf '<!-- redis: begin -->\n## Shared index on Redis\n'
 		printf 'redis figures\n<!-- redis: end -->\n'
+		printf '<!-- year: begin -->\n## A simulated year\n'
+		printf 'year figures\n<!-- year: end -->\n'
 	} > "$report"
 	bench
 	[ "$status" -eq 0 ]
@@ -397,6 +402,8 @@ EOF
 	    '<!-- index-scale-minhash: end -->' \
 	    '<!-- redis: begin -->' '## Shared index on Redis' \
 	    'redis figures' '<!-- redis: end -->' \
+	    '<!-- year: begin -->' '## A simulated year' \
+	    'year figures' '<!-- year: end -->' \
 	    '' '<!-- analysis: begin -->' '## Analysis' 'why' \
 	    '<!-- analysis: end -->')"
 	[ "$(grep -c 'a line of the old report' "$report")" -eq 0 ]
@@ -642,4 +649,186 @@ bench_redis() {
 			false
 		fi
 	done
+}
+
+# Run bench/year.sh on days of 200K into $report, stdout and stderr apart;
+# the arguments are passed on.
+bench_year() {
+	run --separate-stderr env GENCORPUS="$GENCORPUS" \
+	    bash "$TOP_SRCDIR/bench/year.sh" --size 200K --out "$report" "$@"
+}
+
+# The rows of the section's table of the days, and the target's line.
+year_rows() {
+	sed -n '/^| day | input MB |/,/^$/p' "$report" | grep '^| [0-9]'
+}
+year_target() {
+	sed -n '/^### Target$/,/^<!-- year: end -->$/p' "$report" |
+	    grep '^- index size and day time flat'
+}
+
+# Fail unless the target's line says MET when both its figures are 1.10
+# or less, and NOT MET otherwise, the figures being those of the table:
+# the largest and the smallest size on the disk and rolling median from
+# day $1 on, each on the day the line names.
+check_year_target() {
+	local line re a t want=MET
+	line=$(year_target)
+	re='from day ([0-9]+) on: index on the disk max/min ([0-9.]+) \(([0-9.]+) MiB on day ([0-9]+), ([0-9.]+) MiB on day ([0-9]+)\); day time, rolling median of 5 days, max/min ([0-9.]+) \(([0-9.]+) s on day ([0-9]+), ([0-9.]+) s on day ([0-9]+)\) — (MET|NOT MET)$'
+	[[ $line =~ $re ]] || {
+		echo "not a target line: $line"
+		return 1
+	}
+	expect_eq "${BASH_REMATCH[1]}" "$1"
+	a=${BASH_REMATCH[2]} t=${BASH_REMATCH[7]}
+	awk -v a="$a" -v t="$t" 'BEGIN { exit !(a <= 1.10 && t <= 1.10) }' ||
+		want="NOT MET"
+	expect_eq "${BASH_REMATCH[12]}" "$want"
+	# The figures of the days the line names are the table's, when the
+	# table shows them: column 6, the rolling median; 10, on the disk.
+	year_rows | awk -F' [|] ' -v d1="${BASH_REMATCH[4]}" \
+	    -v s1="${BASH_REMATCH[3]}" -v d2="${BASH_REMATCH[6]}" \
+	    -v s2="${BASH_REMATCH[5]}" -v d3="${BASH_REMATCH[9]}" \
+	    -v t3="${BASH_REMATCH[8]}" -v d4="${BASH_REMATCH[11]}" \
+	    -v t4="${BASH_REMATCH[10]}" '
+	    { d = $1; sub(/^\| /, "", d) }
+	    d == d1 && $9 != s1 || d == d2 && $9 != s2 ||
+	    d == d3 && $6 != t3 || d == d4 && $6 != t4 {
+		print "a figure of the target is not the table'"'"'s: " $0
+		bad = 1
+	    }
+	    END { exit bad }'
+	YEAR_TIME_X=$t
+}
+
+@test "bench/year.sh --help: the usage on stdout, status 0" {
+	run --separate-stderr bash "$TOP_SRCDIR/bench/year.sh" --help
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[[ ${lines[0]} == "usage: bench/year.sh [--days N] [--size SIZE] [--ttl TTL] [--method METHOD]" ]]
+	for o in --days --size --ttl --method --seed --out --keep; do
+		printf '%s\n' "$output" | grep -q "^  $o "
+	done
+}
+
+@test "bench/year.sh: usage errors exit 2 with a message and the usage, before any run" {
+	for args in "--bogus" "--days 0" "--days" "--size 10K" "--size 1X" \
+	    "--ttl 0" "--ttl 3651d" "--ttl 5w" "--method superhash" \
+	    "--seed -1" "--out="; do
+		# shellcheck disable=SC2086
+		bench_year $args
+		[ "$status" -eq 2 ]
+		[ -z "$output" ]
+		[[ ${stderr_lines[0]} == "bench/year.sh: "* ]]
+		[[ ${stderr_lines[1]} == "usage: bench/year.sh "* ]]
+	done
+	bench_year --method superhash
+	expect_eq "${stderr_lines[0]}" \
+	    "bench/year.sh: invalid --method 'superhash' (nshash, simhash or minhash)"
+	bench_year --bogus
+	expect_eq "${stderr_lines[0]}" "bench/year.sh: unknown argument '--bogus'"
+	[ ! -e "$report" ]
+}
+
+@test "bench/year.sh: three tiny days, the table of the days and the target's verdict from its figures" {
+	printf '# old report\n\nkept\n' > "$report"
+	bench_year --days 3 --ttl 1d --keep "$BATS_TEST_TMPDIR/keep"
+	[ "$status" -eq 0 ]
+	[[ $stderr == *"bench/year.sh: wrote $report"* ]]
+	printed=$output
+	grep -q '^kept$' "$report"
+	expect_eq "$(grep -c '^<!-- year: begin -->$' "$report")" 1
+	grep -q '^## A simulated year$' "$report"
+	grep -q '^Written by `bench/year.sh --days 3 --size 200K --ttl 1d --method nshash --seed 1` (`make bench-year`; `make bench` does not run it), from [0-9-]* [0-9:]* UTC to ' \
+	    "$report"
+	grep -Eq '^- Machine: .*, [0-9]+ cores online \(nproc\), [0-9.]+ GiB of memory; ' \
+	    "$report"
+	grep -Eq '^- nsdedup: `nsdedup [0-9.]+` at commit ([0-9a-f]{7,}|unknown)' \
+	    "$report"
+	# The days shown: 1, the target's first (one and a half windows in,
+	# but never day 1) and the last, each with its figures.
+	run year_rows
+	[ "${#lines[@]}" -eq 3 ]
+	for i in 0 1 2; do
+		[[ ${lines[i]} =~ ^\|\ $((i + 1))\ \|(\ [0-9.]+\ \|){8}\ [0-9]+(\ →\ [0-9]+)?\ \|\ [0-9]+\ \|\ [0-9]+\ \|\ ([0-9]+\ \([0-9.]+\)|none)\ \|\ [0-9]+\ of\ [0-9]+\ \|\ [0-9]+\ of\ [0-9]+\ \|$ ]]
+	done
+	# With a window of a day, the copies are all a window or more back
+	# (up to 20 from each earlier day, as it has originals for them), and
+	# the window forgot them all.
+	for i in 1 2; do
+		[[ ${lines[i]} =~ \|\ 0\ of\ 0\ \|\ 0\ of\ ([0-9]+)\ \|$ ]]
+		[ "${BASH_REMATCH[1]}" -gt $((10 * i)) ]
+	done
+	check_year_target 2
+	# The last day's size on the disk is that of the index kept.
+	bytes=0
+	for f in "$BATS_TEST_TMPDIR"/keep/year.nsd*; do
+		bytes=$((bytes + $(stat -c '%b * %B' "$f")))
+	done
+	expect_eq "$(year_rows | awk -F' [|] ' 'END { print $9 }')" \
+	    "$(awk -v b="$bytes" 'BEGIN { printf "%.2f", b / 1048576 }')"
+	expect_eq "$(wc -l < "$BATS_TEST_TMPDIR/keep/days.tsv")" 3
+	[ -f "$BATS_TEST_TMPDIR/keep/info/day3" ]
+	# cat and jq -c . over day 1's input, in the same run.
+	grep -Eq '^In the same run, over day 1.s input \([0-9]+ bytes\), .*`cat IN_1 > /dev/null` [0-9.]+ s .*`jq -c \. IN_1 > /dev/null` [0-9.]+ s ' \
+	    "$report"
+	# The table and the target are printed too.
+	[[ $printed == *"| day | input MB |"* ]]
+	[[ $printed == *"$(year_target)"* ]]
+
+	# A second run replaces the section; --keep refuses a directory that
+	# holds an index already.
+	bench_year --days 3 --ttl 1d --keep "$BATS_TEST_TMPDIR/keep"
+	[ "$status" -eq 1 ]
+	expect_eq "$stderr" "bench/year.sh: $BATS_TEST_TMPDIR/keep/year.nsd exists: --keep wants a directory without one"
+	bench_year --days 4 --ttl 2d
+	[ "$status" -eq 0 ]
+	expect_eq "$(grep -c '^<!-- year: begin -->$' "$report")" 1
+	expect_eq "$(grep -c '^## A simulated year$' "$report")" 1
+	grep -q '^kept$' "$report"
+	# A window of two days: the copies from a day back are found, those
+	# from two days back are not (up to 20 of each, as a day has
+	# originals for them).
+	run year_rows
+	[ "${#lines[@]}" -eq 3 ]
+	[[ ${lines[0]} == "| 1 | "* ]]
+	for i in 1 2; do
+		[[ ${lines[i]} =~ ^\|\ $((i + 2))\ \|.*\|\ ([0-9]+)\ of\ ([0-9]+)\ \|\ 0\ of\ ([0-9]+)\ \|$ ]]
+		[ "${BASH_REMATCH[1]}" -eq "${BASH_REMATCH[2]}" ]
+		[ "${BASH_REMATCH[1]}" -gt 10 ]
+		[ "${BASH_REMATCH[3]}" -gt 10 ]
+	done
+	check_year_target 3
+}
+
+@test "bench/year.sh: days that get slower do not meet the target" {
+	# On the fake clock, days 1 to 3 take a second, days 4 to 6 three,
+	# the control runs into an empty index a second: the rolling median
+	# of 5 days is 1 s on days 2 and 3 and 3 s from day 4 on.
+	fake_clock
+	cat > "$BATS_TEST_TMPDIR/this" <<EOF
+#!/bin/sh
+case "\$*" in
+*"--db $BATS_TEST_TMPDIR/keep/year.nsd --ttl 1d --stats "*)
+	if [ \$(( (NSDEDUP_NOW - 1735711200) / 86400 + 1 )) -ge 4 ]; then
+		$(tick 3)
+	else
+		$(tick 1)
+	fi ;;
+*"/empty.nsd "*) $(tick 1) ;;
+esac
+exec '$NSDEDUP' "\$@"
+EOF
+	chmod +x "$BATS_TEST_TMPDIR/this"
+	NSDEDUP=$BATS_TEST_TMPDIR/this bench_year --days 6 --ttl 1d \
+	    --keep "$BATS_TEST_TMPDIR/keep"
+	[ "$status" -eq 0 ]
+	check_year_target 2
+	expect_eq "$YEAR_TIME_X" 3.000
+	year_target | grep -q 'max/min 3.000 (3.000 s on day 4, 1.000 s on day 2) — NOT MET$'
+	grep -q '^Not a part of the target: from day 2 on, .* the day.s time over the control.s, rolling median of 5 days, went from 1.00 (day 2) to 3.00 (day 4), max/min 3.000; ' \
+	    "$report"
+	run year_rows
+	[[ ${lines[0]} == "| 1 | "*" | 1.000 | 1.000 | 1.000 | "* ]]
+	[[ ${lines[2]} == "| 6 | "*" | 3.000 | 3.000 | 1.000 | "* ]]
 }
