@@ -30,8 +30,8 @@
  * says so in the header (ids_start, the offset of the first record kept)
  * and then gives their bytes back to the file system, punching a hole in
  * PATH.ids (fallocate(2), where the file system can); the newest group's
- * record stays, since a run numbers the next group from it. Forgetting is never taken
- * back: ids_start only grows, and an undo keeps the later one.
+ * record stays, since a run numbers the next group from it. Forgetting is
+ * never taken back: ids_start only grows, and an undo keeps the later one.
  *
  * The window counts from the commit that opened a group, not from the
  * last record that joined it: a story still copied a window after it
