@@ -2,10 +2,10 @@
  * index_fuzz.c: opening an index file made of arbitrary bytes.
  *
  * The input is a flags byte, then the bytes of PATH, PATH.ids, PATH.log,
- * PATH.stage, PATH.next, PATH.filter and PATH.undo separated by SEP (a
- * missing part is a missing file). With flag 1 the checksums of both
- * header copies, of the stage's header and of the key filter are
- * recomputed first (and in a version 5 index the checks of the slots,
+ * PATH.stage, PATH.next, PATH.filter, PATH.undo and PATH.times separated
+ * by SEP (a missing part is a missing file). With flag 1 the checksums of
+ * both header copies, of the stage's header, of the key filter and of
+ * PATH.times's header and records are recomputed first (and in a version 5 index the checks of the slots,
  * log records and group records: reseal()), so that mutated headers,
  * slots and filters get past them to the checks behind; a filter that
  * then lacks a key of the table makes lookups miss it, which is no error,
@@ -19,11 +19,15 @@
  * With flag 2 the index is then also updated, as a run without
  * --no-update would: opened for writing, given 32 << (flags >> 2 & 7) new
  * fingerprints (up to 4096: enough to fill the log and fold it, sweep,
- * grow, or load in bulk, from a small index), committed and closed. When that
- * commit succeeds, every fingerprint it claimed must be found by a
+ * grow, or load in bulk, from a small index), committed and closed; with
+ * flag 32 as well, the run has a window of a day (--ttl 1d), so that the
+ * groups of commits that PATH.times dates a day before the clock are
+ * forgotten, their records' bytes given back. When that commit succeeds, every fingerprint it claimed must be found by a
  * read-only open afterwards, and an index that --db-verify passed before
  * must pass after; then the update is taken back (--db-undo), which must
- * succeed for an index that verified, and that must verify again. The
+ * succeed for an index that verified (unless the window gave back bytes
+ * that the undo would need, which it refuses), and that must verify
+ * again. The
  * scratch files are in /dev/shm where there is one, so that the update's
  * syncs cost nothing.
  */
@@ -39,6 +43,7 @@
 #include "index.h"
 #include "index_filter.h"
 #include "index_format.h"
+#include "index_times.h"
 #include "simhash.h"
 #include "text.h"
 #include "fuzz.h"
@@ -47,11 +52,12 @@
 #define SEP_LEN		(sizeof SEP - 1)
 #define NKEYS		64
 
-#define NPARTS		7		/* PATH, .ids, .log, .stage, .next,
-					   .filter, .undo */
+#define NPARTS		8		/* PATH, .ids, .log, .stage, .next,
+					   .filter, .undo, .times */
 #define NTABLES		5		/* of them, those made of slots */
-#define NPATHS		11		/* and .lock, .new, .stage.new,
-					   .filter.new */
+#define NPATHS		13		/* and .lock, .new, .stage.new,
+					   .filter.new, .times.new */
+#define WINDOW		86400		/* flag 32's --ttl, seconds */
 
 static char	 dir[64];
 static char	*paths[NPATHS];
@@ -70,8 +76,8 @@ static void
 init(void)
 {
 	static const char *suffix[NPATHS] = { "", ".ids", ".log", ".stage",
-	    ".next", ".filter", ".undo", ".lock", ".new", ".stage.new",
-	    ".filter.new" };
+	    ".next", ".filter", ".undo", ".times", ".lock", ".new",
+	    ".stage.new", ".filter.new", ".times.new" };
 	size_t	 i;
 
 	snprintf(dir, sizeof dir, "/dev/shm/nsd-fuzz-index.XXXXXX");
@@ -152,6 +158,30 @@ fix_filter(uint8_t *p, size_t n)
 	for (i = 0; i < 8; i++)
 		p[at + i] = sum >> (8 * i);
 	fix_checksum(p, n, offsetof(struct nsd_filter_header, checksum));
+}
+
+/* PATH.times's header and records, each encoded again as it reads. */
+static void
+fix_times(uint8_t *p, size_t n)
+{
+	struct nsd_times_record	 rec;
+	uint64_t		 file_id, first;
+	size_t			 at;
+
+	if (n < NSD_TIMES_HEADER_SIZE)
+		return;
+	file_id = nsd_le64(p + 8);
+	first = nsd_le64(p + 16);
+	nsd_times_header_encode(file_id, first, p);
+	for (at = NSD_TIMES_HEADER_SIZE; at + NSD_TIMES_RECORD_SIZE <= n;
+	    at += NSD_TIMES_RECORD_SIZE) {
+		rec.at = (int64_t)nsd_le64(p + at);
+		rec.ids_length = nsd_le64(p + at + 8);
+		rec.added = nsd_le64(p + at + 16);
+		nsd_times_record_encode(&rec, file_id, first +
+		    (at - NSD_TIMES_HEADER_SIZE) / NSD_TIMES_RECORD_SIZE,
+		    p + at);
+	}
 }
 
 /* Both header copies of a table, or the header of a stage. */
@@ -329,7 +359,7 @@ holds(struct nsd_index *ix, uint64_t fp, int simhash)
  */
 static void
 update(const struct nsd_index_params *p, int simhash, uint64_t seed,
-    size_t n, int verified)
+    size_t n, int windowed, int verified)
 {
 	struct nsd_index_open	 o = { .path = paths[0] };
 	struct nsd_index_report	 r;
@@ -340,6 +370,8 @@ update(const struct nsd_index_params *p, int simhash, uint64_t seed,
 	size_t			 i;
 	int			 st = 0;
 
+	if (windowed)
+		o.ttl = WINDOW;
 	if (nsd_index_open_file(&ix, &o, p, &err) == -1)
 		return;
 	for (i = 0; i < n && st == 0; i++) {
@@ -357,6 +389,7 @@ update(const struct nsd_index_params *p, int simhash, uint64_t seed,
 		return;
 
 	o.readonly = 1;
+	o.ttl = 0;
 	FUZZ_CHECK(nsd_index_open_file(&ix, &o, p, &err) == 0);
 	for (i = 0; i < n; i++) {
 		fp = XXH3_64bits_withSeed(&i, sizeof i, seed);
@@ -374,10 +407,11 @@ update(const struct nsd_index_params *p, int simhash, uint64_t seed,
 	}
 	/*
 	 * Its own commit saved what it replaced: it can be taken back, unless
-	 * the recovery finds damage that the update did not meet.
+	 * the recovery finds damage that the update did not meet, or its
+	 * window gave back group records that the index before it held.
 	 */
 	if (nsd_index_undo(paths[0], 0, &u, &err) == -1) {
-		if (verified)
+		if (verified && !windowed)
 			FUZZ_FAIL("the update cannot be taken back: %s",
 			    err.msg);
 		return;
@@ -436,6 +470,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fix_checksums(bufs[3], lens[3], 1);
 		if (bufs[5] != NULL)
 			fix_filter(bufs[5], lens[5]);
+		if (bufs[7] != NULL)
+			fix_times(bufs[7], lens[7]);
 	}
 	for (i = 0; i < NPARTS; i++)
 		if (bufs[i] != NULL)
@@ -453,6 +489,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		o.readonly = 1;
 		o.wait_ms = 0;
 		o.undo = 0;
+		o.ttl = 0;
 		/* As a --no-update run reads it. */
 		if (nsd_index_open_file(&ix, &o, &p, &err) == 0 &&
 		    nsd_index_open_overlay(&ix, ix, &err) == 0) {
@@ -465,7 +502,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    &problems, &err) == 0 && problems == 0;
 	if (described && (data[0] & 2))
 		update(&p, simhash, XXH3_64bits(data, size),
-		    (size_t)32 << (data[0] >> 2 & 7), verified);
+		    (size_t)32 << (data[0] >> 2 & 7), (data[0] & 32) != 0,
+		    verified);
 	free(copy);
 	return (0);
 }
