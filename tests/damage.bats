@@ -250,7 +250,7 @@ HEADER_FIELDS="8 4 version
 			[ "$value" != "$cur" ] || continue
 			# An index of an older normalization that nsdedup still
 			# reads is read with it: a header that names one is
-			# believed (nsdedup-index(5), CAVEATS).
+			# believed (nsdedup-index(5), Checks).
 			if [ "$name" = norm_version ] && [ "$value" -ge 1 ] &&
 			    [ "$value" -lt "$cur" ]; then
 				continue
