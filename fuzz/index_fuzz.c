@@ -5,13 +5,13 @@
  * PATH.stage, PATH.next, PATH.filter, PATH.undo and PATH.times separated
  * by SEP (a missing part is a missing file). With flag 1 the checksums of
  * both header copies, of the stage's header, of the key filter and of
- * PATH.times's header and records are recomputed first (and in a version 5 index the checks of the slots,
- * log records and group records: reseal()), so that mutated headers,
- * slots and filters get past them to the checks behind; a filter that
- * then lacks a key of the table makes lookups miss it, which is no error,
- * but --db-verify must find it. The files are written to a scratch
- * directory, then read as nsdedup --db-info, --db-verify and --db
- * --no-update would: described, verified, and opened read-only with the
+ * PATH.times's header and records are recomputed first (and in a version
+ * 5 index the checks of the slots, log records and group records:
+ * reseal()), so that mutated headers, slots and filters get past them
+ * to the checks behind; a filter that then lacks a key of the table makes
+ * lookups miss it, which is no error, but --db-verify must find it. The
+ * files are written to a scratch directory, then read as nsdedup
+ * --db-info, --db-verify and --db --no-update would: described, verified, and opened read-only with the
  * parameters the header names, with lookups of the keys in the first
  * slots, the names of the groups found, and a claim (kept in memory).
  * Nothing may read or write out of bounds; errors are fine.
@@ -22,12 +22,12 @@
  * grow, or load in bulk, from a small index), committed and closed; with
  * flag 32 as well, the run has a window of a day (--ttl 1d), so that the
  * groups of commits that PATH.times dates a day before the clock are
- * forgotten, their records' bytes given back. When that commit succeeds, every fingerprint it claimed must be found by a
- * read-only open afterwards, and an index that --db-verify passed before
- * must pass after; then the update is taken back (--db-undo), which must
- * succeed for an index that verified (unless the window gave back bytes
- * that the undo would need, which it refuses), and that must verify
- * again. The
+ * forgotten, their records' bytes given back. When that commit succeeds,
+ * every fingerprint it claimed must be found by a read-only open
+ * afterwards, and an index that --db-verify passed before must pass
+ * after; then the update is taken back (--db-undo), which must succeed
+ * for an index that verified (unless the window gave back bytes that the
+ * undo would need, which it refuses), and that must verify again. The
  * scratch files are in /dev/shm where there is one, so that the update's
  * syncs cost nothing.
  */

@@ -344,9 +344,11 @@ int	 nsd_file_undone(struct file_index *, struct nsd_error *);
 int	 nsd_file_undo_save(struct file_index *,
 	    const struct nsd_index_header *, const struct nsd_index_header *,
 	    struct nsd_error *);
+int	 nsd_file_undo_replaced(struct file_index *, struct nsd_error *);
 
 /* index_window.c */
-void	 nsd_file_window_open(struct file_index *, uint64_t);
+int	 nsd_file_window_open(struct file_index *, uint64_t,
+	    struct nsd_error *);
 uint64_t nsd_file_window_live(const struct file_index *);
 int	 nsd_file_window_commit(struct file_index *,
 	    struct nsd_index_header *, struct nsd_error *);

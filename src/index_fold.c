@@ -303,6 +303,8 @@ nsd_table_replace(struct file_index *fi, struct install *in, struct table *nt,
 {
 	unsigned char	 copy[NSD_INDEX_TABLE_OFFSET];
 
+	if (nsd_file_undo_replaced(fi, err) == -1)
+		return (-1);
 	h->sequence = fi->hdr.sequence + 1;
 	nsd_index_header_encode(h, copy);
 	memcpy(copy + NSD_INDEX_COPY_SIZE, copy, NSD_INDEX_COPY_SIZE);

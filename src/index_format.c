@@ -789,19 +789,23 @@ static const char *
 undo_refusal(const struct nsd_undo_entry *e, const struct nsd_index_header *h)
 {
 	struct nsd_index_header	 before = e->before;
+	uint64_t		 hole;
 
 	if (before.version != h->version)
 		return ("the index has been upgraded since");
-	if (before.nslots != h->nslots)
-		return ("the table has grown, or been rebuilt, since");
+	if (before.nslots != h->nslots || e->replaced)
+		return ("the table has grown, been renewed or been rebuilt "
+		    "since");
 	/*
 	 * The groups the run opened are forgotten, or the record of the
 	 * newest one before it, which a run numbers the next group from,
-	 * may lie in the hole punched up to ids_start (index_window.c).
+	 * may lie in the hole punched from 4096 up to ids_start
+	 * (index_window.c), in whole or, when it starts in the first page,
+	 * in its tail.
 	 */
+	hole = h->ids_start & ~(uint64_t)4095;
 	if (h->ids_start > before.ids_length || (before.groups != 0 &&
-	    before.last_group * 8 >= 4096 &&
-	    (h->ids_start & ~(uint64_t)4095) > before.last_group * 8))
+	    hole > 4096 && hole > before.last_group * 8))
 		return ("the window has forgotten the groups it opened since");
 	if (before.stage_seq != h->stage_seq)
 		return ("the log has been folded into the stage since");
@@ -898,6 +902,7 @@ nsd_undo_read(int fd, uint64_t file_id, struct nsd_undo_entry *e,
 		    NSD_SLOT_DAMAGED) {
 			memset(&e[i], 0, sizeof e[i]);
 			(*damaged)++;
-		}
+		} else
+			e[i].replaced = e[i].gen <= nsd_le64(buf + 16);
 	return (0);
 }

@@ -121,12 +121,15 @@
  *     whose number must be the header's groups and whose end must be
  *     ids_length.
  *
- * PATH.undo starts with a 64-byte header of its own: magic "NSDUNDO\0\1"
- * and the index's file id, then zeros. Then NSD_UNDO_RUNS entries of
- * NSD_UNDO_ENTRY_SIZE bytes, one a commit, the oldest written over: its
- * serial number (from 1; 0 is an unused entry), what the commit left of
- * the fields that say which commit it was (committed_gen, records, groups,
- * ids_length, committed_at: nothing but a commit changes them), then the
+ * PATH.undo starts with a 64-byte header of its own: magic "NSDUNDO\0\1",
+ * the index's file id, and replaced_gen: the commits up to this
+ * generation saved headers that name a table put out of place since (0:
+ * none; see nsd_file_undo_replaced()); then zeros. Then NSD_UNDO_RUNS
+ * entries of NSD_UNDO_ENTRY_SIZE bytes, one a commit, the oldest written
+ * over: its serial number (from 1; 0 is an unused entry), what the commit
+ * left of the fields that say which commit it was (committed_gen, records,
+ * groups, ids_length, committed_at: nothing but a commit changes them),
+ * then the
  * header copy current just before the commit was written, as encoded
  * (sizeof struct nsd_index_header bytes, with its own checksum), and last
  * an XXH3-64 checksum of the entry's bytes before it, seeded with the
@@ -340,6 +343,9 @@ struct nsd_undo_entry {
 	uint64_t		 committed_at;
 	struct nsd_index_header	 before;	/* the header current before
 						   it */
+	int			 replaced;	/* the table it names has been
+						   replaced since (not encoded:
+						   from the file's header) */
 };
 
 /* A slot as it is on disk. */

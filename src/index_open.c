@@ -886,7 +886,8 @@ nsd_index_open_file(struct nsd_index **ixp, const struct nsd_index_open *o,
 	    &fi->made_lock, err) == -1 || open_table(fi, p, err) == -1 ||
 	    open_ids(fi, err) == -1 || open_log(fi, err) == -1)
 		goto fail;
-	nsd_file_window_open(fi, o->ttl);
+	if (nsd_file_window_open(fi, o->ttl, err) == -1)
+		goto fail;
 	if (!fi->readonly) {
 		/* What a rebuild, fold or growth cut short left. */
 		(void)unlink(fi->new_path);

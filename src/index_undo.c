@@ -27,7 +27,12 @@
  * moved into the table, which an undo would clear; a growth or a rebuild
  * after the run puts a new table in place; an upgrade, a new format. Then
  * the run cannot be taken back, and nsd_undo_chain() says so. A fold, a
- * growth or a rebuild in the run itself is in the saved header.
+ * growth or a rebuild in the run itself is in the saved header. A table
+ * put in place at the size it had (a renewal: index_window.c) leaves no
+ * trace in the header that a saved one could be compared with; so every
+ * run that puts a table in place first says so in PATH.undo's header
+ * (nsd_file_undo_replaced()), and its own commit is the oldest that can
+ * be taken back.
  *
  * Only a writer saves, in file_commit(), before the commit header: a run
  * that stops in between leaves an entry of a commit that never was, which
@@ -137,6 +142,45 @@ fail:
 	nsd_file_commit_error(fi, "writing the undo file", err);
 	close(fd);
 	return (-1);
+}
+
+/*
+ * Before a new table is put in place: no commit up to the last can be
+ * taken back, since the header it saved names the table being replaced
+ * (or, when the index was growing, a PATH.next about to become the
+ * table). PATH.undo's replaced_gen says so, synced first, so that a run
+ * stopped at any point leaves no entry that can be used and names a table
+ * no longer there. A file that is not this index's holds no entry to
+ * keep from use.
+ */
+int
+nsd_file_undo_replaced(struct file_index *fi, struct nsd_error *err)
+{
+	unsigned char	 head[24];
+	int		 fd;
+
+	if ((fd = open(fi->undo_path, O_RDWR | NSD_WRITE_FLAGS)) == -1) {
+		if (errno == ENOENT)
+			return (0);
+		return (nsd_error_errno(err, NSD_EXIT_INDEX, fi->undo_path,
+		    "cannot open the undo file"));
+	}
+	if (nsd_pread_all(fd, head, sizeof head, 0) != (ssize_t)sizeof head ||
+	    memcmp(head, NSD_UNDO_MAGIC, 8) != 0 ||
+	    nsd_le64(head + 8) != fi->hdr.file_id ||
+	    nsd_le64(head + 16) >= fi->hdr.committed_gen) {
+		close(fd);
+		return (0);
+	}
+	nsd_put_le64(head + 16, fi->hdr.committed_gen);
+	if (nsd_pwrite_all(fd, head + 16, 8, 16) == -1 || fdatasync(fd) == -1) {
+		nsd_error_errno(err, NSD_EXIT_INDEX, fi->undo_path,
+		    "cannot write the undo file");
+		close(fd);
+		return (-1);
+	}
+	close(fd);
+	return (0);
 }
 
 /* The entries of PATH.undo, all unused when there is none. */

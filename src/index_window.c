@@ -53,11 +53,16 @@
 
 /*
  * At open: the window (the run's --ttl, else the index's) and the horizon
- * it draws at the run's clock, from PATH.times.
+ * it draws at the run's clock, from PATH.times. A writer that forgets
+ * more than the header says writes a header that says so, before it can
+ * leave anything out of a file: 0, or -1 when that header cannot be
+ * written.
  */
-void
-nsd_file_window_open(struct file_index *fi, uint64_t ttl)
+int
+nsd_file_window_open(struct file_index *fi, uint64_t ttl,
+    struct nsd_error *err)
 {
+	struct nsd_index_header	 h;
 	struct nsd_horizon	 hz;
 
 	fi->now = nsd_index_now();
@@ -76,12 +81,17 @@ nsd_file_window_open(struct file_index *fi, uint64_t ttl)
 	fi->horizon_known = hz.known;
 	fi->forget_below = hz.ids / 8;
 	/*
-	 * A writer says so in every header it writes from now on, before it
-	 * leaves out of a file what the horizon forgets (a fold, a renewal,
-	 * a rebuild): what is missing then, a later run never looks for.
+	 * A writer says so in the header at once, before it leaves out of a
+	 * file what the horizon forgets (a fold that recovery or the start of
+	 * the run finishes, a filter made anew, a renewal, a rebuild): what is
+	 * missing then, no later run looks for, whatever its window. Every
+	 * header it writes from then on keeps it.
 	 */
-	if (!fi->readonly && !fi->undo)
-		fi->hdr.ids_start = hz.ids;
+	if (fi->readonly || fi->undo || hz.ids <= fi->hdr.ids_start)
+		return (0);
+	h = fi->hdr;
+	h.ids_start = hz.ids;
+	return (nsd_file_write_header(fi, &h, err));
 }
 
 /*

@@ -266,7 +266,7 @@ refused() {
 	undo
 	state_is a.dump
 	verified
-	refused "the table has grown, or been rebuilt, since"
+	refused "the table has grown, been renewed or been rebuilt since"
 	"$NSDEDUP" --db db b.jsonl > b.again
 	cmp b.out b.again
 }

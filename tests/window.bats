@@ -216,6 +216,60 @@ print(os.lseek(os.open(sys.argv[1], os.O_RDONLY), 4096, os.SEEK_DATA))' a.ids)
 	[ "$(($(stat -c %b a.ids) * 512))" -lt $((size - committed / 2)) ]
 }
 
+@test "a steady feed, each day's runs taken back one by one: every state verifies, and none before a renewal is taken back" {
+	local d n renewed=0
+
+	for d in $(seq 1 24); do
+		NSDEDUP_NOW=$(at_day "$d") "$NSDEDUP" --db db --ttl 3d \
+		    "$BATS_FILE_TMPDIR/day$d.jsonl" > /dev/null
+		rm -rf copy && mkdir copy && cp db db.* copy/
+		for n in 1 2 3 4 5 6 7 8 9; do
+			run_at "$d" --db copy/db --db-undo
+			[ "$status" -eq 0 ] || break
+			run_at "$d" --db copy/db --db-verify
+			[ "$status" -eq 0 ] ||
+			    { echo "day $d, undo $n: $stderr"; return 1; }
+		done
+		[ "$n" -lt 9 ]
+		[ "$status" -eq 7 ]
+		case $stderr in
+		*"the table has grown, been renewed or been rebuilt since"*)
+			renewed=$((renewed + 1)) ;;
+		esac
+		run_at "$d" --db copy/db "$BATS_FILE_TMPDIR/day$d.jsonl"
+		[ "$status" -eq 0 ]
+		[ -z "$stderr" ]
+	done
+	# The table is renewed, at its size, every few days.
+	[ "$renewed" -gt 2 ]
+}
+
+@test "killed after a fold that left out what a narrower window forgot: the header said so first" {
+	local d
+
+	for d in $(seq 1 9); do
+		NSDEDUP_NOW=$(at_day "$d") "$NSDEDUP" --db db --ttl 30d \
+		    "$BATS_FILE_TMPDIR/day$d.jsonl" > /dev/null
+	done
+	# Day 10's run, with a window of a day, folds the log into a new
+	# stage without the groups of days 1 to 8, and is killed.
+	NSDEDUP_NOW=$(at_day 10) NSDEDUP_CRASH_AT=fold-renamed \
+	    run --separate-stderr "$NSDEDUP_CRASHPOINTS" --db db --ttl 1d \
+	    "$BATS_FILE_TMPDIR/day10.jsonl"
+	[ "$status" -eq 137 ]
+	# A run with the index's own window forgets them too: none is
+	# half there.
+	run_at 10 --db db --db-verify
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	run_at 10 --db db --db-info
+	[ "$(info_field forgotten | cut -d' ' -f1)" -gt 1000 ]
+	run_at 10 --db db "$BATS_FILE_TMPDIR/day1.jsonl"
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	expect_eq "$output" "$("$NSDEDUP" "$BATS_FILE_TMPDIR/day1.jsonl")"
+}
+
 @test "--db-info: the window, the groups forgotten, and the oldest kept" {
 	NSDEDUP_NOW=$(at_day 1) "$NSDEDUP" --db db --ttl 2d \
 	    "$BATS_FILE_TMPDIR/day1.jsonl" > out1
