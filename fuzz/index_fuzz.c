@@ -11,9 +11,10 @@
  * to the checks behind; a filter that then lacks a key of the table makes
  * lookups miss it, which is no error, but --db-verify must find it. The
  * files are written to a scratch directory, then read as nsdedup
- * --db-info, --db-verify and --db --no-update would: described, verified, and opened read-only with the
- * parameters the header names, with lookups of the keys in the first
- * slots, the names of the groups found, and a claim (kept in memory).
+ * --db-info, --db-verify and --db --no-update would: described,
+ * verified, and opened read-only with the parameters the header names,
+ * with lookups of the keys in the first slots, the names of the groups
+ * found, and a claim (kept in memory).
  * Nothing may read or write out of bounds; errors are fine.
  *
  * With flag 2 the index is then also updated, as a run without
