@@ -332,8 +332,23 @@ nsd_table_replace(struct file_index *fi, struct install *in, struct table *nt,
 	return (0);
 }
 
+/*
+ * The sixteenths of the hash space a fold counts the stage's entries in.
+ * They are not spread evenly: the sweep moves those it passes into the
+ * table, so the stretch just behind its cursor holds only the log's
+ * latest, and the one just ahead the entries of every fold since the
+ * sweep was last there, up to about twice the average when the sweep goes
+ * round in a few folds. Linear probing in a stretch fuller than 3/4 makes
+ * runs of taken slots that every insert there walks: a stage sized for
+ * its average held a run of 575,185 slots and took 19 s to make
+ * (bench/RESULTS.md, "A simulated year"). So the new stage is sized for
+ * its fullest sixteenth.
+ */
+#define FOLD_SECTIONS	16
+
 /* A fold under way: the stage being made, and what goes into it. */
 struct fold {
+	uint64_t	 section[FOLD_SECTIONS];	/* entries kept */
 	struct table	 stage;
 	uint64_t	 from;		/* the stretch swept and committed */
 	uint64_t	 len;
@@ -392,8 +407,10 @@ fold_count(struct file_index *fi, void *ctx, uint64_t key, uint64_t meta,
 	(void)err;
 	pos = nsd_index_position(&fi->hdr, nsd_slot_table(meta), key);
 	if (!forgotten(fi, meta) &&
-	    f->len != NSD_SWEPT_ALL && pos - f->from >= f->len)
+	    f->len != NSD_SWEPT_ALL && pos - f->from >= f->len) {
 		f->stage.entries++;
+		f->section[pos / (NSD_SWEPT_ALL / FOLD_SECTIONS + 1)]++;
+	}
 	return (0);
 }
 
@@ -470,7 +487,8 @@ nsd_file_fold(struct file_index *fi, int log, struct nsd_error *err)
 	    "fold-renamed", 0 };
 	struct fold		 f;
 	unsigned char		 page[NSD_STAGE_OFFSET];
-	uint64_t		 count, nslots;
+	uint64_t		 count, nslots, logged, fullest;
+	unsigned		 s;
 
 	memset(&f, 0, sizeof f);
 	f.from = fi->hdr.sweep_cursor - fi->hdr.sweep_done;
@@ -478,8 +496,15 @@ nsd_file_fold(struct file_index *fi, int log, struct nsd_error *err)
 	if (fi->stage.fd != -1 && nsd_table_stretch_each(fi, &fi->stage, 0,
 	    NSD_SWEPT_ALL, fold_count, &f, err) == -1)
 		return (-1);
-	count = f.stage.entries + (log ? fi->log_records *
-	    fi->hdr.ntables : 0);
+	/* The log's entries are spread evenly: their keys are hashes. */
+	logged = log ? fi->log_records * fi->hdr.ntables : 0;
+	count = f.stage.entries + logged;
+	for (s = 0; s < FOLD_SECTIONS; s++) {
+		fullest = (f.section[s] + logged / FOLD_SECTIONS) *
+		    FOLD_SECTIONS;
+		if (fullest > count)
+			count = fullest;
+	}
 	for (nslots = NSD_INDEX_MIN_SLOTS; nslots / 4 * 3 < count;)
 		nslots *= 2;
 	if (nsd_table_new(fi, fi->stage_new_path, "the new stage",
