@@ -125,30 +125,58 @@ nsd_times_get(const struct nsd_times *t, uint64_t gen,
 	return (0);
 }
 
-int
-nsd_times_before(const struct nsd_times *t, int64_t cutoff, uint64_t *gen,
-    struct nsd_times_record *r)
+/* What a search of the records looks for: the first past a time or a length. */
+struct times_bound {
+	int		 by_length;
+	int64_t		 at;
+	uint64_t	 length;
+};
+
+/*
+ * Halve the records to the first past bound b, as they are in order of
+ * time and of length both: *past (last + 1 when none is) and its record,
+ * and the record before it in *before (when *past is not first). 0, or
+ * -1 when a record read on the way is damaged.
+ */
+static int
+times_search(const struct nsd_times *t, const struct times_bound *b,
+    uint64_t *past, struct nsd_times_record *past_rec,
+    struct nsd_times_record *before)
 {
 	struct nsd_times_record	 m;
-	uint64_t		 lo, hi, mid;
+	uint64_t		 lo = t->first, hi = t->last + 1, mid;
 
-	*gen = 0;
-	if (t->fd == -1 || t->last < t->first)
-		return (0);
-	/* The last record at or before cutoff lies in [lo, hi). */
-	lo = t->first;
-	hi = t->last + 1;
 	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
 		if (nsd_times_get(t, mid, &m) == -1)
 			return (-1);
-		if (m.at <= cutoff) {
-			*gen = mid;
-			*r = m;
-			lo = mid + 1;
-		} else
+		if (b->by_length ? m.ids_length > b->length : m.at > b->at) {
+			*past_rec = m;
 			hi = mid;
+		} else {
+			*before = m;
+			lo = mid + 1;
+		}
 	}
+	*past = lo;
+	return (0);
+}
+
+int
+nsd_times_before(const struct nsd_times *t, int64_t cutoff, uint64_t *gen,
+    struct nsd_times_record *r)
+{
+	struct times_bound	 b = { 0, cutoff, 0 };
+	struct nsd_times_record	 past_rec;
+	uint64_t		 past;
+
+	*gen = 0;
+	if (t->fd == -1 || t->last < t->first)
+		return (0);
+	if (times_search(t, &b, &past, &past_rec, r) == -1)
+		return (-1);
+	if (past > t->first)
+		*gen = past - 1;
 	return (0);
 }
 
@@ -156,27 +184,13 @@ int
 nsd_times_opened(const struct nsd_times *t, uint64_t off, uint64_t *gen,
     struct nsd_times_record *r)
 {
-	struct nsd_times_record	 m;
-	uint64_t		 lo, hi, mid;
-	int			 found = 0;
+	struct times_bound	 b = { 1, 0, off };
+	struct nsd_times_record	 before;
 
-	if (t->fd == -1 || t->last < t->first)
+	if (t->fd == -1 || t->last < t->first ||
+	    times_search(t, &b, gen, r, &before) == -1 || *gen > t->last)
 		return (-1);
-	lo = t->first;
-	hi = t->last + 1;
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (nsd_times_get(t, mid, &m) == -1)
-			return (-1);
-		if (m.ids_length > off) {
-			*gen = mid;
-			*r = m;
-			found = 1;
-			hi = mid;
-		} else
-			lo = mid + 1;
-	}
-	return (found ? 0 : -1);
+	return (0);
 }
 
 void
