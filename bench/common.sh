@@ -29,6 +29,17 @@ median() {
 	    }'
 }
 
+# Bytes in a size with an optional K/M/G suffix (powers of 1024).
+to_bytes() {
+	local n=${1%[KMGkmg]}
+	case $1 in
+	*[Kk]) echo $((n << 10)) ;;
+	*[Mm]) echo $((n << 20)) ;;
+	*[Gg]) echo $((n << 30)) ;;
+	*) echo "$n" ;;
+	esac
+}
+
 # KiB as MiB, one decimal.
 mib() {
 	awk -v k="$1" 'BEGIN { printf "%.1f MiB\n", k / 1024 }'

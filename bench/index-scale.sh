@@ -176,17 +176,6 @@ to_count() {
 	esac
 }
 
-# A size with an optional K/M/G suffix (powers of 1024), in bytes.
-to_bytes() {
-	local n=${1%[KMG]}
-	case $1 in
-	*K) echo $((n << 10)) ;;
-	*M) echo $((n << 20)) ;;
-	*G) echo $((n << 30)) ;;
-	*) echo "$n" ;;
-	esac
-}
-
 count_re='^[1-9][0-9]*[KMGkmg]?$'
 [[ $records =~ $count_re ]] || usage_error "invalid --records '$records'"
 [[ $sim_records =~ $count_re ]] ||

@@ -158,17 +158,6 @@ done
 [ -z "$baseline" ] || [ -z "$baseline_rev" ] ||
 	usage_error "--baseline and --baseline-rev exclude each other"
 
-# Bytes in a size with an optional K/M/G suffix (powers of 1024).
-to_bytes() {
-	local n=${1%[KMGkmg]}
-	case $1 in
-	*[Kk]) echo $((n << 10)) ;;
-	*[Mm]) echo $((n << 20)) ;;
-	*[Gg]) echo $((n << 30)) ;;
-	*) echo "$n" ;;
-	esac
-}
-
 size_bytes=$(to_bytes "$size")
 [ "$size_bytes" -gt 0 ] || usage_error "invalid --size '$size'"
 
