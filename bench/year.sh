@@ -120,17 +120,6 @@ while [ $# -gt 0 ]; do
 	esac
 done
 
-# Bytes in a size with an optional K/M/G suffix (powers of 1024).
-to_bytes() {
-	local n=${1%[KMG]}
-	case $1 in
-	*K) echo $((n << 10)) ;;
-	*M) echo $((n << 20)) ;;
-	*G) echo $((n << 30)) ;;
-	*) echo "$n" ;;
-	esac
-}
-
 # Seconds in a window as nsdedup --ttl takes it.
 ttl_seconds() {
 	local n=${1%[smhd]}
