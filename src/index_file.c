@@ -1002,12 +1002,13 @@ file_info(struct nsd_index *ix, struct nsd_index_info *info)
 	info->groups += fi->hdr.groups + fi->groups;
 	info->memory += sizeof *fi;
 	info->peak += sizeof *fi;
-	if (fi->filter != NULL) {
+	if (fi->filter != NULL && fi->filter->map == NULL) {
 		info->memory += fi->filter->nblocks * NSD_FILTER_BLOCK;
 		info->peak += fi->filter->nblocks * NSD_FILTER_BLOCK;
 	}
 	info->mapped += fi->main.map_len + fi->stage.map_len +
-	    fi->next.map_len + fi->ids_cap;
+	    fi->next.map_len + fi->ids_cap +
+	    (fi->filter != NULL ? fi->filter->map_len : 0);
 }
 
 static void

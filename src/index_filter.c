@@ -41,6 +41,8 @@
  */
 #include "config.h"
 
+#include <sys/mman.h>
+
 #include <assert.h>
 #include <endian.h>
 #include <stddef.h>
@@ -68,8 +70,9 @@ nsd_filter_blocks(uint64_t nslots)
 	return (n > 0 ? n : 1);
 }
 
-struct nsd_filter *
-nsd_filter_new(uint64_t nblocks)
+/* A filter of nblocks blocks, rounded up to a power of two, no words. */
+static struct nsd_filter *
+filter_shaped(uint64_t nblocks)
 {
 	struct nsd_filter	*f = xcalloc(1, sizeof *f);
 	unsigned		 b = 0;
@@ -83,7 +86,27 @@ nsd_filter_new(uint64_t nblocks)
 		f->nblocks = 2;
 		f->shift = 63;
 	}
+	return (f);
+}
+
+struct nsd_filter *
+nsd_filter_new(uint64_t nblocks)
+{
+	struct nsd_filter	*f = filter_shaped(nblocks);
+
 	f->words = xcalloc(f->nblocks * 8, sizeof *f->words);
+	return (f);
+}
+
+struct nsd_filter *
+nsd_filter_over(void *map, size_t map_len, uint64_t *words, uint64_t nblocks)
+{
+	struct nsd_filter	*f = filter_shaped(nblocks);
+
+	assert(f->nblocks == nblocks);
+	f->words = words;
+	f->map = map;
+	f->map_len = map_len;
 	return (f);
 }
 
@@ -92,7 +115,10 @@ nsd_filter_free(struct nsd_filter *f)
 {
 	if (f == NULL)
 		return;
-	free(f->words);
+	if (f->map != NULL)
+		(void)munmap(f->map, f->map_len);
+	else
+		free(f->words);
 	free(f);
 }
 

@@ -5,7 +5,8 @@
  * them reads none of them.
  *
  * The filter answers "absent", which is always true, or "maybe". It is
- * kept in memory by the run that made it (nsd_filter_new()) or read it,
+ * kept in memory by the run that made it (nsd_filter_new()), or in a
+ * private mapping of the file by the run that read it (nsd_filter_over()),
  * which frees it with nsd_filter_free(); its bytes on disk are a header
  * (nsd_filter_encode_header(), nsd_filter_decode_header()) and the words
  * after it.
@@ -48,6 +49,9 @@ struct nsd_filter_header {
 
 struct nsd_filter {
 	uint64_t	*words;		/* nblocks * 8 */
+	void		*map;		/* NULL, or the private mapping of
+					   PATH.filter the words lie in */
+	size_t		 map_len;
 	uint64_t	 nblocks;
 	unsigned	 shift;		/* 64 - log2(nblocks) */
 	uint64_t	 keys;		/* keys that set a bit */
@@ -68,6 +72,12 @@ uint64_t nsd_filter_blocks(uint64_t);
 
 /* An empty filter of nblocks blocks (a power of two, at least 1). */
 struct nsd_filter *nsd_filter_new(uint64_t);
+/*
+ * A filter of nblocks blocks (a power of two, at least 2) over words,
+ * which lie in map, a private mapping map_len bytes long that
+ * nsd_filter_free() unmaps.
+ */
+struct nsd_filter *nsd_filter_over(void *, size_t, uint64_t *, uint64_t);
 void	 nsd_filter_free(struct nsd_filter *);
 
 /* Bytes of a filter file of nblocks blocks. */

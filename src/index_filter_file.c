@@ -40,6 +40,7 @@
  */
 #include "config.h"
 
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include <errno.h>
@@ -52,9 +53,13 @@
 #include "index_file.h"
 
 /*
- * Read PATH.filter into f if it is one this index can believe; NULL when
- * it is missing, damaged, stale or another index's (a failed read counts
- * as damage: the filter is never needed to answer right).
+ * Map PATH.filter if it is one this index can believe; NULL when it is
+ * missing, damaged, stale or another index's (a failed read counts as
+ * damage: the filter is never needed to answer right). The mapping is
+ * private: its pages are the page cache's, read once in order for the
+ * checksum, and only a page a run adds a key to becomes the process's
+ * own (a fold's; the keys a sweep moves are in it already), so that a
+ * filter of 128 MiB is neither copied nor counted as the run's memory.
  */
 static struct nsd_filter *
 filter_read(struct file_index *fi)
@@ -63,6 +68,7 @@ filter_read(struct file_index *fi)
 	struct nsd_filter_header	 h;
 	struct nsd_filter		*f;
 	struct stat			 sb;
+	unsigned char			*map;
 	int				 fd;
 
 	fd = open(fi->filter_path, O_RDONLY | NSD_WRITE_FLAGS);
@@ -76,15 +82,20 @@ filter_read(struct file_index *fi)
 		close(fd);
 		return (NULL);
 	}
-	f = nsd_filter_new(h.nblocks);
-	if (f->nblocks != h.nblocks || nsd_pread_exact(fd, f->words,
-	    f->nblocks * NSD_FILTER_BLOCK, NSD_FILTER_OFFSET) == -1 ||
-	    !nsd_filter_sum_ok(f, &h)) {
-		close(fd);
+	map = mmap(NULL, sb.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE,
+	    fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return (NULL);
+	f = nsd_filter_over(map, sb.st_size,
+	    (uint64_t *)(void *)(map + NSD_FILTER_OFFSET), h.nblocks);
+	/* Writable only now: populating a writable one copies every page. */
+	if (!nsd_filter_sum_ok(f, &h) ||
+	    mprotect(map, sb.st_size, PROT_READ | PROT_WRITE) == -1) {
 		nsd_filter_free(f);
 		return (NULL);
 	}
-	close(fd);
+	(void)madvise(map, sb.st_size, MADV_RANDOM);
 	nsd_filter_words_le(f);
 	f->keys = h.keys;
 	f->gen = h.gen;
