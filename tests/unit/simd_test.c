@@ -2,9 +2,9 @@
  * simd_test.c: the hot loops that have vector versions (cpu.h), held to
  * plain reference implementations written here from their definitions, on
  * random texts made of the bytes that matter to each: normalization,
- * sentence splitting (against the PCRE2 pattern), flattening, UTF-8
- * counting, the JSON scanner's strings (valid or broken at every offset)
- * and the code-like test of nshash.
+ * sentence splitting (against the PCRE2 pattern), tag stripping,
+ * flattening, UTF-8 counting, the JSON scanner's strings (valid or broken
+ * at every offset) and the code-like test of nshash.
  *
  * The program checks whichever versions this processor and $NSDEDUP_SIMD
  * select (the version in use is the first line); tests/simd.bats runs it
@@ -204,6 +204,68 @@ check_split(void)
 	free(got);
 	free(want);
 	nsd_buf_free(&text);
+}
+
+/*
+ * Tags read as spaces one byte at a time, as text.h defines them: a '<',
+ * then a letter, '/' or '!', up to the next '>' within NSD_TAG_MAX bytes
+ * with no '<' between.
+ */
+static void
+strip_tags_plainly(const char *s, size_t len, struct nsd_buf *out)
+{
+	size_t	 i = 0, j, max;
+	char	 c;
+
+	out->len = 0;
+	while (i < len) {
+		c = i + 1 < len ? s[i + 1] : '\0';
+		if (s[i] == '<' && ((c >= 'a' && c <= 'z') ||
+		    (c >= 'A' && c <= 'Z') || c == '/' || c == '!')) {
+			max = len - i < NSD_TAG_MAX ? len - i : NSD_TAG_MAX;
+			for (j = 2; j < max && s[i + j] != '>' &&
+			    s[i + j] != '<'; j++)
+				;
+			if (j < max && s[i + j] == '>') {
+				nsd_buf_putc(out, ' ');
+				i += j + 1;
+				continue;
+			}
+		}
+		nsd_buf_putc(out, s[i++]);
+	}
+}
+
+static const char *const tag_pieces[] = {
+	"<", ">", "<p>", "</p>", "<br/>", "<!-- x -->", "<a href=\"x\">", "a",
+	"word ", "<<", "< p>", "<1>", "\xe4\xb8\xad", "/", "!",
+	"0123456789abcdefghijklmnopqrstuv",
+};
+
+static void
+check_strip_tags(void)
+{
+	struct nsd_buf	 text = { 0 }, got = { 0 }, want = { 0 };
+	unsigned	 i, bad = 0;
+
+	for (i = 0; i < ROUNDS; i++) {
+		/* Now and then longer than a tag may be. */
+		random_text(&text, tag_pieces,
+		    sizeof tag_pieces / sizeof tag_pieces[0],
+		    i % 10 == 0 ? 400 : 60);
+		got.len = 0;
+		nsd_buf_append(&got, text.data, text.len);
+		nsd_text_strip_tags(&got);
+		strip_tags_plainly(text.data, text.len, &want);
+		if (got.len != want.len ||
+		    memcmp(got.data, want.data, want.len) != 0)
+			bad++;
+	}
+	tap_ok(bad == 0, "tags read as spaces as a byte-at-a-time loop reads "
+	    "them, in %u random texts (%u differ)", ROUNDS, bad);
+	nsd_buf_free(&text);
+	nsd_buf_free(&got);
+	nsd_buf_free(&want);
 }
 
 /* The bytes of s[from..to) that are not spaces or newlines. */
@@ -431,6 +493,7 @@ main(void)
 	printf("# versions in use: %s\n", names[nsd_simd()]);
 	check_normalize();
 	check_split();
+	check_strip_tags();
 	check_flatten();
 	check_count();
 	check_json_strings();
