@@ -74,7 +74,7 @@ unsigned nsd_simhash_tables(unsigned, uint64_t *);
 static inline unsigned
 nsd_simhash_distance(uint64_t a, uint64_t b)
 {
-	return ((unsigned)__builtin_popcountll(a ^ b));
+	return (nsd_popcount64(a ^ b));
 }
 
 #endif /* NSD_SIMHASH_H */

@@ -151,7 +151,7 @@ nsd_sketch_hash16(const char *s)
 static inline size_t
 nsd_sketch_flatten(uint32_t *at, size_t n, uint32_t base, uint64_t m)
 {
-	unsigned	 count = (unsigned)__builtin_popcountll(m), k;
+	unsigned	 count = nsd_popcount64(m), k;
 
 	for (k = 0; k < 8; k++) {
 		at[n + k] = base + (uint32_t)__builtin_ctzll(m | 1ULL << 63);

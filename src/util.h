@@ -74,6 +74,21 @@ nsd_fmix64(uint64_t x)
 	return (x);
 }
 
+/*
+ * The bits set in x. Baseline x86-64 has no POPCNT instruction, and for
+ * __builtin_popcountll GCC calls libgcc, which costs more on the paths of
+ * every record than these few operations (sum pairs, then nibbles, then
+ * add the bytes up with one multiplication).
+ */
+static inline unsigned
+nsd_popcount64(uint64_t x)
+{
+	x -= (x >> 1) & 0x5555555555555555ULL;
+	x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+	x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+	return ((unsigned)((x * 0x0101010101010101ULL) >> 56));
+}
+
 struct nsd_buf {
 	char	*data;
 	size_t	 len;
