@@ -198,8 +198,11 @@ is_hex(unsigned char c)
 /*
  * From s[i], a string's characters that need no more than checking, 32
  * bytes at a time: valid UTF-8, no '"', '\\' or control character. Returns
- * where the scalar loop takes over: at a block that has one of those, or
- * breaks UTF-8, or at the last 31 bytes; at the start of a character.
+ * where the scalar loop takes over, at the start of a character: at the
+ * first of those three when nothing up to it breaks UTF-8 (an escaped
+ * line break comes every line or so in many texts, and the scalar loop
+ * would walk up to it byte by byte), else at the block that breaks it, or
+ * at the last 31 bytes.
  */
 NSD_TARGET_AVX2 static size_t
 skip_plain_avx2(const unsigned char *s, size_t n, size_t i)
@@ -207,8 +210,9 @@ skip_plain_avx2(const unsigned char *s, size_t n, size_t i)
 	const __m256i	 quote = _mm256_set1_epi8('"');
 	const __m256i	 backslash = _mm256_set1_epi8('\\');
 	const __m256i	 control = _mm256_set1_epi8(0x1F);
-	__m256i		 b, stop, prev = _mm256_setzero_si256();
+	__m256i		 b, stop, errors, prev = _mm256_setzero_si256();
 	size_t		 from = i;
+	unsigned	 at, bad;
 
 	while (n - i >= 32) {
 		b = _mm256_loadu_si256((const __m256i *)(s + i));
@@ -217,11 +221,27 @@ skip_plain_avx2(const unsigned char *s, size_t n, size_t i)
 		/* Control bytes: min(b, 0x1F) == b, unsigned. */
 		stop = _mm256_or_si256(stop,
 		    _mm256_cmpeq_epi8(_mm256_min_epu8(b, control), b));
-		stop = _mm256_or_si256(stop, nsd_utf8_errors_avx2(b, prev));
-		if (!_mm256_testz_si256(stop, stop))
-			break;
-		prev = b;
-		i += 32;
+		errors = nsd_utf8_errors_avx2(b, prev);
+		if (_mm256_testz_si256(_mm256_or_si256(stop, errors),
+		    _mm256_or_si256(stop, errors))) {
+			prev = b;
+			i += 32;
+			continue;
+		}
+		/*
+		 * The stop is ASCII: a sequence it cuts short is an error at
+		 * its own place, so none up to it means all before it is
+		 * whole.
+		 */
+		bad = ~(unsigned)_mm256_movemask_epi8(_mm256_cmpeq_epi8(errors,
+		    _mm256_setzero_si256()));
+		if ((at = (unsigned)_mm256_movemask_epi8(stop)) != 0) {
+			at = (unsigned)__builtin_ctz(at);
+			/* At 31, 2u << at wraps to 0: every bit is asked. */
+			if ((bad & ((2u << at) - 1)) == 0)
+				return (i + at);
+		}
+		break;
 	}
 	return (nsd_utf8_char_start(s, from, i));
 }
