@@ -4,7 +4,7 @@
  * random texts made of the bytes that matter to each: normalization,
  * sentence splitting (against the PCRE2 pattern), tag stripping,
  * flattening, UTF-8 counting, the JSON scanner's strings (valid or broken
- * at every offset) and the code-like test of nshash.
+ * at every offset) and their decoding, and the code-like test of nshash.
  *
  * The program checks whichever versions this processor and $NSDEDUP_SIMD
  * select (the version in use is the first line); tests/simd.bats runs it
@@ -364,8 +364,10 @@ check_json_strings(void)
 		"\xf5\x80\x80\x80", "\xe4\xb8", "\xe4\x41", "\xf0\x9f\x98",
 		"\x01", "\x1f",
 	};
+	/* Escapes too: the vector loops stop at each. */
 	static const char *const fill[] = {
 		"a", "\xe4\xb8\xad", "\xc3\xa9", "\xf0\x9f\x98\x80", " ",
+		"\\n", "\\u00e9",
 	};
 	struct nsd_json_path	 path;
 	struct nsd_json_query	 q;
@@ -387,11 +389,11 @@ check_json_strings(void)
 		for (at = 0; at < 100; at++, tried++) {
 			body.len = 0;
 			while (body.len < at)
-				add_random(&body, fill, 5);
+				add_random(&body, fill, 7);
 			if (b < sizeof bad / sizeof bad[0])
 				nsd_buf_append(&body, bad[b], strlen(bad[b]));
 			while (body.len < at + 70)
-				add_random(&body, fill, 5);
+				add_random(&body, fill, 7);
 			line.len = 0;
 			nsd_buf_append(&line, "{\"text\":\"", 9);
 			nsd_buf_append(&line, body.data, body.len);
@@ -415,6 +417,50 @@ check_json_strings(void)
 	nsd_json_path_free(&path);
 	nsd_buf_free(&line);
 	nsd_buf_free(&body);
+}
+
+/*
+ * Decoding: random strings of escapes and plain text, each piece with what
+ * it decodes to, so that the escapes fall at every offset of the blocks.
+ */
+static void
+check_json_decode(void)
+{
+	static const struct { const char *token, *text; } pieces[] = {
+		{ "a", "a" }, { "0123456789abcdefghij", "0123456789abcdefghij" },
+		{ "\xe4\xb8\xad", "\xe4\xb8\xad" }, { " ", " " },
+		{ "\\n", "\n" }, { "\\t", "\t" }, { "\\\"", "\"" },
+		{ "\\\\", "\\" }, { "\\/", "/" }, { "\\u00e9", "\xc3\xa9" },
+		{ "\\ud83d\\ude00", "\xf0\x9f\x98\x80" },
+		{ "\\ud800", "\xef\xbf\xbd" },
+	};
+	struct nsd_buf	 token = { 0 }, want = { 0 }, got = { 0 };
+	unsigned	 i, k, n, wrong = 0;
+
+	for (i = 0; i < ROUNDS; i++) {
+		token.len = want.len = 0;
+		nsd_buf_putc(&token, '"');
+		for (n = rnd(60), k = 0; k < n; k++) {
+			unsigned j = rnd(sizeof pieces / sizeof pieces[0]);
+
+			nsd_buf_append(&token, pieces[j].token,
+			    strlen(pieces[j].token));
+			nsd_buf_append(&want, pieces[j].text,
+			    strlen(pieces[j].text));
+		}
+		nsd_buf_putc(&token, '"');
+		/* Decoding appends to what the buffer has. */
+		got.len = 0;
+		nsd_buf_putc(&got, 'x');
+		nsd_json_decode_string(token.data, token.len, &got);
+		wrong += got.len != want.len + 1 || got.data[0] != 'x' ||
+		    memcmp(got.data + 1, want.data, want.len) != 0;
+	}
+	tap_ok(wrong == 0, "strings decoded as their pieces say, escapes at "
+	    "every offset: %u of %u wrong", wrong, ROUNDS);
+	nsd_buf_free(&token);
+	nsd_buf_free(&want);
+	nsd_buf_free(&got);
 }
 
 /* Symbols of code, as nsd_nshash_compute() counts them (nsdedup(1)). */
@@ -497,6 +543,7 @@ main(void)
 	check_flatten();
 	check_count();
 	check_json_strings();
+	check_json_decode();
 	check_code_like();
 	return (tap_done());
 }
