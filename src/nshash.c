@@ -205,15 +205,16 @@ anchors16(const char *s)
 }
 #endif
 
-/* The windows at s + at[0..n) into sketch. */
+/* The windows at s + at[0..n) into sketch; at is overwritten. */
 static void
-add_windows(struct nsd_sketch *sketch, const char *s, const uint32_t *at,
+add_windows(struct nsd_sketch *sketch, const char *s, uint32_t *at,
     size_t n)
 {
 	size_t	 k;
 
 	for (k = 0; k < n; k++)
-		nsd_sketch_add(sketch, nsd_sketch_hash16(s + at[k]));
+		at[k] = nsd_sketch_value(nsd_sketch_hash16(s + at[k]));
+	nsd_sketch_add_values(sketch, at, n);
 }
 
 /*

@@ -36,6 +36,11 @@
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
+
+#include "cpu.h"
 
 #include "index_format.h"	/* nsd_le32(), nsd_put_le32() */
 #include "sketch.h"
@@ -48,6 +53,8 @@ start(struct nsd_sketch *s, unsigned slots, uint64_t expected)
 
 	s->n = 0;
 	s->slots = slots;
+	/* No value is above the largest: the vector insert's places. */
+	memset(s->v, 0xFF, sizeof s->v);
 	s->bound = expected <= room ? UINT32_MAX :
 	    (uint32_t)(UINT32_MAX / expected * room);
 	s->below = s->bound;
@@ -59,10 +66,95 @@ nsd_sketch_clear(struct nsd_sketch *s, uint64_t expected)
 	start(s, NSD_SKETCH_SLOTS, expected);
 }
 
+#if NSD_HAVE_AVX2
+/* The value at place i (at most 31) of the sketch held in a[]. */
+__attribute__((target("avx2"))) static inline uint32_t
+lane_of(const __m256i *a, unsigned i)
+{
+	return ((uint32_t)_mm256_cvtsi256_si32(_mm256_permutevar8x32_epi32(
+	    a[i / 8], _mm256_set1_epi32((int)(i % 8)))));
+}
+
+/*
+ * Inserts with the 32 places of the sketch held in four registers, each
+ * insert at once: the values larger than v move one place up, each taking
+ * the larger of v and the value below it (v lands where the values below
+ * it end), and the rest stay. The places past the n kept hold values at
+ * least as large as the nth (all ones at first, then what the full sketch
+ * pushed out), so that the places are ascending throughout; a value seen
+ * before is looked for among the n alone, since all ones may be a value
+ * too. No loop, so no exit of one is mispredicted, and no store and load
+ * between one insert and the next.
+ */
+__attribute__((target("avx2"))) static void
+add_values_avx2(struct nsd_sketch *s, const uint32_t *vals, size_t count)
+{
+	const __m256i	 sign = _mm256_set1_epi32((int)0x80000000);
+	const __m256i	 up = _mm256_setr_epi32(7, 0, 1, 2, 3, 4, 5, 6);
+	const __m256i	 last = _mm256_set1_epi32(7);
+	__m256i		 a[4], x, xs, below, larger;
+	uint32_t	 bound = s->below, v;
+	unsigned	 k, n = s->n, same;
+	size_t		 i;
+
+	_Pragma("GCC unroll 4")
+	for (k = 0; k < 4; k++)
+		a[k] = _mm256_loadu_si256((const __m256i *)(s->v + 8 * k));
+	for (i = 0; i < count; i++) {
+		if ((v = vals[i]) > bound)
+			continue;
+		x = _mm256_set1_epi32((int)v);
+		same = 0;
+		_Pragma("GCC unroll 4")
+		for (k = 0; k < 4; k++)
+			same |= (unsigned)_mm256_movemask_ps(
+			    _mm256_castsi256_ps(_mm256_cmpeq_epi32(a[k], x))) <<
+			    (8 * k);
+		if ((same & ((1u << n) - 1)) != 0)
+			continue;
+		xs = _mm256_xor_si256(x, sign);
+		/* From the top, so that each block reads the last one's old
+		   top value. */
+		_Pragma("GCC unroll 4")
+		for (k = 4; k-- > 0;) {
+			below = _mm256_permutevar8x32_epi32(a[k], up);
+			if (k > 0)
+				below = _mm256_blend_epi32(below,
+				    _mm256_permutevar8x32_epi32(a[k - 1], last),
+				    1);
+			else
+				below = _mm256_blend_epi32(below,
+				    _mm256_setzero_si256(), 1);
+			larger = _mm256_cmpgt_epi32(_mm256_xor_si256(a[k],
+			    sign), xs);
+			a[k] = _mm256_blendv_epi8(a[k],
+			    _mm256_max_epu32(below, x), larger);
+		}
+		if (n < s->slots)
+			n++;
+		/* Values are odd: under the largest is at most one less. */
+		if (n == s->slots)
+			bound = lane_of(a, s->slots - 1) - 1;
+	}
+	_Pragma("GCC unroll 4")
+	for (k = 0; k < 4; k++)
+		_mm256_storeu_si256((__m256i *)(s->v + 8 * k), a[k]);
+	s->n = n;
+	s->below = bound;
+}
+#endif
+
 uint32_t
 nsd_sketch_insert(struct nsd_sketch *s, uint32_t v)
 {
 	unsigned	 i, last = s->n < s->slots ? s->n : s->slots - 1;
+
+#if NSD_HAVE_AVX2
+	if (nsd_simd() == NSD_SIMD_AVX2) {
+		add_values_avx2(s, &v, 1);
+		return (s->below);
+	}
+#endif
 	uint32_t	 dropped = s->v[last];	/* full: the largest */
 
 	/*
@@ -85,6 +177,23 @@ nsd_sketch_insert(struct nsd_sketch *s, uint32_t v)
 	if (s->n == s->slots)
 		s->below = s->v[s->slots - 1] - 1;
 	return (s->below);
+}
+
+void
+nsd_sketch_add_values(struct nsd_sketch *s, const uint32_t *vals, size_t n)
+{
+	uint32_t	 below = s->below;
+	size_t		 i;
+
+#if NSD_HAVE_AVX2
+	if (nsd_simd() == NSD_SIMD_AVX2) {
+		add_values_avx2(s, vals, n);
+		return;
+	}
+#endif
+	for (i = 0; i < n; i++)
+		if (vals[i] <= below)
+			below = nsd_sketch_insert(s, vals[i]);
 }
 
 int

@@ -60,7 +60,9 @@
 
 /* A sketch being built: of elements, or of numbers. */
 struct nsd_sketch {
-	uint32_t	 v[NSD_SKETCH_SLOTS];	/* ascending, n of them */
+	uint32_t	 v[NSD_SKETCH_SLOTS + 1]; /* ascending, n of them; the
+					   rest are scratch, never less than
+					   the nth, for the vector insert */
 	unsigned	 n;
 	unsigned	 slots;		/* at most */
 	uint32_t	 bound;		/* while there is room */
@@ -117,6 +119,13 @@ nsd_sketch_value(uint64_t h)
  * s->below as it is then, for a caller that keeps it in a register.
  */
 uint32_t nsd_sketch_insert(struct nsd_sketch *, uint32_t);
+
+/*
+ * Keep the values vals[0..n) that are at most the bound as it is then, in
+ * order: as nsd_sketch_insert() would one by one, and faster, with AVX2.
+ */
+void	 nsd_sketch_add_values(struct nsd_sketch *, const uint32_t *,
+	    size_t);
 
 /*
  * The hash of the 16 bytes at s, two little-endian words a and b:
