@@ -727,37 +727,53 @@ delim_at(const unsigned char *s, size_t len, size_t i)
 }
 
 #if NSD_HAVE_AVX2
+/* The bytes of the 32 at s that may start a delimiter, a bit each. */
+NSD_TARGET_AVX2 static inline unsigned
+delim_mask_avx2(const unsigned char *s, int prose)
+{
+	const __m256i	 b = _mm256_loadu_si256((const __m256i *)s);
+	__m256i		 hit;
+
+	hit = _mm256_or_si256(_mm256_cmpeq_epi8(b, _mm256_set1_epi8(':')),
+	    _mm256_cmpeq_epi8(b, _mm256_set1_epi8(';')));
+	hit = _mm256_or_si256(hit, _mm256_cmpeq_epi8(b, _mm256_set1_epi8('?')));
+	hit = _mm256_or_si256(hit, _mm256_cmpeq_epi8(b, _mm256_set1_epi8('!')));
+	hit = _mm256_or_si256(hit, _mm256_cmpeq_epi8(b, _mm256_set1_epi8('.')));
+	hit = _mm256_or_si256(hit, _mm256_cmpeq_epi8(b,
+	    _mm256_set1_epi8((char)0xE3)));
+	hit = _mm256_or_si256(hit, _mm256_cmpeq_epi8(b,
+	    _mm256_set1_epi8(prose ? NSD_FIELD_END : '\n')));
+	return ((unsigned)_mm256_movemask_epi8(hit));
+}
+
 /*
- * The offset, from i, of the first byte at or after s[i] that may start a
- * delimiter, looking 32 bytes at a time; the scalar loop goes on from
- * there (at most the last 31 bytes are left to it).
+ * split_fast()'s scan of whole blocks of 32 bytes: each block is loaded
+ * once, and the bytes that may start a delimiter are taken from its mask
+ * one by one (a delimiter of three bytes may reach into the next block,
+ * whose bits before i are then passed over). Returns where the scalar
+ * scan goes on; *pos and *n as split_fast() keeps them.
  */
 NSD_TARGET_AVX2 static size_t
-next_delim_avx2(const unsigned char *s, size_t len, size_t i, int prose)
+split_blocks_avx2(int prose, const char *text, size_t len, size_t *pos,
+    struct nsd_piece **pieces, size_t *cap, size_t *n)
 {
-	const __m256i	 colon = _mm256_set1_epi8(':');
-	const __m256i	 semicolon = _mm256_set1_epi8(';');
-	const __m256i	 question = _mm256_set1_epi8('?');
-	const __m256i	 bang = _mm256_set1_epi8('!');
-	const __m256i	 dot = _mm256_set1_epi8('.');
-	const __m256i	 e3 = _mm256_set1_epi8((char)0xE3);
-	const __m256i	 brk = _mm256_set1_epi8(prose ? NSD_FIELD_END : '\n');
-	__m256i		 b, hit;
-	unsigned	 mask;
+	const unsigned char	*s = (const unsigned char *)text;
+	size_t			 blk, i = 0, j, d;
+	unsigned		 mask;
 
-	for (; len - i >= 32; i += 32) {
-		b = _mm256_loadu_si256((const __m256i *)(s + i));
-		hit = _mm256_or_si256(_mm256_cmpeq_epi8(b, colon),
-		    _mm256_cmpeq_epi8(b, semicolon));
-		hit = _mm256_or_si256(hit, _mm256_cmpeq_epi8(b, question));
-		hit = _mm256_or_si256(hit, _mm256_cmpeq_epi8(b, bang));
-		hit = _mm256_or_si256(hit, _mm256_cmpeq_epi8(b, dot));
-		hit = _mm256_or_si256(hit, _mm256_cmpeq_epi8(b, e3));
-		hit = _mm256_or_si256(hit, _mm256_cmpeq_epi8(b, brk));
-		if ((mask = (unsigned)_mm256_movemask_epi8(hit)) != 0)
-			return (i + __builtin_ctz(mask));
+	for (blk = 0; len - blk >= 32; blk += 32) {
+		mask = delim_mask_avx2(s + blk, prose);
+		if (i > blk)
+			mask &= ~0u << (i - blk);
+		for (; mask != 0; mask &= mask - 1) {
+			j = blk + __builtin_ctz(mask);
+			if (j < i || (d = delim_at(s, len, j)) == 0)
+				continue;
+			piece_trimmed(text, *pos, j, pieces, cap, n);
+			*pos = i = j + d;
+		}
 	}
-	return (i);
+	return (i > blk ? i : blk);
 }
 #endif
 
@@ -774,15 +790,12 @@ split_fast(int prose, const char *text, size_t len, struct nsd_piece **pieces,
 	const unsigned char	*s = (const unsigned char *)text;
 	const unsigned char	*start = delim_start[prose];
 	size_t			 n = 0, pos = 0, i = 0, d;
-#if NSD_HAVE_AVX2
-	int			 avx2 = nsd_simd() == NSD_SIMD_AVX2;
-#endif
 
-	for (;;) {
 #if NSD_HAVE_AVX2
-		if (avx2)
-			i = next_delim_avx2(s, len, i, prose);
+	if (nsd_simd() == NSD_SIMD_AVX2)
+		i = split_blocks_avx2(prose, text, len, &pos, pieces, cap, &n);
 #endif
+	for (;;) {
 		while (i < len && !start[s[i]])
 			i++;
 		if (i == len)
