@@ -427,7 +427,8 @@ static void
 check_json_decode(void)
 {
 	static const struct { const char *token, *text; } pieces[] = {
-		{ "a", "a" }, { "0123456789abcdefghij", "0123456789abcdefghij" },
+		{ "a", "a" },
+		{ "0123456789abcdefghij", "0123456789abcdefghij" },
 		{ "\xe4\xb8\xad", "\xe4\xb8\xad" }, { " ", " " },
 		{ "\\n", "\n" }, { "\\t", "\t" }, { "\\\"", "\"" },
 		{ "\\\\", "\\" }, { "\\/", "/" }, { "\\u00e9", "\xc3\xa9" },
