@@ -26,6 +26,20 @@
 # what they are, what was tried), is kept as it is, and so are the
 # sections that bench/redis.sh and bench/year.sh write.
 #
+# Then the real-text corpus, when the shared evaluation corpora are there
+# (said to be skipped when not): the five *.jsonl.gz of $NSD_SHARED_DATA
+# through nsd-repost, which adds labelled near and exact copies, round after
+# round, each with its own seed and its ids prefixed "rN:", until it holds
+# --real-size bytes (the corpora hold about 140 MB of text, so a 1 GB
+# corpus repeats them, in a new order and with new copies each round); and
+# its English and its Chinese records (nsd-repost's "lang") apart.  Its
+# table has cat, jq -c . and the awk dedup on each of the three, each
+# method at -j1 and -j2 on the whole (in memory, from the file) and at -j1
+# on each language; its targets are measured there, and, against a
+# baseline, whether the output is byte for byte the baseline's, every
+# method, --explain included.  Its profile is taken per language, each
+# method at -j1, so that a language's regression shows.
+#
 # Unless --no-scale, it then runs bench/index-scale.sh (the index at 10^8
 # fingerprints: several minutes, about 3 GB in $TMPDIR), which writes its
 # own sections of the report (the index at scale, and MinHash's) between
@@ -46,7 +60,7 @@
 # Run it from the top of the build tree:
 #
 #     bench/run.sh [--size 1G] [--runs 5] [--seed 1] [--out bench/RESULTS.md]
-#                  [--keep-corpus] [--no-scale]
+#                  [--real-size 1G] [--keep-corpus] [--no-scale]
 #                  [--baseline PROGRAM | --baseline-rev REV]
 #
 # Environment:
@@ -56,12 +70,15 @@
 #                      directory when missing)
 #     NSD_INDEX_SCALE  the index builder for bench/index-scale.sh (default
 #                      ./bench/nsd-index-scale)
+#     NSD_REPOST       the repost generator for the real-text corpus
+#                      (default ./bench/nsd-repost)
 #     NSD_SHARED_DATA  folder of *.jsonl.gz corpora (default: shared/data
 #                      beside the source tree); skipped when absent
 #     TMPDIR           where the corpus and scratch files go (default /tmp);
 #                      $TMPDIR/bench/corpus-SEED-SIZE.jsonl is reused when
 #                      present (delete it after changing gencorpus.c),
-#                      and written there with --keep-corpus
+#                      and written there with --keep-corpus; so is the
+#                      real-text corpus, as real-SEED-SIZE.jsonl
 #     NSD_BENCH_NO_HYPERFINE=1, NSD_BENCH_NO_TIME=1
 #                      use the fallbacks even when hyperfine or
 #                      /usr/bin/time exist: a bash loop timed with
@@ -85,6 +102,7 @@ set -euo pipefail
 
 prog=bench/run.sh
 size=1G
+real_size=1G
 runs=5
 seed=1
 out=bench/RESULTS.md
@@ -107,7 +125,11 @@ usage: $prog [--size SIZE] [--runs N] [--seed N] [--out FILE] [--keep-corpus]
   --runs N        timed runs per command (default 5)
   --seed N        corpus seed (default 1)
   --out FILE      where to write the Markdown report (default bench/RESULTS.md)
+  --real-size SIZE
+                  size of the real-text corpus made from the shared
+                  corpora with nsd-repost (default 1G)
   --keep-corpus   keep the corpus as \$TMPDIR/bench/corpus-SEED-SIZE.jsonl
+                  (and the real-text one as real-SEED-SIZE.jsonl)
   --no-scale      leave out bench/index-scale.sh (the index at 10^8
                   fingerprints), keeping the report's section of it
   --baseline PROGRAM
@@ -124,11 +146,12 @@ EOF
 
 while [ $# -gt 0 ]; do
 	case $1 in
-	--size|--runs|--seed|--out|--baseline|--baseline-rev)
+	--size|--real-size|--runs|--seed|--out|--baseline|--baseline-rev)
 		[ $# -ge 2 ] || usage_error "option '$1' needs a value"
 		opt=$1 val=$2
 		shift 2 ;;
-	--size=*|--runs=*|--seed=*|--out=*|--baseline=*|--baseline-rev=*)
+	--size=*|--real-size=*|--runs=*|--seed=*|--out=*|--baseline=*|\
+	--baseline-rev=*)
 		opt=${1%%=*} val=${1#*=}
 		shift ;;
 	--keep-corpus)
@@ -142,6 +165,7 @@ while [ $# -gt 0 ]; do
 	esac
 	case $opt in
 	--size) size=$val ;;
+	--real-size) real_size=$val ;;
 	--runs) runs=$val ;;
 	--seed) seed=$val ;;
 	--out) out=$val ;;
@@ -152,6 +176,10 @@ while [ $# -gt 0 ]; do
 done
 
 [[ $size =~ ^[0-9]+[KMGkmg]?$ ]] || usage_error "invalid --size '$size'"
+if ! [[ $real_size =~ ^[0-9]+[KMGkmg]?$ ]] ||
+    [ "$(to_bytes "$real_size")" -eq 0 ]; then
+	usage_error "invalid --real-size '$real_size'"
+fi
 [[ $runs =~ ^[1-9][0-9]*$ ]] || usage_error "invalid --runs '$runs'"
 [[ $seed =~ ^[0-9]+$ ]] || usage_error "invalid --seed '$seed'"
 [ -n "$out" ] || usage_error "empty --out"
@@ -165,6 +193,7 @@ script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 src_top=$(dirname "$script_dir")
 NSDEDUP=${NSDEDUP:-./src/nsdedup}
 GENCORPUS=${GENCORPUS:-./bench/nsd-gencorpus}
+NSD_REPOST=${NSD_REPOST:-./bench/nsd-repost}
 NSD_SHARED_DATA=${NSD_SHARED_DATA:-$src_top/../shared/data}
 tmproot=${TMPDIR:-/tmp}
 
@@ -768,6 +797,144 @@ else
 	note "no shared corpora at $NSD_SHARED_DATA; skipping them"
 fi
 
+# The real-text corpus (see the top): made, or reused from $TMPDIR/bench,
+# when the shared corpora are there; REAL_MISSING says why not otherwise.
+real_rows=() REAL_MISSING=
+declare -A REAL_FILE REAL_BYTES REAL_MED REAL_CMD REAL_REF
+real_texts=(all en zh)
+real_gz=()
+if [ -d "$NSD_SHARED_DATA" ]; then
+	for gz in "$NSD_SHARED_DATA"/*.jsonl.gz; do
+		[ ! -e "$gz" ] || real_gz+=("$gz")
+	done
+fi
+if [ ${#real_gz[@]} -eq 0 ]; then
+	REAL_MISSING="no corpora at $NSD_SHARED_DATA"
+elif [ ! -x "$NSD_REPOST" ]; then
+	REAL_MISSING="$NSD_REPOST is not an executable (set NSD_REPOST)"
+fi
+[ -z "$REAL_MISSING" ] || note "no real-text corpus: $REAL_MISSING"
+
+# Write the real-text corpus of real_size bytes to $1: the shared corpora
+# through nsd-repost, round by round, the last one cut at a line's end.
+real_corpus_write() {
+	local path=$1 want round=0 have=0 n
+	want=$(to_bytes "$real_size")
+	: >"$path"
+	while [ "$have" -lt "$want" ]; do
+		round=$((round + 1))
+		# Whole, then cut: a reader that stops early would fail the
+		# writers of the pipeline with SIGPIPE.
+		gzip -dc "${real_gz[@]}" |
+		    "$NSD_REPOST" --seed $((seed * 1000 + round)) --verbose \
+		    >"$tmp/round.jsonl" 2>>"$tmp/repost.log" ||
+			die "nsd-repost failed: $(tail -n 1 "$tmp/repost.log")"
+		LC_ALL=C awk -v need=$((want - have)) -v r="$round" '
+		    substr($0, 1, 7) == "{\"id\":\"" {
+			$0 = "{\"id\":\"r" r ":" substr($0, 8)
+		    }
+		    { print; n += length($0) + 1; if (n >= need) exit }' \
+		    "$tmp/round.jsonl" >>"$path" || die "cannot write $path"
+		rm -f "$tmp/round.jsonl"
+		n=$(stat -c %s "$path")
+		[ "$n" -gt "$have" ] || die "nsd-repost wrote nothing"
+		have=$n
+	done
+	REAL_ROUNDS=$round
+}
+
+if [ -z "$REAL_MISSING" ]; then
+	cache="$tmproot/bench/real-$seed-$real_size.jsonl"
+	REAL_ROUNDS=
+	if [ -s "$cache" ]; then
+		note "reusing $cache"
+		REAL_FILE[all]=$cache
+	else
+		REAL_FILE[all]=$tmp/real-$seed-$real_size.jsonl
+		if [ "$keep" = 1 ]; then
+			mkdir -p "$tmproot/bench"
+			REAL_FILE[all]=$cache
+		fi
+		note "making the $real_size real-text corpus with nsd-repost"
+		real_corpus_write "${REAL_FILE[all]}.part"
+		mv "${REAL_FILE[all]}.part" "${REAL_FILE[all]}"
+	fi
+	REAL_FILE[en]=$tmp/real-en.jsonl REAL_FILE[zh]=$tmp/real-zh.jsonl
+	grep -F '"lang":"en"}' "${REAL_FILE[all]}" >"${REAL_FILE[en]}" || true
+	grep -vF '"lang":"en"}' "${REAL_FILE[all]}" >"${REAL_FILE[zh]}" || true
+	sync
+	for t in "${real_texts[@]}"; do
+		REAL_BYTES[$t]=$(stat -c %s "${REAL_FILE[$t]}")
+		[ "${REAL_BYTES[$t]}" -gt 0 ] ||
+			die "the real-text corpus has no $t records"
+		f=$(q "${REAL_FILE[$t]}")
+		# The references on each text; nsdedup at -j1 on each, and at
+		# -j2 on the whole.
+		REAL_REF[$t-cat]="cat $f > /dev/null"
+		REAL_REF[$t-jq]="jq -c . $f > /dev/null"
+		REAL_REF[$t-awk]="awk '!seen[\$0]++' $f > /dev/null"
+		for r in cat jq awk; do
+			real_rows+=("$t-$r")
+			REAL_CMD[$t-$r]=${REAL_REF[$t-$r]}
+		done
+		for m in "${methods[@]}"; do
+			margs=(--annotate)
+			[ "$m" = nshash ] || margs=(-m "$m" --annotate)
+			for j in "$jobs_lo" "$jobs_hi"; do
+				[ "$t" = all ] || [ "$j" = "$jobs_lo" ] || continue
+				r=$t-$m-j$j
+				real_rows+=("$r")
+				REAL_CMD[$r]="$(q "$NSDEDUP") ${margs[*]} -j$j $f \
+> /dev/null"
+			done
+		done
+	done
+	for r in "${real_rows[@]}"; do
+		time_cmd "${REAL_CMD[$r]}"
+		REAL_MED[$r]=$T_MEDIAN
+	done
+fi
+
+# Against the baseline, on the real text: the output byte for byte the
+# same, every method, with --explain and without; REAL_SAME lists what
+# differs ("" when nothing does).
+REAL_SAME=unchecked
+if [ -z "$REAL_MISSING" ] && [ -n "$baseline" ]; then
+	REAL_SAME=
+	for m in "${methods[@]}"; do
+		[ "$m" != minhash ] || [ "$baseline_minhash" = 1 ] || continue
+		for x in '' --explain; do
+			note "comparing the output with the baseline's: -m $m $x"
+			"$NSDEDUP" -m "$m" --annotate ${x:+"$x"} "${REAL_FILE[all]}" \
+			    >"$tmp/out-a" 2>/dev/null ||
+				die "nsdedup -m $m $x failed on the real text"
+			"$baseline" -m "$m" --annotate ${x:+"$x"} "${REAL_FILE[all]}" \
+			    >"$tmp/out-b" 2>/dev/null ||
+				die "the baseline -m $m $x failed on the real text"
+			cmp -s "$tmp/out-a" "$tmp/out-b" ||
+				REAL_SAME="$REAL_SAME${REAL_SAME:+, }-m $m $x"
+		done
+	done
+	rm -f "$tmp/out-a" "$tmp/out-b"
+fi
+
+# Where the time goes per language: bench/profile.sh for each method at
+# -j1 on the English and the Chinese records, into PROFILE[TEXT-METHOD].
+for t in en zh; do
+	[ -z "$REAL_MISSING" ] || break
+	for m in "${methods[@]}"; do
+		[ -z "${PROFILE_MISSING[$m]:-}" ] || continue
+		note "profiling: nsdedup -m $m --annotate -j$jobs_lo (real $t)"
+		NSDEDUP=$NSDEDUP "$BASH" "$script_dir/profile.sh" -- -m "$m" \
+		    --annotate "-j$jobs_lo" "${REAL_FILE[$t]}" \
+		    >"$tmp/profile-$t-$m" 2>"$tmp/profile-$t-$m.err" || {
+			tail -n 5 "$tmp/profile-$t-$m.err" >&2
+			die "bench/profile.sh failed for -m $m on the $t text"
+		}
+		PROFILE[$t-$m]=$(cat "$tmp/profile-$t-$m")
+	done
+done
+
 # The table's ratios: each row's throughput over jq's and over awk's.
 declare -A XJQ XAWK
 for r in "${ref_rows[@]}" "${nsd_rows[@]}"; do
@@ -890,6 +1057,43 @@ done
 for m in "${comp_missing[@]}"; do
 	target "compressed input, $m" "not measured" "not measured"
 done
+# The real text's: nsdedup against the references on the whole, English
+# at -j1 against figures of its own, minhash against nshash, and the
+# output against the baseline's.
+real_mbps() {
+	mbps "${REAL_BYTES[$1]}" "${REAL_MED[$2]}"
+}
+if [ -z "$REAL_MISSING" ]; then
+	rn=all-nshash-j$jobs_hi rm=all-minhash-j$jobs_hi
+	x=$(ratio "${REAL_MED[all-jq]}" "${REAL_MED[$rn]}")
+	target "real text: nshash --annotate $jobs_note, from a file, ≥ 12×\
+ \`jq -c .\`" "$x× ($(real_mbps all "$rn") MB/s, jq $(real_mbps all \
+all-jq) MB/s)" "$(met "$x" 12)"
+	x=$(ratio "${REAL_MED[all-awk]}" "${REAL_MED[$rn]}")
+	target "real text: nshash --annotate $jobs_note, from a file, ≥ 3× the\
+ awk exact dedup" "$x× (awk $(real_mbps all all-awk) MB/s)" "$(met "$x" 3)"
+	for mt in nshash:350 simhash:300 minhash:200; do
+		m=${mt%:*} want=${mt#*:}
+		x=$(real_mbps en "en-$m-j$jobs_lo")
+		target "real text, English records: $m --annotate -j$jobs_lo ≥\
+ $want MB/s" "$x MB/s (awk $(real_mbps en en-awk) MB/s)" \
+		    "$(met "$x" "$want")"
+	done
+	x=$(awk -v a="${REAL_MED[$rn]}" -v b="${REAL_MED[$rm]}" \
+	    'BEGIN { if (b > 0) printf "%.3f\n", a / b; else print "inf" }')
+	target "real text: minhash --annotate $jobs_note ≥ 70% of nshash's\
+ throughput (same run)" "share $x ($(real_mbps all "$rm") MB/s, nshash\
+ $(real_mbps all "$rn") MB/s)" "$(met "$x" 0.70)"
+	if [ "$REAL_SAME" = "" ]; then
+		target "real text: output byte for byte the baseline's, every\
+ method compared, --explain included" "the same" MET
+	elif [ "$REAL_SAME" != unchecked ]; then
+		target "real text: output byte for byte the baseline's, every\
+ method compared, --explain included" "differs: $REAL_SAME" "NOT MET"
+	fi
+else
+	target "real text ($REAL_MISSING)" "not measured" "not measured"
+fi
 size_note=
 if [ "$big_bytes" -lt $((1 << 30)) ] && [ "$size_bytes" -lt $((1 << 30)) ]
 then
@@ -929,14 +1133,16 @@ main_table() {
 	done
 }
 
-# The profiles of the methods named side by side: stage, then CPU s and
-# share for each.
+# The profiles of the methods named after $1 (the text's prefix of their
+# files: "" for the generated corpus, "en-" or "zh-") side by side: stage,
+# then CPU s and share for each.
 profile_table() {
-	local m files=()
+	local m pre=$1 files=()
+	shift
 	printf '| stage |'
 	for m in "$@"; do
 		printf ' %s CPU s | %s share |' "$m" "$m"
-		files+=("$tmp/profile-$m")
+		files+=("$tmp/profile-$pre$m")
 	done
 	printf '\n|---|'
 	for m in "$@"; do
@@ -948,6 +1154,69 @@ profile_table() {
 	    FNR > n { n = FNR }
 	    END { for (i = 1; i <= n; i++) printf "| %s%s |\n", st[i], row[i] }' \
 	    "${files[@]}"
+}
+
+# A real-text command as the report shows it: the files named.
+real_shown() {
+	local c=$1 t
+	for t in en zh all; do
+		c=${c//"$(q "${REAL_FILE[$t]}")"/\$REAL_${t^^}}
+	done
+	c=${c//\$REAL_ALL/\$REAL}
+	c=${c//"$(q "$NSDEDUP")"/\$NSDEDUP}
+	echo "${c% > /dev/null}"
+}
+
+# The report's section on the real text: how it was made, its table, and
+# the profile per language.
+real_section() {
+	local t r p m
+	printf '`$REAL` is %s bytes of real news: ' "${REAL_BYTES[all]}"
+	if [ -n "$REAL_ROUNDS" ]; then
+		printf '%s round%s of `gzip -dc $NSD_SHARED_DATA/*.jsonl.gz | ' \
+		    "$REAL_ROUNDS" "$([ "$REAL_ROUNDS" = 1 ] || echo s)"
+		printf '%s --seed %s000+ROUND` ' "$NSD_REPOST" "$seed"
+		printf '(the ids prefixed `rROUND:`), the last cut at a line'"'"'s '
+		printf 'end, '
+	else
+		printf 'reused from %s: ' "${REAL_FILE[all]}"
+	fi
+	printf '%s records, %s of them copies made by nsd-repost (an id ' \
+	    "$(wc -l <"${REAL_FILE[all]}")" \
+	    "$(grep -c '^{"id":"[^"]*#r[0-9]*",' "${REAL_FILE[all]}")"
+	printf 'ending `#rN`); past the first round, a record repeats one '
+	printf 'of an earlier round or is a near-copy of one. `$REAL_EN` '
+	printf 'holds its English '
+	printf 'records (%s bytes) and `$REAL_ZH` its Chinese ones (%s bytes), ' \
+	    "${REAL_BYTES[en]}" "${REAL_BYTES[zh]}"
+	printf 'by the `lang` nsd-repost gives them. Median wall seconds of '
+	printf '%s runs after one untimed run, in memory, from the file; ' \
+	    "$runs"
+	printf '×jq and ×awk against `jq -c .` and `awk '"'"'!seen[$0]++'"'"'` '
+	printf 'on the same text.\n\n'
+	printf '| text | command | median s | MB/s | ×jq | ×awk |\n'
+	printf '|---|---|---:|---:|---:|---:|\n'
+	for r in "${real_rows[@]}"; do
+		t=${r%%-*}
+		printf '| %s | `%s` | %s | %s | %s | %s |\n' "$t" \
+		    "$(real_shown "${REAL_CMD[$r]}" | sed 's/|/\\|/g')" \
+		    "${REAL_MED[$r]}" "$(real_mbps "$t" "$r")" \
+		    "$(ratio "${REAL_MED[$t-jq]}" "${REAL_MED[$r]}")" \
+		    "$(ratio "${REAL_MED[$t-awk]}" "${REAL_MED[$r]}")"
+	done
+	printf '\n'
+	for t in en zh; do
+		p=()
+		for m in "${methods[@]}"; do
+			[ -z "${PROFILE[$t-$m]:-}" ] || p+=("$m")
+		done
+		[ ${#p[@]} -gt 0 ] || continue
+		printf 'Where the time goes on `$REAL_%s`, each method at -j%s, ' \
+		    "${t^^}" "$jobs_lo"
+		printf 'by stage as above:\n\n'
+		profile_table "$t-" "${p[@]}"
+		printf '\n'
+	done
 }
 
 # The report, written beside its destination and renamed into place.
@@ -1108,7 +1377,7 @@ mkdir -p "$(dirname "$out")"
 	for m in "${methods[@]}"; do
 		[ -z "${PROFILE[$m]:-}" ] || profiled+=("$m")
 	done
-	[ ${#profiled[@]} -eq 0 ] || profile_table "${profiled[@]}"
+	[ ${#profiled[@]} -eq 0 ] || profile_table "" "${profiled[@]}"
 	[ ${#profiled[@]} -eq 0 ] || [ ${#profiled[@]} -eq ${#methods[@]} ] ||
 		printf '\n'
 	for m in "${methods[@]}"; do
@@ -1144,6 +1413,13 @@ mkdir -p "$(dirname "$out")"
 		printf '\n'
 		printf '%s\n' "${shared_rows[@]}"
 		printf '\n'
+	fi
+
+	printf '## Real text\n\n'
+	if [ -n "$REAL_MISSING" ]; then
+		printf 'Not measured: %s.\n\n' "$REAL_MISSING"
+	else
+		real_section
 	fi
 
 	# bench/index-scale.sh's section, kept until it writes a new one, and

@@ -193,7 +193,7 @@ check_minhash_share() {
 	x=$(awk -v n="$(cell "$nc" 2)" -v m="$(cell "$mc" 2)" \
 	    'BEGIN { printf "%.3f", n / m }')
 	awk -v x="$x" 'BEGIN { exit !(x >= 0.7) }' && want=MET
-	line=$(targets | grep -F "≥ 70% of nshash's")
+	line=$(targets | grep -F "≥ 70% of nshash's" | grep -v '^- real text')
 	[[ $line == "- minhash --annotate at "* ]]
 	expect_eq "${line#*, from a file, }" \
 	    "≥ 70% of nshash's throughput (same run): share $x ($(cell "$mc" 3) MB/s, nshash $(cell "$nc" 3) MB/s) — $want"
@@ -210,10 +210,18 @@ check_targets() {
 	local mshare="≥ ([0-9]+)% of nshash's throughput .*: share ([0-9.]+) "
 	local rss='under ([0-9]+) MiB.*: largest ([0-9.]+) MiB'
 	local fast='at least as fast as .*: ([0-9.]+|inf)× '
+	local speed='≥ ([0-9]+) MB/s: ([0-9.]+) MB/s '
 	while IFS= read -r line; do
 		n=$((n + 1))
 		if [[ $line == *": not measured — not measured" ]]; then
 			continue
+		elif [[ $line == *"output byte for byte the baseline's"* ]]; then
+			want="NOT MET"
+			[[ $line != *": the same — "* ]] || want=MET
+			expect_eq "${line##* — }" "$want"
+			continue
+		elif [[ $line =~ $speed ]]; then
+			thr=${BASH_REMATCH[1]} fig=${BASH_REMATCH[2]}
 		elif [[ $line =~ $ratio || $line =~ $pipe ]]; then
 			thr=${BASH_REMATCH[1]} fig=${BASH_REMATCH[2]}
 		elif [[ $line =~ $fast ]]; then
@@ -242,7 +250,7 @@ check_targets() {
 	[ "$status" -eq 0 ]
 	[[ $output == *"wrote $report"* ]]
 	check_table
-	check_targets 11
+	check_targets 12
 	# The figures of the targets are the table's.
 	x=$(cell '`$NSDEDUP --annotate -j2 $CORPUS`' 4)
 	targets | grep -qF "≥ 12× \`jq -c .\`: $x× "
@@ -266,6 +274,9 @@ check_targets() {
 		    "$report"
 	done
 	expect_eq "$(grep -c '^## Against a baseline' "$report")" 0
+	# No shared corpora: the real text is said not measured, and why.
+	grep -qxF "Not measured: no corpora at $NSD_SHARED_DATA." "$report"
+	targets | grep -qxF -e "- real text (no corpora at $NSD_SHARED_DATA): not measured — not measured"
 	# Compressed inputs: read by nsdedup and through a pipe, per format
 	# (or said not measured), the target's figure the pipe's median over
 	# nsdedup's.
@@ -335,7 +346,7 @@ EOF
 	NSDEDUP=$BATS_TEST_TMPDIR/this bench
 	[ "$status" -eq 0 ]
 	check_table
-	check_targets 11
+	check_targets 12
 	check_minhash_share
 	expect_eq "$MINHASH_SHARE" 0.250
 	run targets
@@ -370,10 +381,116 @@ EOF
 	NSDEDUP=$BATS_TEST_TMPDIR/this bench
 	[ "$status" -eq 0 ]
 	check_table
-	check_targets 11
+	check_targets 12
 	check_minhash_share
 	expect_eq "$MINHASH_SHARE" 3.000
 	targets | grep -q "≥ 70% of nshash's throughput (same run): share 3.000 .* — MET\$"
+}
+
+# Shared corpora of generated news (English and Chinese) in $1, as two
+# gzipped NDJSON files.
+fake_shared() {
+	mkdir -p "$1"
+	"$GENCORPUS" --seed 5 --records 150 | gzip > "$1/a.jsonl.gz"
+	"$GENCORPUS" --seed 6 --records 100 | gzip > "$1/b.jsonl.gz"
+}
+
+# The real-text table's rows, and a cell of the row of command $1
+# (column $2: 3 median s, 4 MB/s, 5 ×jq, 6 ×awk).
+real_rows() {
+	sed -n '/^| text | command |/,/^$/p' "$report" | grep '^| [a-z]* | `'
+}
+real_cell() {
+	real_rows | awk -F' [|] ' -v c="$1" -v k="$2" \
+	    '$2 == c { v = $k; sub(/ [|]$/, "", v); print v }'
+}
+
+@test "bench/run.sh: the real-text corpus, made in rounds from the shared corpora, and its rows and targets per language" {
+	fake_shared "$BATS_TEST_TMPDIR/shared"
+	NSD_SHARED_DATA=$BATS_TEST_TMPDIR/shared bench --real-size 2M \
+	    --keep-corpus
+	[ "$status" -eq 0 ]
+	check_targets 17
+	real=$BATS_TEST_TMPDIR/bench/real-1-2M.jsonl
+	# Whole rounds of nsd-repost, each with its own ids, the last cut
+	# at the first line's end past the size.
+	size=$(stat -c %s "$real")
+	[ "$size" -ge $((2 << 20)) ]
+	last=$(tail -n 1 "$real" | wc -c)
+	[ $((size - last)) -lt $((2 << 20)) ]
+	jq -e . "$real" > /dev/null
+	rounds=$(sed -n 's/^{"id":"r\([0-9]*\):.*/\1/p' "$real" | sort -un |
+	    tr '\n' ' ')
+	[[ $rounds == "1 2 "* ]]
+	expect_eq "$(grep -vc '^{"id":"r[0-9]*:' "$real")" 0
+	n=$(echo "$rounds" | wc -w)
+	grep -qF "\`\$REAL\` is $size bytes of real news: $n rounds of \`gzip -dc \$NSD_SHARED_DATA/*.jsonl.gz | " "$report"
+	grep -qF " $(wc -l < "$real") records, $(grep -c '#r[0-9]*",' "$real") of them copies made by nsd-repost" "$report"
+	en=$(grep -F '"lang":"en"}' "$real" | wc -c)
+	zh=$(grep -vF '"lang":"en"}' "$real" | wc -c)
+	[ "$en" -gt 0 ] && [ "$zh" -gt 0 ]
+	grep -qF "\`\$REAL_EN\` holds its English records ($en bytes) and \`\$REAL_ZH\` its Chinese ones ($zh bytes)" "$report"
+	# A row per reference and text, per method at -j1 and -j2 on the
+	# whole, and per method at -j1 on each language.
+	run real_rows
+	expect_eq "$(printf '%s\n' "${lines[@]}" | cut -d '|' -f 2,3 |
+	    tr -s ' ')" "$(for t in all en zh; do
+		T=; [ $t = all ] || T=_${t^^}
+		printf ' %s | `cat $REAL%s` \n' $t "$T"
+		printf ' %s | `jq -c . $REAL%s` \n' $t "$T"
+		printf " %s | \`awk '!seen[\$0]++' \$REAL%s\` \n" $t "$T"
+		for m in '' '-m simhash ' '-m minhash '; do
+			for j in 1 2; do
+				[ $t = all ] || [ $j = 1 ] || continue
+				printf ' %s | `$NSDEDUP %s--annotate -j%s $REAL%s` \n' \
+				    $t "$m" $j "$T"
+			done
+		done
+	done)"
+	# The targets' figures are the table's.
+	nc='`$NSDEDUP --annotate -j2 $REAL`'
+	targets | grep -qF "real text: nshash --annotate at the default jobs (-j2 here), from a file, ≥ 12× \`jq -c .\`: $(real_cell "$nc" 5)× ($(real_cell "$nc" 4) MB/s, jq $(real_cell '`jq -c . $REAL`' 4) MB/s) — "
+	targets | grep -qF "real text: nshash --annotate at the default jobs (-j2 here), from a file, ≥ 3× the awk exact dedup: $(real_cell "$nc" 6)× "
+	for mt in nshash:350: simhash:300:'-m simhash ' minhash:200:'-m minhash '; do
+		IFS=: read -r m want arg <<< "$mt"
+		x=$(real_cell "\`\$NSDEDUP $arg--annotate -j1 \$REAL_EN\`" 4)
+		targets | grep -qF "real text, English records: $m --annotate -j1 ≥ $want MB/s: $x MB/s (awk $(real_cell "\`awk '!seen[\$0]++' \$REAL_EN\`" 4) MB/s) — "
+	done
+	mc='`$NSDEDUP -m minhash --annotate -j2 $REAL`'
+	x=$(awk -v n="$(real_cell "$nc" 3)" -v m="$(real_cell "$mc" 3)" \
+	    'BEGIN { printf "%.3f", n / m }')
+	targets | grep -qF "real text: minhash --annotate at the default jobs (-j2 here) ≥ 70% of nshash's throughput (same run): share $x "
+	# No baseline, no comparing of outputs.
+	run grep -c "byte for byte" "$report"
+	expect_eq "$output" 0
+}
+
+@test "bench/run.sh --baseline: the real text's output compared with the baseline's, every method, --explain included" {
+	fake_shared "$BATS_TEST_TMPDIR/shared"
+	# A baseline that writes what nsdedup does, and one whose --explain
+	# says something else for simhash.
+	cat > "$BATS_TEST_TMPDIR/same" <<EOF
+#!/bin/sh
+exec '$NSDEDUP' "\$@"
+EOF
+	cat > "$BATS_TEST_TMPDIR/other" <<EOF
+#!/bin/sh
+case " \$* " in
+*" -m simhash "*" --explain "*) '$NSDEDUP' "\$@" | sed 's/}\$/,"x":1}/' ;;
+*) exec '$NSDEDUP' "\$@" ;;
+esac
+EOF
+	chmod +x "$BATS_TEST_TMPDIR/same" "$BATS_TEST_TMPDIR/other"
+	NSD_SHARED_DATA=$BATS_TEST_TMPDIR/shared bench --real-size 500K \
+	    --baseline "$BATS_TEST_TMPDIR/same"
+	[ "$status" -eq 0 ]
+	check_targets 20
+	targets | grep -qxF -e "- real text: output byte for byte the baseline's, every method compared, --explain included: the same — MET"
+	NSD_SHARED_DATA=$BATS_TEST_TMPDIR/shared bench --real-size 500K \
+	    --baseline "$BATS_TEST_TMPDIR/other"
+	[ "$status" -eq 0 ]
+	check_targets 20
+	targets | grep -qxF -e "- real text: output byte for byte the baseline's, every method compared, --explain included: differs: -m simhash --explain — NOT MET"
 }
 
 @test "bench/run.sh: the sections of index-scale.sh (MinHash's too), redis.sh, year.sh and the analysis are kept" {
@@ -432,7 +549,9 @@ EOF
 
 @test "bench/run.sh: where the time goes, by stage, for each method" {
 	command -v perf > /dev/null || skip "perf is not installed"
-	NSD_BENCH_NO_PERF='' bench
+	fake_shared "$BATS_TEST_TMPDIR/shared"
+	NSD_SHARED_DATA=$BATS_TEST_TMPDIR/shared NSD_BENCH_NO_PERF='' bench \
+	    --real-size 500K
 	[ "$status" -eq 0 ]
 	if grep -q '^- nshash: not taken' "$report"; then
 		skip "perf cannot sample here"
@@ -449,6 +568,16 @@ EOF
 	printf '%s\n' "${lines[@]:0:10}" | awk -F' [|] ' '
 	    { for (k = 3; k <= 7; k += 2) { v = $k; sub(/%.*/, "", v); t[k] += v } }
 	    END { for (k = 3; k <= 7; k += 2) if ((t[k] - 100) ^ 2 > 1) exit 1 }'
+	# And per language on the real text, the same stages.
+	for t in EN ZH; do
+		mapfile -t rows < <(awk -v h="Where the time goes on \`\$REAL_$t\`" '
+		    index($0, h) == 1 { on = 1; next }
+		    on && /^$/ && seen { exit }
+		    on && /^[|] [a-z]* [|] [0-9]/ { print; seen = 1 }' "$report")
+		[ "${#rows[@]}" -eq 11 ]
+		expect_eq "$(printf '%s\n' "${rows[@]}" | cut -d ' ' -f 2 | tr '\n' ' ')" \
+		    "frame scan decode normalize split hash index write wait other all "
+	done
 }
 
 @test "bench/run.sh --baseline times the two programs in turn, ABBA" {
@@ -481,7 +610,7 @@ EOF
 	grep -q "^Baseline: \`nsdedup [0-9.]*\`, $BATS_TEST_TMPDIR/base (sha256 [0-9a-f]*\\.\\.\\.)" \
 	    "$report"
 	check_table
-	check_targets 13
+	check_targets 14
 }
 
 @test "bench/run.sh --baseline without -m minhash compares the other methods" {
@@ -511,7 +640,7 @@ EOF
 	    "$report"
 	# This nsdedup's minhash rows are in the table all the same.
 	check_table
-	check_targets 13
+	check_targets 14
 }
 
 @test "bench/run.sh: an nsdedup without -m minhash is refused before any timing" {
@@ -544,7 +673,7 @@ EOF
 		awk -F' \\| ' '{ exit !($4 == 0.333 && $2 == 3 && $3 == 1 &&
 		    ($4 - $3 / $2) ^ 2 < 0.001 ^ 2) }' <<< "$row"
 	done
-	check_targets 13
+	check_targets 14
 }
 
 @test "bench/run.sh --baseline: a slower baseline meets the 95% target" {
