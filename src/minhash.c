@@ -59,6 +59,7 @@
 #include "config.h"
 
 #include <assert.h>
+#include <endian.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
@@ -165,18 +166,23 @@ void
 nsd_minhash_compute(uint64_t *min, unsigned bins, unsigned bands,
     unsigned rows, unsigned char *sig, uint64_t *keys)
 {
-	unsigned char	 band[8 * NSD_MINHASH_BINS];
-	unsigned	 i, k, b, r, empty = 0, merge;
+	uint64_t	 band[NSD_MINHASH_BINS], least;
+	unsigned	 i, k, b, empty = 0, merge;
 
 	assert(nsd_minhash_bins_valid(bins) && bands * rows <= bins);
-	/* Step 2 with fewer bins: a bin is the least of the ones it merges. */
+	/*
+	 * Step 2 with fewer bins: a bin is the least of the ones it merges
+	 * (kept in a local, which the compiler keeps without a branch: the
+	 * lesser of two random values is a coin toss).
+	 */
 	merge = NSD_MINHASH_BINS / bins;
 	if (merge > 1)
 		for (i = 0; i < bins; i++) {
-			min[i] = min[i * merge];
+			least = min[i * merge];
 			for (k = 1; k < merge; k++)
-				if (min[i * merge + k] < min[i])
-					min[i] = min[i * merge + k];
+				least = min[i * merge + k] < least ?
+				    min[i * merge + k] : least;
+			min[i] = least;
 		}
 	for (i = 0; i < bins; i++)
 		empty += min[i] == EMPTY;
@@ -186,12 +192,11 @@ nsd_minhash_compute(uint64_t *min, unsigned bins, unsigned bands,
 		sig[2 * i] = min[i] & 0xff;
 		sig[2 * i + 1] = (min[i] >> 8) & 0xff;
 	}
-	for (b = 0; b < bands; b++) {
-		for (r = 0; r < rows; r++)
-			for (i = 0; i < 8; i++)
-				band[8 * r + i] = min[b * rows + r] >> (8 * i);
-		keys[b] = XXH3_64bits_withSeed(band, 8 * rows, b);
-	}
+	/* A band's key is of its bins' values, 8 bytes each, little-endian. */
+	for (i = 0; i < bands * rows; i++)
+		band[i] = htole64(min[i]);
+	for (b = 0; b < bands; b++)
+		keys[b] = XXH3_64bits_withSeed(band + b * rows, 8 * rows, b);
 }
 
 unsigned
