@@ -113,8 +113,10 @@ add_values_avx2(struct nsd_sketch *s, const uint32_t *vals, size_t count)
 		if ((same & ((1u << n) - 1)) != 0)
 			continue;
 		xs = _mm256_xor_si256(x, sign);
-		/* From the top, so that each block reads the last one's old
-		   top value. */
+		/*
+		 * From the top, so that each block reads the old top value
+		 * of the block below it.
+		 */
 		_Pragma("GCC unroll 4")
 		for (k = 4; k-- > 0;) {
 			below = _mm256_permutevar8x32_epi32(a[k], up);
@@ -148,6 +150,7 @@ uint32_t
 nsd_sketch_insert(struct nsd_sketch *s, uint32_t v)
 {
 	unsigned	 i, last = s->n < s->slots ? s->n : s->slots - 1;
+	uint32_t	 dropped;
 
 #if NSD_HAVE_AVX2
 	if (nsd_simd() == NSD_SIMD_AVX2) {
@@ -155,7 +158,7 @@ nsd_sketch_insert(struct nsd_sketch *s, uint32_t v)
 		return (s->below);
 	}
 #endif
-	uint32_t	 dropped = s->v[last];	/* full: the largest */
+	dropped = s->v[last];	/* full: the largest */
 
 	/*
 	 * Up from the end, each larger value one place on (over the largest

@@ -85,6 +85,23 @@ build_expecting(const uint64_t *h, size_t n, uint64_t expected,
 	nsd_sketch_store(&s, out, NSD_SKETCH_BYTES);
 }
 
+/* The same, the elements handed over in one call as values. */
+static void
+build_values(const uint64_t *h, size_t n, uint64_t expected,
+    unsigned char *out)
+{
+	struct nsd_text_sketch	 s;
+	uint32_t		 v[4000];
+	size_t			 i;
+
+	for (i = 0; i < n; i++)
+		v[i] = nsd_sketch_value(h[i]);
+	nsd_sketch_clear(&s.elements, expected);
+	nsd_sketch_add_values(&s.elements, v, n);
+	nsd_sketch_numbers(&s.numbers, "", 0);
+	nsd_sketch_store(&s, out, NSD_SKETCH_BYTES);
+}
+
 /* The sketch of text: its numbers, and its words as elements. */
 static void
 build_text(const char *text, unsigned char *out)
@@ -168,6 +185,11 @@ main(void)
 		ref_sketch(a, n, le32_bound(sb), ref);
 		bad += memcmp(sb, ref, sizeof sb) != 0 ||
 		    (n >= 100 && le32_bound(sb) > UINT32_MAX / 4);
+		/* Handed over at once, as nshash does its windows. */
+		build_values(a, n, 4 * n, ref);
+		bad += memcmp(sb, ref, sizeof sb) != 0;
+		build_values(a, n, 0, ref);
+		bad += memcmp(sa, ref, sizeof sa) != 0;
 		/* Backwards: the order of the elements is no matter. */
 		for (i = 0; i < n / 2; i++)
 			x = a[i], a[i] = a[n - 1 - i], a[n - 1 - i] = x;
@@ -175,7 +197,8 @@ main(void)
 		bad += memcmp(sa, sb, sizeof sa) != 0;
 	}
 	tap_ok(bad == 0, "the builder keeps the least distinct values up to "
-	    "its bound, in any order (%zu of 600 differ)", bad);
+	    "its bound, in any order, one by one or at once (%zu of 1000 "
+	    "differ)", bad);
 
 	/* Small texts compare exactly. */
 	pair(&state, 10, 0, 5, a, &na, b, &nb);
