@@ -137,26 +137,43 @@ static const char *const norm_pieces[] = {
 	"the quick brown fox ", "\xe4\xb8\xad\xe6\x96\x87\xe5\xad\x97",
 };
 
-static void
-check_normalize(void)
+/* A pass over text: in[0..len) to out. */
+typedef void text_pass(const char *, size_t, struct nsd_buf *);
+
+/*
+ * The number of ROUNDS random texts of pieces (up to max of them, and up
+ * to long_max every tenth text) on which pass and its reference differ.
+ */
+static unsigned
+differ(text_pass *pass, text_pass *reference, const char *const *pieces,
+    size_t npieces, unsigned max, unsigned long_max)
 {
 	struct nsd_buf	 text = { 0 }, got = { 0 }, want = { 0 };
 	unsigned	 i, bad = 0;
 
 	for (i = 0; i < ROUNDS; i++) {
-		random_text(&text, norm_pieces,
-		    sizeof norm_pieces / sizeof norm_pieces[0], 120);
-		nsd_text_normalize(text.data, text.len, &got);
-		normalize_plainly(text.data, text.len, &want);
-		if (got.len != want.len ||
-		    memcmp(got.data, want.data, got.len) != 0)
-			bad++;
+		random_text(&text, pieces, npieces,
+		    i % 10 == 0 ? long_max : max);
+		pass(text.data, text.len, &got);
+		reference(text.data, text.len, &want);
+		bad += got.len != want.len ||
+		    memcmp(got.data, want.data, want.len) != 0;
 	}
-	tap_ok(bad == 0, "normalize agrees with the definition on %u random "
-	    "texts (%u differ)", ROUNDS, bad);
 	nsd_buf_free(&text);
 	nsd_buf_free(&got);
 	nsd_buf_free(&want);
+	return (bad);
+}
+
+static void
+check_normalize(void)
+{
+	unsigned	 bad;
+
+	bad = differ(nsd_text_normalize, normalize_plainly, norm_pieces,
+	    sizeof norm_pieces / sizeof norm_pieces[0], 120, 120);
+	tap_ok(bad == 0, "normalize agrees with the definition on %u random "
+	    "texts (%u differ)", ROUNDS, bad);
 }
 
 /* What the splitter looks at: delimiters and their look-alikes. */
@@ -242,30 +259,25 @@ static const char *const tag_pieces[] = {
 	"0123456789abcdefghijklmnopqrstuv",
 };
 
+/* nsd_text_strip_tags() as a pass from one buffer to another. */
+static void
+strip_tags_copy(const char *s, size_t len, struct nsd_buf *out)
+{
+	out->len = 0;
+	nsd_buf_append(out, s, len);
+	nsd_text_strip_tags(out);
+}
+
 static void
 check_strip_tags(void)
 {
-	struct nsd_buf	 text = { 0 }, got = { 0 }, want = { 0 };
-	unsigned	 i, bad = 0;
+	unsigned	 bad;
 
-	for (i = 0; i < ROUNDS; i++) {
-		/* Now and then longer than a tag may be. */
-		random_text(&text, tag_pieces,
-		    sizeof tag_pieces / sizeof tag_pieces[0],
-		    i % 10 == 0 ? 400 : 60);
-		got.len = 0;
-		nsd_buf_append(&got, text.data, text.len);
-		nsd_text_strip_tags(&got);
-		strip_tags_plainly(text.data, text.len, &want);
-		if (got.len != want.len ||
-		    memcmp(got.data, want.data, want.len) != 0)
-			bad++;
-	}
+	/* Now and then longer than a tag may be. */
+	bad = differ(strip_tags_copy, strip_tags_plainly, tag_pieces,
+	    sizeof tag_pieces / sizeof tag_pieces[0], 60, 400);
 	tap_ok(bad == 0, "tags read as spaces as a byte-at-a-time loop reads "
 	    "them, in %u random texts (%u differ)", ROUNDS, bad);
-	nsd_buf_free(&text);
-	nsd_buf_free(&got);
-	nsd_buf_free(&want);
 }
 
 /* The bytes of s[from..to) that are not spaces or newlines. */
