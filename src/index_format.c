@@ -105,38 +105,6 @@ nsd_ids_record_clean(const unsigned char *rec, uint32_t len)
 	return (1);
 }
 
-uint64_t
-nsd_le64(const void *p)
-{
-	uint64_t	 v;
-
-	memcpy(&v, p, sizeof v);
-	return (le64toh(v));
-}
-
-uint32_t
-nsd_le32(const void *p)
-{
-	uint32_t	 v;
-
-	memcpy(&v, p, sizeof v);
-	return (le32toh(v));
-}
-
-void
-nsd_put_le64(void *p, uint64_t v)
-{
-	v = htole64(v);
-	memcpy(p, &v, sizeof v);
-}
-
-void
-nsd_put_le32(void *p, uint32_t v)
-{
-	v = htole32(v);
-	memcpy(p, &v, sizeof v);
-}
-
 /*
  * Swap every field between host and disk order; the same function both
  * ways, since a byte swap is its own inverse (and nothing on little-endian
