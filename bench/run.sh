@@ -1179,7 +1179,10 @@ real_section() {
 		printf '(the ids prefixed `rROUND:`), the last cut at a line'"'"'s '
 		printf 'end, '
 	else
-		printf 'reused from %s: ' "${REAL_FILE[all]}"
+		printf 'reused from %s, which an earlier run with ' \
+		    "${REAL_FILE[all]}"
+		printf -- '--keep-corpus made in rounds of nsd-repost as the '
+		printf 'top of bench/run.sh says: '
 	fi
 	printf '%s records, %s of them copies made by nsd-repost (an id ' \
 	    "$(wc -l <"${REAL_FILE[all]}")" \
