@@ -472,23 +472,13 @@ struct flat_blocks {
 	uint32_t	 mask;
 };
 
-/* The number of bits set in a 16-bit mask (no POPCNT in baseline x86-64). */
-static inline unsigned
-ones16(unsigned m)
-{
-	m = m - ((m >> 1) & 0x5555);
-	m = (m & 0x3333) + ((m >> 2) & 0x3333);
-	m = (m + (m >> 4)) & 0x0F0F;
-	return ((m + (m >> 8)) & 0x1F);
-}
-
 /* Where offset x of the text is in the copy. */
 static inline size_t
 flat_offset(const struct flat_blocks *fb, size_t x)
 {
 	const struct flat_blocks *b = &fb[x >> 4];
 
-	return (b->kept + ones16(b->mask & ((1u << (x & 15)) - 1)));
+	return (b->kept + nsd_popcount64(b->mask & ((1u << (x & 15)) - 1)));
 }
 
 #if NSD_HAVE_AVX2
