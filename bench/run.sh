@@ -527,10 +527,20 @@ db_files="$db $db.ids $db.log $db.lock $db.stage $db.next $db.filter $db.undo $d
 db_rm=$(printf '%q ' $db_files)
 db_rm="rm -f ${db_rm% }"
 ref_rows=(cat wc jq awk)
-CMD[cat]="cat $(q "$big") > /dev/null"
-CMD[wc]="wc -l $(q "$big") > /dev/null"
-CMD[jq]="jq -c . $(q "$big") > /dev/null"
-CMD[awk]="awk '!seen[\$0]++' $(q "$big") > /dev/null"
+# The shell command of reference $1 (cat, wc, jq or awk) reading file $2.
+ref_cmd() {
+	local f
+	f=$(q "$2")
+	case $1 in
+	cat) echo "cat $f > /dev/null" ;;
+	wc) echo "wc -l $f > /dev/null" ;;
+	jq) echo "jq -c . $f > /dev/null" ;;
+	awk) echo "awk '!seen[\$0]++' $f > /dev/null" ;;
+	esac
+}
+for r in "${ref_rows[@]}"; do
+	CMD[$r]=$(ref_cmd "$r" "$big")
+done
 nsd_rows=()
 for m in "${methods[@]}"; do
 	for d in mem db; do
@@ -800,7 +810,7 @@ fi
 # The real-text corpus (see the top): made, or reused from $TMPDIR/bench,
 # when the shared corpora are there; REAL_MISSING says why not otherwise.
 real_rows=() REAL_MISSING=
-declare -A REAL_FILE REAL_BYTES REAL_MED REAL_CMD REAL_REF
+declare -A REAL_FILE REAL_BYTES REAL_MED REAL_CMD
 real_texts=(all en zh)
 real_gz=()
 if [ -d "$NSD_SHARED_DATA" ]; then
@@ -821,13 +831,15 @@ real_corpus_write() {
 	local path=$1 want round=0 have=0 n
 	want=$(to_bytes "$real_size")
 	: >"$path"
+	gzip -dc "${real_gz[@]}" >"$tmp/shared.jsonl" ||
+		die "cannot decompress the shared corpora"
 	while [ "$have" -lt "$want" ]; do
 		round=$((round + 1))
 		# Whole, then cut: a reader that stops early would fail the
 		# writers of the pipeline with SIGPIPE.
-		gzip -dc "${real_gz[@]}" |
-		    "$NSD_REPOST" --seed $((seed * 1000 + round)) --verbose \
-		    >"$tmp/round.jsonl" 2>>"$tmp/repost.log" ||
+		"$NSD_REPOST" --seed $((seed * 1000 + round)) --verbose \
+		    "$tmp/shared.jsonl" >"$tmp/round.jsonl" \
+		    2>>"$tmp/repost.log" ||
 			die "nsd-repost failed: $(tail -n 1 "$tmp/repost.log")"
 		LC_ALL=C awk -v need=$((want - have)) -v r="$round" '
 		    substr($0, 1, 7) == "{\"id\":\"" {
@@ -840,6 +852,7 @@ real_corpus_write() {
 		[ "$n" -gt "$have" ] || die "nsd-repost wrote nothing"
 		have=$n
 	done
+	rm -f "$tmp/shared.jsonl"
 	REAL_ROUNDS=$round
 }
 
@@ -870,12 +883,9 @@ if [ -z "$REAL_MISSING" ]; then
 		f=$(q "${REAL_FILE[$t]}")
 		# The references on each text; nsdedup at -j1 on each, and at
 		# -j2 on the whole.
-		REAL_REF[$t-cat]="cat $f > /dev/null"
-		REAL_REF[$t-jq]="jq -c . $f > /dev/null"
-		REAL_REF[$t-awk]="awk '!seen[\$0]++' $f > /dev/null"
 		for r in cat jq awk; do
 			real_rows+=("$t-$r")
-			REAL_CMD[$t-$r]=${REAL_REF[$t-$r]}
+			REAL_CMD[$t-$r]=$(ref_cmd "$r" "${REAL_FILE[$t]}")
 		done
 		for m in "${methods[@]}"; do
 			margs=(--annotate)
