@@ -58,11 +58,11 @@
  *            changed, and a digit changed; half of them get a footer.
  *
  * A changed character is a typo (a letter or a Han character replaced by
- * another), a digit of a number changed, or in Chinese a simplified
- * character written in its traditional form (国 as 國); none changes a
- * sentence's length.  Full-width and half-width forms are not swapped:
- * nsdedup's normalization folds them, so such a swap would change nothing
- * either method compares.
+ * another), a digit of a number changed, or in Chinese a character
+ * replaced by one that looks like it (未 as 末); none changes a sentence's
+ * length.  Full-width and half-width forms are not swapped, and neither
+ * are Simplified and Traditional ones (国 and 國): nsdedup's normalization
+ * folds them, so such a swap would change nothing any method compares.
  *
  * With --truth FILE, each repost's id, its source's id and its kind are
  * written to FILE, one tab-separated line per repost.
@@ -456,16 +456,14 @@ static const char zh_surnames[] =
 static const char zh_place_end[] = "市县镇区村港湾州";
 
 /*
- * Simplified characters and their traditional forms, in pairs: an edit may
- * write one of the first in the form of the second.
+ * Characters that are mistaken for others that look like them, in pairs:
+ * an edit may write the first of a pair as the second. No two of a pair
+ * are forms of one character that Han folding would make the same.
  */
-static const char zh_traditional[] =
-	"国國发發会會说說时時对對经經这這个個们們来來为為进進业業开開区區"
-	"长長东東门門车車马馬书書学學员員问問关關动動电電报報机機万萬农農"
-	"务務现現与與记記头頭应應实實后後过過还還产產种種样樣间間点點体體"
-	"见見题題节節线線设設场場县縣乡鄉镇鎮铁鐵华華湾灣价價济濟环環让讓"
-	"条條项項亿億费費医醫园園购購网網划劃岁歲里裡处處级級图圖边邊认認"
-	"数數听聽战戰气氣总總议議饭飯鱼魚鸟鳥";
+static const char zh_lookalike[] =
+	"人入大太日曰己已未末王玉白百千干午牛土士田由木本见贝今令候侯拔拨"
+	"准淮折拆问间运远体休名各石右才寸万方儿几主王自白目且由甲另叧拿拳"
+	"坐座晴睛请情清青线钱话活象像须需带滞做作以已";
 
 #define NELEMS(a)	(sizeof(a) / sizeof((a)[0]))
 /* The number of characters in a table of three-byte characters. */
@@ -649,7 +647,7 @@ lexicon_build(void)
 	if (!han_table_ok(zh_common, sizeof(zh_common) - 1) ||
 	    !han_table_ok(zh_surnames, sizeof(zh_surnames) - 1) ||
 	    !han_table_ok(zh_place_end, sizeof(zh_place_end) - 1) ||
-	    !han_table_ok(zh_traditional, sizeof(zh_traditional) - 1))
+	    !han_table_ok(zh_lookalike, sizeof(zh_lookalike) - 1))
 		fatal("a character table holds more than Han characters");
 	for (r = 0; r < 1U << LEX_BITS; r++) {
 		state.state = 0x5eed1e8100000000ULL + r;
@@ -1188,11 +1186,11 @@ edit_typo(struct buf *b, size_t from, enum lang lang)
 }
 
 /*
- * Write one character of b[from..) that has a traditional form in that
- * form.  Returns 0 when there is none.
+ * Write one character of b[from..) that has a look-alike as its
+ * look-alike.  Returns 0 when there is none.
  */
 static int
-edit_traditional(struct buf *b, size_t from)
+edit_lookalike(struct buf *b, size_t from)
 {
 	size_t len = b->len - from, k, j, n = 0, pick = 0;
 	unsigned char *s = (unsigned char *)b->p + from;
@@ -1201,15 +1199,15 @@ edit_traditional(struct buf *b, size_t from)
 	for (k = 0; k + 2 < len; k++) {
 		if (!is_han(s, len, k))
 			continue;
-		for (j = 0; j < sizeof(zh_traditional) - 1; j += 6)
-			if (memcmp(s + k, zh_traditional + j, 3) == 0)
+		for (j = 0; j < sizeof(zh_lookalike) - 1; j += 6)
+			if (memcmp(s + k, zh_lookalike + j, 3) == 0)
 				break;
-		if (j >= sizeof(zh_traditional) - 1)
+		if (j >= sizeof(zh_lookalike) - 1)
 			continue;
 		/* Reservoir sampling: the n-th of them replaces with 1/n. */
 		if (rng_below((uint32_t)++n) == 0) {
 			pick = k;
-			hit = zh_traditional + j + 3;
+			hit = zh_lookalike + j + 3;
 		}
 	}
 	if (hit == NULL)
@@ -1220,7 +1218,7 @@ edit_traditional(struct buf *b, size_t from)
 
 /*
  * Change one character of the sentence b[from..), keeping its length: a
- * digit of a number, a typo, or in Chinese a traditional form, each about
+ * digit of a number, a typo, or in Chinese a look-alike, each about
  * a third of the time when the sentence has one to change.
  */
 static void
@@ -1232,7 +1230,7 @@ edit_char(struct buf *b, size_t from, enum lang lang)
 			return;
 		break;
 	case 1:
-		if (lang == LANG_ZH && edit_traditional(b, from))
+		if (lang == LANG_ZH && edit_lookalike(b, from))
 			return;
 		break;
 	default:
@@ -1570,7 +1568,7 @@ usage(int status)
 	    "                 heavy: in every sentence a typo, a punctuation\n"
 	    "                 mark and a digit, and sometimes a footer.\n"
 	    "                 A character change is a typo, a digit, or in\n"
-	    "                 Chinese a traditional form (国 as 國)\n"
+	    "                 Chinese a look-alike (未 as 末)\n"
 	    "  --truth FILE   write each near-copy's id, its source's id and\n"
 	    "                 its kind (light, edited-longest, edited-every\n"
 	    "                 or edited-heavy) to FILE, one tab-separated\n"

@@ -1824,7 +1824,7 @@ mkdir -p "$(dirname "$out")"
 	printf '*heavy* a typo, a punctuation mark added, dropped or changed '
 	printf 'and a digit in every sentence, and half the time a footer. '
 	printf 'A changed character is a typo, a digit, or in Chinese a '
-	printf 'simplified character in its traditional form. A copy may '
+	printf 'character that looks like it (未 as 末). A copy may '
 	printf 'copy a copy; its true group is the original at the head of '
 	printf 'the chain.\n\n'
 	printf 'Each run is `nsdedup ARGS --only-dups --stats CORPUS`. '

@@ -159,9 +159,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			nsd_buf_append(&in, data + i, k);
 	FUZZ_CHECK(valid(in.data, in.len));
 
-	nsd_text_normalize(in.data, in.len, &norm);
+	nsd_text_normalize(in.data, in.len, &norm, NSD_NORM_VERSION);
 	FUZZ_CHECK(valid(norm.data, norm.len));
-	nsd_text_normalize(norm.data, norm.len, &again);
+	nsd_text_normalize(norm.data, norm.len, &again, NSD_NORM_VERSION);
 	if (again.len != norm.len ||
 	    memcmp(again.data, norm.data, norm.len) != 0)
 		FUZZ_FAIL("normalization is not idempotent");

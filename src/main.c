@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "decompress.h"
+#include "hanfold.h"
 #include "index.h"
 #include "index_format.h"
 #include "index_redis.h"
@@ -846,6 +847,10 @@ print_version(void)
 	for (i = 0; (m = nsd_method_at(i)) != NULL; i++)
 		printf("%s %s", i == 0 ? "" : ",", m->name);
 	printf("; normalization version %d\n", NSD_NORM_VERSION);
+	nsd_hanfold_init();
+	printf("Han folding: %zu characters from OpenCC's dictionaries, "
+	    "checksum %016" PRIx64 "\n", nsd_hanfold_size(),
+	    nsd_hanfold_checksum());
 	printf("compressed inputs: %s\n", nsd_compression_built_in());
 	fputs(copyright, stdout);
 }

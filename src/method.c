@@ -67,7 +67,8 @@ nsd_method_feature_params(const struct nsd_config *cfg,
 
 int
 nsd_method_features_init(struct nsd_method_features *f,
-    const struct nsd_config *cfg, struct nsd_error *err)
+    const struct nsd_config *cfg, const struct nsd_index_params *ip,
+    struct nsd_error *err)
 {
 	struct nsd_simhash_params sp;
 
@@ -75,6 +76,7 @@ nsd_method_features_init(struct nsd_method_features *f,
 	sp.shingle = cfg->shingle;
 	sp.min_features = cfg->min_features;
 	sp.seed = 0;
+	sp.version = ip->norm_version;
 	nsd_simhash_init(&f->simhash, &sp);
 	/* Only its classes of characters are asked for, not its sentences. */
 	f->text = nsd_text_new(NSD_SPLIT_PROSE, err);

@@ -193,7 +193,8 @@ struct nsd_method_features {
 };
 
 int	 nsd_method_features_init(struct nsd_method_features *,
-	    const struct nsd_config *, struct nsd_error *);
+	    const struct nsd_config *, const struct nsd_index_params *,
+	    struct nsd_error *);
 void	 nsd_method_features_free(struct nsd_method_features *);
 
 /*

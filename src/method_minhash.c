@@ -76,7 +76,7 @@ minhash_scanner_new(const struct nsd_config *cfg,
 {
 	struct minhash_scanner *ms = xcalloc(1, sizeof *ms);
 
-	if (nsd_method_features_init(&ms->f, cfg, err) == -1) {
+	if (nsd_method_features_init(&ms->f, cfg, ip, err) == -1) {
 		free(ms);
 		return (NULL);
 	}

@@ -49,8 +49,7 @@ simhash_scanner_new(const struct nsd_config *cfg,
 {
 	struct nsd_method_features *f = xcalloc(1, sizeof *f);
 
-	(void)ip;
-	if (nsd_method_features_init(f, cfg, err) == -1) {
+	if (nsd_method_features_init(f, cfg, ip, err) == -1) {
 		free(f);
 		return (NULL);
 	}

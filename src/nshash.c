@@ -302,7 +302,7 @@ nsd_nshash_compute(struct nsd_nshash *h, const char *text, size_t len,
 
 	h->has_whole = 0;
 	if (!compat) {
-		nsd_text_normalize(text, len, &h->norm);
+		nsd_text_normalize(text, len, &h->norm, h->p.version);
 		if (flat)
 			nsd_text_strip_tags(&h->norm);
 		s = h->norm.data;

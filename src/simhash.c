@@ -4,7 +4,8 @@
  * The definition (pinned by tests/unit/simhash_test.c):
  *
  *  1. The text is normalized as for nshash (the same in versions 1 and 2:
- *     full-width ASCII folded, white space runs collapsed).
+ *     full-width ASCII folded, white space runs collapsed; version 3
+ *     folds Han characters too).
  *  2. It is cut into features. Each code point is of one of three kinds:
  *     - CJK: Han (U+3400..4DBF, U+4E00..9FFF, U+F900..FAFF,
  *       U+20000..3FFFF), Kana (U+3040..30FF, U+31F0..31FF, U+FF66..FF9F)
@@ -60,7 +61,10 @@
  * those (a '\r' when a word or a CJK run ends at one that an ASCII
  * separator does not follow), and the text is then normalized and cut
  * again: normalized text has none of them, so the same cutter reads it to
- * the end, exactly as the definition does.
+ * the end, exactly as the definition does. Han folding (version 3) leaves
+ * every character CJK, and so changes features but not where they are
+ * cut: the lower-cased copy is folded too, and is the text the cutter
+ * reads.
  *
  * The cutter reads a copy of the text with ASCII letters lower-cased,
  * which is the same length and leaves every other byte alone, so that a
@@ -80,6 +84,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "hanfold.h"
 #include "minhash.h"
 #include "simhash.h"
 #include "text.h"
@@ -329,6 +334,7 @@ tables_init(void)
 	uint32_t	 b, c;
 	enum kind	 k;
 
+	nsd_hanfold_init();
 	for (c = 0; c < 128; c++)
 		ascii_kind[c] = raw_kind_of(c);
 	for (b = 0; b < sizeof bmp_kind; b++) {
@@ -468,9 +474,13 @@ shingle_add(struct cutter *c, uint64_t h, unsigned k)
 	c->window[c->words++ % SHINGLE_RING] = h;
 }
 
-/* Copy len bytes of in to out with ASCII letters lower-cased, then PAD. */
-static void
-lower_copy(const char *in, size_t len, struct nsd_buf *out)
+/*
+ * Copy len bytes of in to out with ASCII letters lower-cased, and Han
+ * characters folded when fold is set (version 3), then PAD spaces.
+ * Returns the length of the copy, before PAD.
+ */
+static size_t
+lower_copy(const char *in, size_t len, struct nsd_buf *out, int fold)
 {
 	unsigned char	*o;
 	size_t		 i = 0;
@@ -496,8 +506,11 @@ lower_copy(const char *in, size_t len, struct nsd_buf *out)
 #endif
 	for (; i < len; i++)
 		o[i] = in[i] >= 'A' && in[i] <= 'Z' ? in[i] | 0x20 : in[i];
+	if (fold)
+		len = nsd_hanfold_text(out->data, len);
 	memset(o + len, ' ', PAD);
 	out->len = len;
+	return (len);
 }
 
 /*
@@ -645,15 +658,15 @@ cut_text(struct nsd_simhash *sh, struct cutter *c, const char *text,
 		    const unsigned char *, size_t) =
 		    binning ? cut_binning : cut_voting;
 
-	size_t	 n = len;
+	size_t	 n;
 
 	pthread_once(&tables_once, tables_init);
 	c->unbounded = 0;
-	lower_copy(text, len, &sh->lower);
-	if (!cutf(&sh->p, c, (unsigned char *)sh->lower.data, len)) {
-		nsd_text_normalize(text, len, &sh->norm);
-		lower_copy(sh->norm.data, sh->norm.len, &sh->lower);
-		n = sh->norm.len;
+	n = lower_copy(text, len, &sh->lower, sh->p.version >= 3);
+	if (!cutf(&sh->p, c, (unsigned char *)sh->lower.data, n)) {
+		/* Normalized, it is folded already. */
+		nsd_text_normalize(text, len, &sh->norm, sh->p.version);
+		n = lower_copy(sh->norm.data, sh->norm.len, &sh->lower, 0);
 		if (!cutf(&sh->p, c, (unsigned char *)sh->lower.data, n))
 			assert(!"normalized text is cut whole");
 	}

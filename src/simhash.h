@@ -33,6 +33,7 @@ struct nsd_simhash_params {
 	unsigned	 shingle;	/* words per feature elsewhere */
 	unsigned	 min_features;	/* fewer: nothing to compare */
 	uint64_t	 seed;		/* XXH3 seed */
+	unsigned	 version;	/* of normalization (text.h) */
 };
 
 struct nsd_simhash {

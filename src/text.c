@@ -19,6 +19,7 @@
 #endif
 
 #include "cpu.h"
+#include "hanfold.h"
 #include "text.h"
 #include "utf8.h"
 
@@ -323,7 +324,8 @@ seq_bytes(unsigned char lead)
 }
 
 void
-nsd_text_normalize(const char *in, size_t len, struct nsd_buf *out)
+nsd_text_normalize(const char *in, size_t len, struct nsd_buf *out,
+    unsigned version)
 {
 	const unsigned char	*p = (const unsigned char *)in, *end = p + len;
 	enum space_kind		 run, kind;
@@ -404,6 +406,8 @@ nsd_text_normalize(const char *in, size_t len, struct nsd_buf *out)
 		p += n;
 	}
 	out->len = o - start;
+	if (version >= 3)
+		out->len = nsd_hanfold_text(out->data, out->len);
 }
 
 /* The length of the tag at s[0..len), which starts with '<', or 0. */

@@ -27,7 +27,7 @@
  * The newest version, which new indexes record, and the oldest one still
  * read: an index keeps the version it was made with (see nshash.c).
  */
-#define NSD_NORM_VERSION	2
+#define NSD_NORM_VERSION	3
 #define NSD_NORM_OLDEST		1
 
 /*
@@ -56,12 +56,14 @@ struct nsd_text	*nsd_text_new(enum nsd_split_rule, struct nsd_error *);
 void		 nsd_text_free(struct nsd_text *);
 
 /*
- * Replace out's contents with the normalization of in (the same in every
- * version).
- * simhash.c cuts text without normalizing it where that changes no
- * feature, knowing what normalization changes: keep the two in step.
+ * Replace out's contents with the normalization of in by the version:
+ * versions 1 and 2 normalize alike, and version 3 then folds Han
+ * characters (hanfold.h). Output is never longer than input.
+ * simhash.c cuts text without normalizing where that changes no feature,
+ * knowing what normalization changes: keep the two in step.
  */
-void	 nsd_text_normalize(const char *, size_t, struct nsd_buf *);
+void	 nsd_text_normalize(const char *, size_t, struct nsd_buf *,
+	    unsigned);
 
 /*
  * Read every markup tag of normalized text in buf (a '<', then a letter,

@@ -29,14 +29,15 @@ load helpers
 	run_nsd --version
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
-	[ "${#lines[@]}" -eq 7 ]
+	[ "${#lines[@]}" -eq 8 ]
 	[ "${lines[0]}" = "nsdedup 0.2.0" ]
-	[[ "${lines[1]}" == "fingerprints: nshash, simhash, minhash; normalization version "[0-9]* ]]
-	[[ "${lines[2]}" == "compressed inputs: "* ]]
-	[ "${lines[3]}" = "Copyright (C) 2026 The nsdedup authors." ]
-	[ "${lines[4]}" = "License ISC: see the file COPYING that comes with the sources." ]
-	[ "${lines[5]}" = "This is free software: you are free to change and redistribute it." ]
-	[ "${lines[6]}" = "There is NO WARRANTY, to the extent permitted by law." ]
+	[ "${lines[1]}" = "fingerprints: nshash, simhash, minhash; normalization version 3" ]
+	[[ "${lines[2]}" == "Han folding: "* ]]
+	[[ "${lines[3]}" == "compressed inputs: "* ]]
+	[ "${lines[4]}" = "Copyright (C) 2026 The nsdedup authors." ]
+	[ "${lines[5]}" = "License ISC: see the file COPYING that comes with the sources." ]
+	[ "${lines[6]}" = "This is free software: you are free to change and redistribute it." ]
+	[ "${lines[7]}" = "There is NO WARRANTY, to the extent permitted by law." ]
 	# The licence it names is the one the sources hold.
 	grep -qx 'Copyright (c) 2026 The nsdedup authors' "$TOP_SRCDIR/COPYING"
 	grep -q '^Permission to use, copy, modify, and distribute this software for any$' \

@@ -574,7 +574,7 @@ old_version_round_trip() {
 	[ "${lines[0]}" = "index:         x" ]
 	[[ "${lines[1]}" =~ ^format:\ +version\ 8\ \(header\ copy\ [AB]\ in\ use\)$ ]]
 	expect_eq "$(info_field parameters)" \
-	    "--method nshash --sentences 4 --min-length 25, normalization 2"
+	    "--method nshash --sentences 4 --min-length 25, normalization 3"
 	expect_eq "$(info_field records)" 40
 	expect_eq "$(info_field groups)" "$groups"
 	expect_eq "$(info_field entries)" \
@@ -626,7 +626,7 @@ old_version_round_trip() {
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	expect_eq "$(info_field parameters)" \
-	    "--method nshash --sentences 5 --min-length 30 --compat=nshash, normalization 2"
+	    "--method nshash --sentences 5 --min-length 30 --compat=nshash, normalization 3"
 	# Parameters given with --db-info are not compared: it only describes.
 	run_nsd --db x --db-info -n 3
 	[ "$status" -eq 0 ]

@@ -215,7 +215,7 @@ d a"
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	expect_eq "${lines[1]%% (*}" "format:        version 8"
-	expect_eq "${lines[2]}" "parameters:    --method minhash --threshold 0.8 --ngram 3 --shingle 2 --min-features 8 (64 bins, 8 bands of 6), normalization 2"
+	expect_eq "${lines[2]}" "parameters:    --method minhash --threshold 0.8 --ngram 3 --shingle 2 --min-features 8 (64 bins, 8 bands of 6), normalization 3"
 	expect_eq "${lines[4]}" "groups:        1"
 }
 

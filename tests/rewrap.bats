@@ -109,10 +109,10 @@ chinese() {
 	b=$(english ' ')
 	record a "$a" >a.jsonl
 	record b "$b" >b.jsonl
-	# Made new: version 2, and the copy is found.
+	# Made new: version 3, and the copy is found.
 	"$NSDEDUP" --db new.nsd a.jsonl >/dev/null
 	run_nsd --db new.nsd --db-info
-	[[ "$output" == *", normalization 2"* ]]
+	[[ "$output" == *", normalization 3"* ]]
 	run_nsd --db new.nsd --no-update b.jsonl
 	[ "$status" -eq 0 ]
 	[[ "$output" == *'"similar_id":"a","is_dup":true}' ]]
@@ -135,11 +135,11 @@ chinese() {
 
 @test "an index of a newer normalization version is refused, saying so" {
 	"$NSDEDUP" --db x.nsd </dev/null >/dev/null
-	"$NSD_INDEX_DUMP" --set-u32 68 3 x.nsd
+	"$NSD_INDEX_DUMP" --set-u32 68 4 x.nsd
 	cp x.nsd keep
 	run_nsd --db x.nsd /dev/null
 	[ "$status" -eq 7 ]
 	[ -z "$output" ]
-	expect_eq "$stderr" "nsdedup: x.nsd: the index was made with normalization version 3, newer than this nsdedup knows (2); use a newer nsdedup"
+	expect_eq "$stderr" "nsdedup: x.nsd: the index was made with normalization version 4, newer than this nsdedup knows (3); use a newer nsdedup"
 	cmp x.nsd keep
 }

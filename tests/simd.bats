@@ -38,7 +38,7 @@ levels() {
 @test "the unit tests and the fuzzing replays pass with each version" {
 	for level in $(levels); do
 		for t in json_test nshash_test simhash_test sketch_test \
-		    minhash_test; do
+		    minhash_test hanfold_test; do
 			run --separate-stderr env NSDEDUP_SIMD="$level" \
 			    "$UNIT_TESTS/$t"
 			[ "$status" -eq 0 ] ||

@@ -363,13 +363,13 @@ info_field() {
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	expect_eq "$(info_field parameters)" \
-	    '--method simhash --distance 2 --ngram 2 --shingle 3 --min-features 8 (6 block tables), normalization 2'
+	    '--method simhash --distance 2 --ngram 2 --shingle 3 --min-features 8 (6 block tables), normalization 3'
 	"$NSDEDUP" -m simhash --ngram 3 --shingle 2 --min-features 5 --db y \
 	    a.jsonl > /dev/null
 	run_nsd --db y --db-info
 	[ "$status" -eq 0 ]
 	expect_eq "$(info_field parameters)" \
-	    '--method simhash --distance 3 --ngram 3 --shingle 2 --min-features 5 (10 block tables), normalization 2'
+	    '--method simhash --distance 3 --ngram 3 --shingle 2 --min-features 5 (10 block tables), normalization 3'
 }
 
 @test "--no-update adds nothing, finds near-copies within the run, prints what a writer prints" {

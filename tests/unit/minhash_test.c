@@ -25,6 +25,7 @@
 #include "minhash.h"
 #include "simhash.h"
 #include "tap.h"
+#include "text.h"
 
 /* --- The reference --- */
 
@@ -217,7 +218,7 @@ static const struct {
 int
 main(int argc, char **argv)
 {
-	struct nsd_simhash_params p = { 3, 2, 1, 0 };
+	struct nsd_simhash_params p = { 3, 2, 1, 0, NSD_NORM_VERSION };
 	struct nsd_simhash	 sh;
 	uint64_t		 min[NSD_MINHASH_BINS];
 	unsigned char		 sig[NSD_MINHASH_SIG_BYTES], sig2[sizeof sig];

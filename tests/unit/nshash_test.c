@@ -41,7 +41,8 @@ check_normalize(void)
 	size_t		 i;
 
 	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		nsd_text_normalize(cases[i].in, strlen(cases[i].in), &out);
+		nsd_text_normalize(cases[i].in, strlen(cases[i].in), &out,
+		    NSD_NORM_VERSION);
 		tap_ok(out.len == strlen(cases[i].want) &&
 		    memcmp(out.data, cases[i].want, out.len) == 0,
 		    "normalize: %s", cases[i].what);

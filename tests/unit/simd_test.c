@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "cpu.h"
+#include "hanfold.h"
 #include "json.h"
 #include "nshash.h"
 #include "tap.h"
@@ -89,10 +90,12 @@ space_kind(uint32_t c)
 /*
  * Normalization as the definition says it: '\r' dropped, full-width ASCII
  * folded, every run of white space one space, or one newline when it holds
- * a line break, and none at either end.
+ * a line break, and none at either end; by version 3, every code point
+ * folded as nsd_hanfold() says.
  */
 static void
-normalize_plainly(const char *in, size_t len, struct nsd_buf *out)
+normalize_plainly_by(const char *in, size_t len, struct nsd_buf *out,
+    unsigned version)
 {
 	const unsigned char	*s = (const unsigned char *)in;
 	size_t			 i = 0, n;
@@ -117,10 +120,39 @@ normalize_plainly(const char *in, size_t len, struct nsd_buf *out)
 		run = 0;
 		if (c >= 0xFF01 && c <= 0xFF5E)
 			nsd_buf_putc(out, (char)(c - 0xFEE0));
-		else
+		else if (version >= 3) {
+			nsd_buf_reserve(out, out->len + 4);
+			out->len += nsd_utf8_encode(nsd_hanfold(c),
+			    out->data + out->len);
+		} else
 			nsd_buf_append(out, s + i, n);
 		i += n;
 	}
+}
+
+static void
+normalize_plainly(const char *in, size_t len, struct nsd_buf *out)
+{
+	normalize_plainly_by(in, len, out, 2);
+}
+
+static void
+fold_plainly(const char *in, size_t len, struct nsd_buf *out)
+{
+	nsd_hanfold_init();
+	normalize_plainly_by(in, len, out, 3);
+}
+
+static void
+normalize(const char *in, size_t len, struct nsd_buf *out)
+{
+	nsd_text_normalize(in, len, out, 2);
+}
+
+static void
+normalize_folding(const char *in, size_t len, struct nsd_buf *out)
+{
+	nsd_text_normalize(in, len, out, 3);
 }
 
 /* What normalization looks at, and some characters it does not. */
@@ -135,6 +167,15 @@ static const char *const norm_pieces[] = {
 	"\xef\xbc\xa1", "\xef\xbd\x9e", "\xef\xbd\x9f", "\xef\xbc\x80",
 	"\xef\xbf\xbd", "\xf0\x9f\x98\x80",
 	"the quick brown fox ", "\xe4\xb8\xad\xe6\x96\x87\xe5\xad\x97",
+	/*
+	 * What folds: Traditional 體 and 發, Taiwan's 著, and in four
+	 * bytes U+2B37F (to three) and U+2005E (to four); and a Traditional
+	 * phrase of six.
+	 */
+	"\xe9\xab\x94", "\xe7\x99\xbc", "\xe8\x91\x97",
+	"\xf0\xab\x8d\xbf", "\xf0\xa0\x81\x9e",
+	"\xe9\x80\x99\xe5\x80\x8b\xe8\xbb\x9f\xe9\xab\x94"
+	"\xe7\x9a\x84\xe9\x96\x8b",
 };
 
 /* A pass over text: in[0..len) to out. */
@@ -170,10 +211,54 @@ check_normalize(void)
 {
 	unsigned	 bad;
 
-	bad = differ(nsd_text_normalize, normalize_plainly, norm_pieces,
+	bad = differ(normalize, normalize_plainly, norm_pieces,
 	    sizeof norm_pieces / sizeof norm_pieces[0], 120, 120);
 	tap_ok(bad == 0, "normalize agrees with the definition on %u random "
 	    "texts (%u differ)", ROUNDS, bad);
+	bad = differ(normalize_folding, fold_plainly, norm_pieces,
+	    sizeof norm_pieces / sizeof norm_pieces[0], 120, 120);
+	tap_ok(bad == 0, "normalize by version 3 (Han folded) agrees with "
+	    "the definition on %u random texts (%u differ)", ROUNDS, bad);
+}
+
+/*
+ * Runs of Han characters of three bytes at every offset from the start
+ * and of every length, each before one of four bytes (which folds to
+ * three, or to four) and more of three: the AVX2 fold takes eight of three
+ * at once, and must take none of four for one.
+ */
+static void
+check_fold_runs(void)
+{
+	static const char *const four[] = {
+		"\xf0\xab\x8d\xbf", "\xf0\xa0\x81\x9e"
+	};
+	struct nsd_buf	 text = { 0 }, got = { 0 }, want = { 0 };
+	unsigned	 off, run, k, f, bad = 0, n = 0;
+
+	for (f = 0; f < 2; f++)
+		for (off = 0; off < 36; off++)
+			for (run = 0; run < 24; run++) {
+				text.len = 0;
+				for (k = 0; k < off; k++)
+					nsd_buf_putc(&text, 'a');
+				for (k = 0; k < run; k++)
+					nsd_buf_append(&text, k % 2 ?
+					    "\xe9\xab\x94" : "\xe4\xb8\xad", 3);
+				nsd_buf_append(&text, four[f], 4);
+				for (k = 0; k < 16; k++)
+					nsd_buf_append(&text, "\xe7\x99\xbc", 3);
+				normalize_folding(text.data, text.len, &got);
+				fold_plainly(text.data, text.len, &want);
+				bad += got.len != want.len ||
+				    memcmp(got.data, want.data, want.len) != 0;
+				n++;
+			}
+	nsd_buf_free(&text);
+	nsd_buf_free(&got);
+	nsd_buf_free(&want);
+	tap_ok(bad == 0, "Han folding of runs of three-byte characters before "
+	    "a four-byte one, at every offset: %u of %u differ", bad, n);
 }
 
 /* What the splitter looks at: delimiters and their look-alikes. */
@@ -551,6 +636,7 @@ main(void)
 
 	printf("# versions in use: %s\n", names[nsd_simd()]);
 	check_normalize();
+	check_fold_runs();
 	check_split();
 	check_strip_tags();
 	check_flatten();

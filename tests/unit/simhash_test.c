@@ -155,7 +155,7 @@ ref_simhash(const char *text, const struct nsd_simhash_params *p,
 	unsigned		 b;
 
 	memset(&v, 0, sizeof v);
-	nsd_text_normalize(text, strlen(text), &norm);
+	nsd_text_normalize(text, strlen(text), &norm, p->version);
 	s = (const unsigned char *)norm.data;
 	/* Code points: their offsets (one more, the end) and kinds. */
 	off = malloc((norm.len + 1) * sizeof off[0]);
@@ -218,7 +218,8 @@ static size_t
 simhash(const char *text, unsigned ngram, unsigned shingle, unsigned min,
     uint64_t seed, uint64_t *fp)
 {
-	struct nsd_simhash_params p = { ngram, shingle, min, seed };
+	struct nsd_simhash_params p = { ngram, shingle, min, seed,
+	    NSD_NORM_VERSION };
 
 	nsd_simhash_free(&sh);
 	nsd_simhash_init(&sh, &p);
@@ -231,7 +232,8 @@ static int
 agrees(const char *text, unsigned ngram, unsigned shingle, unsigned min,
     uint64_t seed)
 {
-	struct nsd_simhash_params p = { ngram, shingle, min, seed };
+	struct nsd_simhash_params p = { ngram, shingle, min, seed,
+	    NSD_NORM_VERSION };
 	uint64_t	 got, want = UNSET;
 	size_t		 n, m;
 
@@ -297,7 +299,7 @@ static const struct golden goldens[] = {
 static void
 check_golden(void)
 {
-	const struct nsd_simhash_params p = { 2, 3, 8, 0 };
+	const struct nsd_simhash_params p = { 2, 3, 8, 0, NSD_NORM_VERSION };
 	uint64_t	 fp, want;
 	size_t		 i, n;
 
@@ -513,7 +515,7 @@ check_random(void)
  * Pieces that normalization changes, and some it leaves alone beside them:
  * '\r', U+1680, full-width digits, letters and punctuation (U+FF10, FF19,
  * FF21, FF3A, FF41, FF5A; FF0C, FF01, FF5E; FF5F and FF00, not folded),
- * other white space, words and CJK.
+ * other white space, words and CJK, and Han characters that fold.
  */
 static const char *const norm_pieces[] = {
 	"\r", "\r", "\r\n", "\r\r", "a", "Bc", "DEF", "x1", "9",
@@ -523,6 +525,12 @@ static const char *const norm_pieces[] = {
 	"\xe2\x80\xa8", "\xc2\x85", "\xc2\xa0", "\xe3\x80\x80", " ", "\t",
 	"\n", "\xe4\xb8\xad", "\xe6\x96\x87", "\xe3\x82\xab", "\xc3\xa9",
 	"\xe3\x80\x82",
+	/*
+	 * Han folding (version 3): Traditional 體 and 發, and in four bytes
+	 * U+2B37F (which folds to three) and U+2005E (to four).
+	 */
+	"\xe9\xab\x94", "\xe7\x99\xbc", "\xf0\xab\x8d\xbf",
+	"\xf0\xa0\x81\x9e",
 };
 
 /*
@@ -556,7 +564,7 @@ check_normalization(void)
 			bad++;
 			break;
 		}
-		nsd_text_normalize(text, len, &norm);
+		nsd_text_normalize(text, len, &norm, NSD_NORM_VERSION);
 		nsd_buf_putc(&norm, '\0');
 		na = simhash(text, ngram, shingle, 1, 0, &a);
 		nb = simhash(norm.data, ngram, shingle, 1, 0, &b);
@@ -568,8 +576,8 @@ check_normalization(void)
 		}
 	}
 	nsd_buf_free(&norm);
-	tap_ok(bad == 0, "'\\r', U+1680, full-width forms, white space: "
-	    "the reference agrees, and so does the normalized text");
+	tap_ok(bad == 0, "'\\r', U+1680, full-width forms, white space, Han "
+	    "folding: the reference agrees, and so does the normalized text");
 }
 
 /*
