@@ -72,13 +72,21 @@
 # --only negatives, only this part runs (under a minute), and only its
 # section of the report is replaced.
 #
+# And converted copies: Chinese articles of the shared corpora followed by
+# their conversion to the other script by OpenCC's converter (opencc -c
+# s2t.json, t2s.json, s2twp.json: Taiwan's phrases too), each method at
+# its defaults scored on how many copies it finds and what else it flags.
+# Skipped, saying so, without the opencc command.  With --only converted,
+# only this part runs (under a minute), and only its section of the
+# report is replaced.
+#
 # It writes the results as Markdown.  make bench-quality runs it; make
 # bench runs it too.
 #
 # Run it from the top of the build tree:
 #
 #     bench/quality.sh [--size 32M] [--seed 1] [--originals 3000]
-#         [--only touched|mostly-different|negatives]
+#         [--only touched|mostly-different|negatives|converted]
 #         [--out bench/QUALITY.md]
 #
 # e.g. make quality BENCH_QUALITY_FLAGS='--only touched'.
@@ -115,7 +123,7 @@ ngrams=(2 3)
 usage() {
 	cat <<EOF
 usage: $prog [--size SIZE] [--seed N] [--originals N]
-                       [--only touched|mostly-different|negatives]
+                       [--only touched|mostly-different|negatives|converted]
                        [--out FILE]
 
   --size SIZE      size of each generated corpus, K/M/G suffixes
@@ -131,6 +139,8 @@ usage: $prog [--size SIZE] [--seed N] [--originals N]
   --only negatives run only the hard negatives (look-alikes that share a
                    passage or a template, no copies), and replace only
                    their section of the report
+  --only converted run only the Chinese articles converted to the other
+                   script by OpenCC, and replace only their section
   --out FILE       where to write the Markdown report
                    (default bench/QUALITY.md)
 EOF
@@ -168,9 +178,9 @@ done
 	usage_error "invalid --originals '$real_originals'"
 [ -n "$out" ] || usage_error "empty --out"
 case $only in
-''|touched|mostly-different|negatives) ;;
+''|touched|mostly-different|negatives|converted) ;;
 *) usage_error "invalid --only '$only' (valid: touched, mostly-different," \
-    "negatives)" ;;
+    "negatives, converted)" ;;
 esac
 
 script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -868,6 +878,160 @@ if [ "$only" = negatives ]; then
 	mkdir -p "$(dirname "$out")"
 	splice_section "$tmp/negatives.md" "<!-- quality: findings -->"
 	note "wrote the hard negatives' section of $out"
+	exit 0
+fi
+
+# --- Converted copies ----------------------------------------------------
+
+# Chinese articles converted between the scripts by OpenCC's converter,
+# "label|corpus|OpenCC configuration": each set is converted_originals
+# originals of at least converted_min code points (the first in the
+# corpus), then the converted copy of each.
+conversions=(
+	"s2t|zh_sina_news_2018|s2t.json"
+	"t2s|zh_hant_hkcnews_2018|t2s.json"
+	"s2twp|zh_sina_news_2018|s2twp.json"
+)
+converted_configs=(
+	"nshash|-m nshash"
+	"simhash|-m simhash"
+	"minhash|-m minhash"
+)
+converted_originals=300
+converted_min=600
+OPENCC=${OPENCC:-opencc}
+
+# Rows of the table into converted_rows; why the section is empty, if it
+# is, in converted_skip.  Run unless --only asks for another part.
+converted_rows=()
+converted_ok=()
+converted_refused=()
+converted_skip=""
+converted_missing=""
+converted_runs=0
+converted_start=$SECONDS
+if [ -n "$only" ] && [ "$only" != converted ]; then
+	:
+elif [ ! -d "$NSD_SHARED_DATA" ]; then
+	converted_skip="no shared corpora at $NSD_SHARED_DATA"
+elif ! command -v "$OPENCC" >/dev/null; then
+	converted_skip="no OpenCC converter ($OPENCC; on Debian: apt-get"
+	converted_skip+=" install opencc)"
+else
+	probe_configs converted_ok converted_refused "converted copies" \
+	    "${converted_configs[@]}"
+	mkdir "$tmp/converted"
+	for cv in "${conversions[@]}"; do
+		IFS='|' read -r label corpus config <<<"$cv"
+		gz=$NSD_SHARED_DATA/$corpus.jsonl.gz
+		if [ ! -f "$gz" ]; then
+			converted_missing+=" $label ($corpus.jsonl.gz missing)"
+			continue
+		fi
+		set=$tmp/converted/$label
+		note "converted copies: the $label set"
+		gzip -dc "$gz" >"$set.all" || die "cannot decompress $gz"
+		jq -c -n --argjson min "$converted_min" \
+		    --argjson n "$converted_originals" 'limit($n; inputs |
+		    select((.text | length) >= $min) | {id, text})' \
+		    "$set.all" >"$set.orig" || die "cannot read $gz"
+		"$OPENCC" -c "$config" -i "$set.orig" -o "$set.conv" ||
+			die "$OPENCC -c $config failed"
+		jq -c '.id = "converted:" + .id' "$set.conv" |
+		    cat "$set.orig" - >"$set.jsonl"
+		originals=$(wc -l <"$set.orig")
+		for cf in "${converted_ok[@]}"; do
+			note "converted copies, $label set: ${cf%%|*}"
+			# shellcheck disable=SC2086
+			judge "$set.jsonl" ${cf#*|}
+			converted_runs=$((converted_runs + 1))
+			# A copy is found when its similar_id is its
+			# original's group: the original, or the earlier
+			# original it repeats (the corpora have repeats).
+			converted_rows+=("$(awk -F '\t' -v set="$label" \
+			    -v label="${cf%%|*}" -v n="$originals" '
+			function cell(a, b) {
+				return sprintf("%d (%.1f%%)", a, b > 0 ? \
+				    100 * a / b : 0)
+			}
+			$1 !~ /^converted:/ { group[$1] = $2; flagged++; next }
+			{
+				o = substr($1, 11)
+				g = (o in group) ? group[o] : o
+				if ($2 == g)
+					found++
+				else
+					wrong++
+			}
+			END {
+				all = found + wrong + flagged
+				prec = all > 0 ? \
+				    sprintf("%.1f%%", 100 * found / all) : "-"
+				printf "| %s | %s | %s | %d | %d | %s |\n", set,
+				    label, cell(found, n), wrong, flagged, prec
+			}' "$tmp/dups")")
+		done
+		rm -f "$set.all" "$set.orig" "$set.conv" "$set.jsonl"
+	done
+	[ ${#converted_rows[@]} -gt 0 ] ||
+		converted_skip="no set's corpus at $NSD_SHARED_DATA:"
+		converted_skip+="$converted_missing"
+fi
+[ -z "$converted_skip" ] ||
+	note "converted copies: $converted_skip; skipping them"
+converted_secs=$((SECONDS - converted_start))
+
+# The section, as Markdown, into $tmp/converted.md.
+converted_section() {
+	local cf cv
+	printf '## Converted copies\n\n'
+	if [ -n "$converted_skip" ]; then
+		printf 'Skipped: %s.\n\n' "$converted_skip"
+		return
+	fi
+	[ -z "$converted_missing" ] ||
+		printf 'Skipped:%s.\n\n' "$converted_missing"
+	printf 'Written by `bench/quality.sh%s` ' "${only:+ --only $only}"
+	printf '(`--only converted` writes this section alone) on %s with `%s` (sha256 %s...) and %s: ' \
+	    "$(date -u '+%Y-%m-%d %H:%M UTC')" "$nsd_version" "$nsd_sum" \
+	    "$("$OPENCC" --version 2>&1 | awk '/Version/ { print "OpenCC " $2 }')"
+	printf '%s nsdedup runs, %s s in all.\n\n' "$converted_runs" \
+	    "$converted_secs"
+	printf 'Chinese articles converted to the other script, as news '
+	printf 'crosses between the mainland, Hong Kong and Taiwan. Each set '
+	printf 'is the first %s articles of at least %s code points of a ' \
+	    "$converted_originals" "$converted_min"
+	printf 'shared corpus, then the copy of each made by `opencc -c '
+	printf 'CONFIG`: %s.\n\n' "$(for cv in "${conversions[@]}"; do
+		IFS='|' read -r label corpus config <<<"$cv"
+		printf '*%s* %s with `%s`, ' "$label" "$corpus" "$config"
+	    done | sed 's/, $//')"
+	printf 'Each run is `nsdedup ARGS --only-dups --stats SET`. A copy '
+	printf 'is *found* when its similar_id is its original'"'"'s group '
+	printf '(the original, or the earlier original it repeats); '
+	printf '*elsewhere* counts copies judged duplicates of anything '
+	printf 'else; *originals flagged* the originals judged duplicates '
+	printf '(the corpus'"'"'s own repeats); precision is the copies found '
+	printf 'over every record judged a duplicate, so those repeats count '
+	printf 'against it. Configurations: %s.\n\n' "$(for cf in \
+	    "${converted_ok[@]}"; do printf '*%s* `%s`, ' "${cf%%|*}" \
+	    "${cf#*|}"; done | sed 's/, $//')"
+	printf '| set | configuration | found | elsewhere '
+	printf '| originals flagged | precision |\n'
+	printf '|---|---|---:|---:|---:|---:|\n'
+	printf '%s\n' "${converted_rows[@]}"
+	printf '\n'
+	if [ ${#converted_refused[@]} -gt 0 ]; then
+		refused_sentence "${converted_refused[@]}"
+	fi
+	kept_note converted
+}
+
+converted_section >"$tmp/converted.md"
+if [ "$only" = converted ]; then
+	mkdir -p "$(dirname "$out")"
+	splice_section "$tmp/converted.md" "<!-- quality: findings -->"
+	note "wrote the converted copies' section of $out"
 	exit 0
 fi
 
@@ -2102,6 +2266,7 @@ mkdir -p "$(dirname "$out")"
 	fi
 	cat "$tmp/mostly.md"
 	cat "$tmp/negatives.md"
+	cat "$tmp/converted.md"
 	printf '<!-- quality: findings -->\n'
 	# The findings are written by hand below this line and kept.
 	if [ -f "$out" ]; then
