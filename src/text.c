@@ -250,19 +250,28 @@ copy_ordinary(const unsigned char *p, const unsigned char *end, char *o)
  * U+3001 and U+3002 or the quotation marks U+201C and U+201D, are copied as
  * they are). Loads reach two bytes past the block, so 34 bytes must be
  * left; fewer are left to the caller, as is what comes first in the
- * output. Returns how far p and o advanced.
+ * output. Returns how far p advanced, and in *written how far o did.
+ *
+ * The full-width forms, which fold to one byte, are folded here too, as
+ * long as nothing else in the block needs work before them: Chinese text
+ * has a full-width comma every 23 characters or so, which would otherwise
+ * stop the loop. After each, the rest of the block is stored again two
+ * bytes further back, from a load 3 bytes past it, which must end within
+ * the input; one too near the end is left to the caller.
  */
 NSD_TARGET_AVX2 static size_t
-copy_ordinary_avx2(const unsigned char *p, const unsigned char *end, char *o)
+copy_ordinary_avx2(const unsigned char *p, const unsigned char *end, char *o,
+    size_t *written)
 {
 	const unsigned char	*q = p;
-	__m256i			 b, n1, n2, ws, lone, work, sp1;
-	unsigned		 mask;
+	char			*w = o;		/* where q's byte goes */
+	__m256i			 b, n1, n2, ws, lone, work, sp1, full;
+	unsigned		 mask, fw, stop, k = 0, shift;
 
 	while (end - q >= 34) {
 		b = _mm256_loadu_si256((const __m256i *)q);
 		n1 = _mm256_loadu_si256((const __m256i *)(q + 1));
-		_mm256_storeu_si256((__m256i *)(o + (q - p)), b);
+		_mm256_storeu_si256((__m256i *)w, b);
 		/* White space, and whether the next byte is special. */
 		ws = _mm256_or_si256(IN_RANGE(b, 0x09, 0x0D), IS(b, ' '));
 		sp1 = _mm256_or_si256(IN_RANGE(n1, 0x09, 0x0D), IS(n1, ' '));
@@ -274,9 +283,12 @@ copy_ordinary_avx2(const unsigned char *p, const unsigned char *end, char *o)
 			lone = _mm256_andnot_si256(sp1,
 			    _mm256_or_si256(IS(b, ' '), IS(b, '\n')));
 			work = _mm256_andnot_si256(lone, ws);
-			if ((mask = (unsigned)_mm256_movemask_epi8(work)) != 0)
+			if ((mask = (unsigned)_mm256_movemask_epi8(work)) != 0) {
+				*written = (w - o) + __builtin_ctz(mask);
 				return ((q - p) + __builtin_ctz(mask));
+			}
 			q += 32;
+			w += 32;
 			continue;
 		}
 		n2 = _mm256_loadu_si256((const __m256i *)(q + 2));
@@ -302,14 +314,37 @@ copy_ordinary_avx2(const unsigned char *p, const unsigned char *end, char *o)
 		work = _mm256_or_si256(work, _mm256_and_si256(IS(b, 0xE3),
 		    _mm256_and_si256(IS(n1, 0x80), IS(n2, 0x80))));
 		/* U+FF01..U+FF5E: EF BC 81..BF and EF BD 80..9E. */
-		work = _mm256_or_si256(work, _mm256_and_si256(IS(b, 0xEF),
+		full = _mm256_and_si256(IS(b, 0xEF),
 		    _mm256_or_si256(_mm256_and_si256(IS(n1, 0xBC),
 		    IN_RANGE(n2, 0x81, 0xBF)), _mm256_and_si256(IS(n1, 0xBD),
-		    IN_RANGE(n2, 0x80, 0x9E)))));
-		if ((mask = (unsigned)_mm256_movemask_epi8(work)) != 0)
-			return ((q - p) + __builtin_ctz(mask));
-		q += 32;
+		    IN_RANGE(n2, 0x80, 0x9E))));
+		mask = (unsigned)_mm256_movemask_epi8(work);
+		fw = (unsigned)_mm256_movemask_epi8(full);
+		stop = mask != 0 ? (unsigned)__builtin_ctz(mask) : 32;
+		if (stop < 32)
+			fw &= (1u << stop) - 1;
+		for (shift = 0; fw != 0; fw &= fw - 1, shift += 2) {
+			k = (unsigned)__builtin_ctz(fw);
+			if (end - q < (ptrdiff_t)k + 35) {
+				stop = k;
+				break;
+			}
+			/* EF BC 81..BF to 0x21..0x5F, EF BD 80..9E to 0x60. */
+			w[k - shift] = (char)(q[k + 2] -
+			    (q[k + 1] == 0xBC ? 0x60 : 0x20));
+			_mm256_storeu_si256((__m256i *)(w + k - shift + 1),
+			    _mm256_loadu_si256((const __m256i *)(q + k + 3)));
+		}
+		if (stop < 32 || fw != 0) {
+			*written = (w - o) + stop - shift;
+			return ((q - p) + stop);
+		}
+		/* The last full-width form may reach into the next block. */
+		k = shift > 0 && k + 3 > 32 ? k + 3 : 32;
+		q += k;
+		w += k - shift;
 	}
+	*written = w - o;
 	return (q - p);
 }
 #undef IN_RANGE
@@ -330,22 +365,28 @@ nsd_text_normalize(const char *in, size_t len, struct nsd_buf *out,
 	const unsigned char	*p = (const unsigned char *)in, *end = p + len;
 	enum space_kind		 run, kind;
 	char			*o, *start;
-	size_t			 n;
+	size_t			 n, m;
 	enum nsd_simd		 simd = nsd_simd();
+	int			 stopped;
 
 	out->len = 0;
 	nsd_buf_reserve(out, len + 32);		/* room for a whole block */
 	o = start = out->data;
 	while (p < end) {
-		/* Ordinary bytes are copied as they come. */
+		/*
+		 * Ordinary bytes are copied as they come; where AVX2 stopped
+		 * short of the end, SSE2 would stop at once.
+		 */
+		stopped = 0;
 #if NSD_HAVE_AVX2
 		if (simd == NSD_SIMD_AVX2 && o > start) {
-			n = copy_ordinary_avx2(p, end, o);
-			o += n;
+			n = copy_ordinary_avx2(p, end, o, &m);
+			o += m;
 			p += n;
+			stopped = end - p >= 34;
 		}
 #endif
-		if (simd >= NSD_SIMD_SSE2) {
+		if (simd >= NSD_SIMD_SSE2 && !stopped) {
 			n = copy_ordinary(p, end, o);
 			o += n;
 			p += n;
