@@ -964,11 +964,8 @@ else
 					wrong++
 			}
 			END {
-				all = found + wrong + flagged
-				prec = all > 0 ? \
-				    sprintf("%.1f%%", 100 * found / all) : "-"
-				printf "| %s | %s | %s | %d | %d | %s |\n", set,
-				    label, cell(found, n), wrong, flagged, prec
+				printf "| %s | %s | %s | %d | %d |\n", set,
+				    label, cell(found, n), wrong, flagged
 			}' "$tmp/dups")")
 		done
 		rm -f "$set.all" "$set.orig" "$set.conv" "$set.jsonl"
@@ -1010,15 +1007,16 @@ converted_section() {
 	printf 'is *found* when its similar_id is its original'"'"'s group '
 	printf '(the original, or the earlier original it repeats); '
 	printf '*elsewhere* counts copies judged duplicates of anything '
-	printf 'else; *originals flagged* the originals judged duplicates '
-	printf '(the corpus'"'"'s own repeats); precision is the copies found '
-	printf 'over every record judged a duplicate, so those repeats count '
-	printf 'against it. Configurations: %s.\n\n' "$(for cf in \
+	printf 'else; *originals flagged* the originals judged duplicates of '
+	printf 'earlier ones, which the copies, all after them, cannot '
+	printf 'change: the corpus'"'"'s own repeats, and what folding adds '
+	printf 'to them (compare a run of the program before). '
+	printf 'Configurations: %s.\n\n' "$(for cf in \
 	    "${converted_ok[@]}"; do printf '*%s* `%s`, ' "${cf%%|*}" \
 	    "${cf#*|}"; done | sed 's/, $//')"
 	printf '| set | configuration | found | elsewhere '
-	printf '| originals flagged | precision |\n'
-	printf '|---|---|---:|---:|---:|---:|\n'
+	printf '| originals flagged |\n'
+	printf '|---|---|---:|---:|---:|\n'
 	printf '%s\n' "${converted_rows[@]}"
 	printf '\n'
 	if [ ${#converted_refused[@]} -gt 0 ]; then

@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 #include "hanfold.h"
 #include "minhash.h"
@@ -256,6 +257,25 @@ check_methods(void)
 	}
 }
 
+/*
+ * The definition, by hand: a Traditional sentence's nshash fingerprint by
+ * version 3 is the XXH3-64 of its Simplified form as the definition has
+ * it (full-width comma folded, the final mark dropped).
+ */
+static void
+check_golden(void)
+{
+	uint64_t	 fps[NSD_NSHASH_MAX_SENTENCES];
+	const char	*want = "这个软体的开发团队说,网路连线问题已经解决了,"
+			    "用户不需要重新安装";
+	size_t		 n;
+
+	n = nshash_of("這個軟體的開發團隊說，網路連線問題已經解決了，"
+	    "用戶不需要重新安裝。", 3, fps);
+	tap_ok(n == 1 && fps[0] == XXH3_64bits_withSeed(want, strlen(want), 0),
+	    "golden: nshash version 3 hashes the folded sentence");
+}
+
 int
 main(void)
 {
@@ -263,5 +283,6 @@ main(void)
 	check_pairs();
 	check_normalize();
 	check_methods();
+	check_golden();
 	return (tap_done());
 }
