@@ -185,7 +185,8 @@ void	 nsd_method_feature_params(const struct nsd_config *,
 
 /*
  * The scanner of the methods made of features (SimHash, MinHash): their
- * features, and what tells whether a text has enough to compare.
+ * features, and what tells whether a text has enough to compare. The
+ * index's normalization version decides whether Han characters fold.
  */
 struct nsd_method_features {
 	struct nsd_simhash	 simhash;

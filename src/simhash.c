@@ -66,10 +66,10 @@
  * cut: the lower-cased copy is folded too, and is the text the cutter
  * reads.
  *
- * The cutter reads a copy of the text with ASCII letters lower-cased,
- * which is the same length and leaves every other byte alone, so that a
- * word is hashed where it lies (its first 256 bytes) and a CJK n-gram
- * too. ASCII words are measured 16 bytes at a time.
+ * The cutter reads a copy of the text with ASCII letters lower-cased
+ * (and Han characters folded), which leaves every other byte alone, so
+ * that a word is hashed where it lies (its first 256 bytes) and a CJK
+ * n-gram too. ASCII words are measured 16 bytes at a time.
  */
 #include "config.h"
 
@@ -334,7 +334,6 @@ tables_init(void)
 	uint32_t	 b, c;
 	enum kind	 k;
 
-	nsd_hanfold_init();
 	for (c = 0; c < 128; c++)
 		ascii_kind[c] = raw_kind_of(c);
 	for (b = 0; b < sizeof bmp_kind; b++) {
