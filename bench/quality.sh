@@ -582,6 +582,24 @@ refused_sentence() {
 	printf '"%s" to the first).\n\n' "$(cut -d '|' -f 3- <<<"$1")"
 }
 
+# Why a part that reads sets of the shared corpora is empty, if it is:
+# nothing when it made $1 rows, else the sets missing, $2 (" SET (FILE
+# missing)" each).
+no_rows_reason() {
+	[ "$1" -gt 0 ] ||
+		printf "no set's corpora at %s:%s" "$NSD_SHARED_DATA" "$2"
+}
+
+# The first lines of such a part's section: why it was skipped, $1, or
+# which of its sets were, $2. Returns 1 when the section is no more.
+section_skips() {
+	if [ -n "$1" ]; then
+		printf 'Skipped: %s.\n\n' "$1"
+		return 1
+	fi
+	[ -z "$2" ] || printf 'Skipped:%s.\n\n' "$2"
+}
+
 # Rows of the table, one per shared corpus, into mostly_rows; the first
 # few mostly different pairs of the first configuration, "corpus|pairs",
 # into mostly_examples; why the section is empty, if it is, in
@@ -802,9 +820,8 @@ else
 		done
 		rm -f "$set.jsonl"
 	done
-	[ ${#negatives_rows[@]} -gt 0 ] ||
-		negatives_skip="no set's corpora at $NSD_SHARED_DATA:"
-		negatives_skip+="$negatives_missing"
+	negatives_skip=$(no_rows_reason ${#negatives_rows[@]} \
+	    "$negatives_missing")
 fi
 [ -z "$negatives_skip" ] ||
 	note "hard negatives: $negatives_skip; skipping them"
@@ -814,12 +831,7 @@ negatives_secs=$((SECONDS - negatives_start))
 negatives_section() {
 	local cf l
 	printf '## Hard negatives\n\n'
-	if [ -n "$negatives_skip" ]; then
-		printf 'Skipped: %s.\n\n' "$negatives_skip"
-		return
-	fi
-	[ -z "$negatives_missing" ] ||
-		printf 'Skipped:%s.\n\n' "$negatives_missing"
+	section_skips "$negatives_skip" "$negatives_missing" || return 0
 	printf 'Written by `bench/quality.sh%s --seed %s` ' \
 	    "${only:+ --only $only}" "$seed"
 	printf '(`--only negatives` writes this section alone) on %s with `%s` (sha256 %s...): ' \
@@ -970,9 +982,8 @@ else
 		done
 		rm -f "$set.all" "$set.orig" "$set.conv" "$set.jsonl"
 	done
-	[ ${#converted_rows[@]} -gt 0 ] ||
-		converted_skip="no set's corpus at $NSD_SHARED_DATA:"
-		converted_skip+="$converted_missing"
+	converted_skip=$(no_rows_reason ${#converted_rows[@]} \
+	    "$converted_missing")
 fi
 [ -z "$converted_skip" ] ||
 	note "converted copies: $converted_skip; skipping them"
@@ -982,12 +993,7 @@ converted_secs=$((SECONDS - converted_start))
 converted_section() {
 	local cf cv
 	printf '## Converted copies\n\n'
-	if [ -n "$converted_skip" ]; then
-		printf 'Skipped: %s.\n\n' "$converted_skip"
-		return
-	fi
-	[ -z "$converted_missing" ] ||
-		printf 'Skipped:%s.\n\n' "$converted_missing"
+	section_skips "$converted_skip" "$converted_missing" || return 0
 	printf 'Written by `bench/quality.sh%s` ' "${only:+ --only $only}"
 	printf '(`--only converted` writes this section alone) on %s with `%s` (sha256 %s...) and %s: ' \
 	    "$(date -u '+%Y-%m-%d %H:%M UTC')" "$nsd_version" "$nsd_sum" \

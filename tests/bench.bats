@@ -1026,3 +1026,15 @@ quality_converted() {
 	grep -qx 'Skipped: no OpenCC converter (/nonexistent/opencc; on Debian: apt-get install opencc).' "$report"
 	[ ! -e "$calls" ]
 }
+
+@test "make quality's converted copies: a set whose corpus is missing is skipped, saying so, and the others measured" {
+	converted_setup
+	rm "$BATS_TEST_TMPDIR/shared/zh_hant_hkcnews_2018.jsonl.gz"
+	quality_converted
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	grep -qx 'Skipped: t2s (zh_hant_hkcnews_2018.jsonl.gz missing).' \
+	    "$report"
+	expect_eq "$(grep -c '^| s2t\(wp\)\? | ' "$report")" 6
+	expect_eq "$(grep -c '^| t2s | ' "$report")" 0
+}
