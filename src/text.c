@@ -283,7 +283,8 @@ copy_ordinary_avx2(const unsigned char *p, const unsigned char *end, char *o,
 			lone = _mm256_andnot_si256(sp1,
 			    _mm256_or_si256(IS(b, ' '), IS(b, '\n')));
 			work = _mm256_andnot_si256(lone, ws);
-			if ((mask = (unsigned)_mm256_movemask_epi8(work)) != 0) {
+			mask = (unsigned)_mm256_movemask_epi8(work);
+			if (mask != 0) {
 				*written = (w - o) + __builtin_ctz(mask);
 				return ((q - p) + __builtin_ctz(mask));
 			}

@@ -31,6 +31,30 @@ nsd_to() {
 	stderr=$(cat "$out.err")
 }
 
+# Make index $1 with the normalization version $2 (its header field at
+# offset 68 set back) and the records of file $3 in it; nsdedup's other
+# arguments, such as -m, follow. Needs NSD_INDEX_DUMP.
+index_at_version() {
+	local db=$1 version=$2 records=$3
+
+	shift 3
+	"$NSDEDUP" "$@" --db "$db" </dev/null >/dev/null &&
+	    "$NSD_INDEX_DUMP" --set-u32 68 "$version" "$db" &&
+	    "$NSDEDUP" "$@" --db "$db" "$records" >/dev/null
+}
+
+# Make index new.nsd of the records of file $1; fail unless it records
+# normalization version 3, the newest, and the record of file $2 is found
+# there a copy of the record with id $3.
+new_index_finds() {
+	"$NSDEDUP" --db new.nsd "$1" >/dev/null
+	run_nsd --db new.nsd --db-info
+	[[ "$output" == *", normalization 3"* ]] || return 1
+	run_nsd --db new.nsd --no-update "$2"
+	[ "$status" -eq 0 ] && [ -z "$stderr" ] &&
+	    [[ "$output" == *"\"similar_id\":\"$3\",\"is_dup\":true}" ]]
+}
+
 # Fail unless files $1 and $2 are the same, showing where they differ.
 same_file() {
 	if ! cmp -s "$1" "$2"; then

@@ -247,7 +247,8 @@ check_fold_runs(void)
 					    "\xe9\xab\x94" : "\xe4\xb8\xad", 3);
 				nsd_buf_append(&text, four[f], 4);
 				for (k = 0; k < 16; k++)
-					nsd_buf_append(&text, "\xe7\x99\xbc", 3);
+					nsd_buf_append(&text,
+					    "\xe7\x99\xbc", 3);
 				normalize_folding(text.data, text.len, &got);
 				fold_plainly(text.data, text.len, &want);
 				bad += got.len != want.len ||
