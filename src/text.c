@@ -366,7 +366,7 @@ nsd_text_normalize(const char *in, size_t len, struct nsd_buf *out,
 	const unsigned char	*p = (const unsigned char *)in, *end = p + len;
 	enum space_kind		 run, kind;
 	char			*o, *start;
-	size_t			 n, m;
+	size_t			 n;
 	enum nsd_simd		 simd = nsd_simd();
 	int			 stopped;
 
@@ -381,8 +381,10 @@ nsd_text_normalize(const char *in, size_t len, struct nsd_buf *out,
 		stopped = 0;
 #if NSD_HAVE_AVX2
 		if (simd == NSD_SIMD_AVX2 && o > start) {
-			n = copy_ordinary_avx2(p, end, o, &m);
-			o += m;
+			size_t	 written;
+
+			n = copy_ordinary_avx2(p, end, o, &written);
+			o += written;
 			p += n;
 			stopped = end - p >= 34;
 		}
