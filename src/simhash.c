@@ -661,7 +661,8 @@ cut_text(struct nsd_simhash *sh, struct cutter *c, const char *text,
 
 	pthread_once(&tables_once, tables_init);
 	c->unbounded = 0;
-	n = lower_copy(text, len, &sh->lower, sh->p.version >= 3);
+	n = lower_copy(text, len, &sh->lower, sh->p.version >=
+	    NSD_NORM_HANFOLD);
 	if (!cutf(&sh->p, c, (unsigned char *)sh->lower.data, n)) {
 		/* Normalized, it is folded already. */
 		nsd_text_normalize(text, len, &sh->norm, sh->p.version);

@@ -450,7 +450,7 @@ nsd_text_normalize(const char *in, size_t len, struct nsd_buf *out,
 		p += n;
 	}
 	out->len = o - start;
-	if (version >= 3)
+	if (version >= NSD_NORM_HANFOLD)
 		out->len = nsd_hanfold_text(out->data, out->len);
 }
 

@@ -30,6 +30,9 @@
 #define NSD_NORM_VERSION	3
 #define NSD_NORM_OLDEST		1
 
+/* The first version that folds Han characters (hanfold.h). */
+#define NSD_NORM_HANFOLD	3
+
 /*
  * Version 2 joins the text fields of a record (-k) with this character,
  * which ends a sentence, since a line break no longer does. Version 1
@@ -57,8 +60,8 @@ void		 nsd_text_free(struct nsd_text *);
 
 /*
  * Replace out's contents with the normalization of in by the version:
- * versions 1 and 2 normalize alike, and version 3 then folds Han
- * characters (hanfold.h). Output is never longer than input.
+ * versions 1 and 2 normalize alike, and from NSD_NORM_HANFOLD on Han
+ * characters are then folded (hanfold.h). Output is never longer than input.
  * simhash.c cuts text without normalizing where that changes no feature,
  * knowing what normalization changes: keep the two in step.
  */
